@@ -1,0 +1,21 @@
+/* The DPDK headers pmdt binds to: a narrow set, not the whole tree. */
+#include <rte_config.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_launch.h>
+#include <rte_cycles.h>
+#include <rte_pause.h>
+#include <rte_mempool.h>
+#include <rte_mbuf.h>
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+#include <rte_bus_vdev.h>
+#include <rte_telemetry.h>
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_udp.h>
+#include <rte_arp.h>
+#include <rte_version.h>
+#include <rte_log.h>
+#include "shim.h"

@@ -1,0 +1,48 @@
+//! A safe, owned wrapper over DPDK 22.11.
+//!
+//! * [`Eal`]: typed builder, init at most once per process, ordered shutdown.
+//! * [`Mempool`] and [`Mbuf`]: owned packet buffers that free themselves, with
+//!   refcount-based [`Mbuf::clone_ref`] for retransmission copies.
+//! * [`MbufBatch`]: a fixed-capacity burst whose `Drop` frees what it holds.
+//! * [`Port`], [`RxQueue`], [`TxQueue`]: configuration, info, stats; each queue handed
+//!   out once and movable to the lcore that polls it.
+//! * [`ring`]: `rte_ring` carrying owned values (SP/SC halves or MP/MC).
+//! * [`lcore`]: launch closures on worker lcores, lcore ids, TSC.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use dpdk::{Eal, Mempool, MbufBatch, Port, PortConfig};
+//! let eal = Eal::builder().no_pci(true).vdev("net_null0").init()?;
+//! let pool = Arc::new(Mempool::with_size(&eal, 4095)?);
+//! let mut port = Port::open_by_name(&eal, "net_null0")?;
+//! let (mut rx, _tx) = port.configure(&PortConfig::default(), &pool)?;
+//! port.start()?;
+//! let mut batch = MbufBatch::<32>::new();
+//! let n = rx[0].rx_burst(&mut batch);
+//! # let _ = n;
+//! # Ok::<(), dpdk::Error>(())
+//! ```
+#![warn(missing_docs)]
+
+mod batch;
+mod eal;
+mod error;
+mod hugepages;
+pub mod lcore;
+mod mbuf;
+mod mempool;
+mod port;
+pub mod ring;
+
+pub use batch::{Drain, MbufBatch, DEFAULT_BURST};
+pub use eal::{Eal, EalBuilder, MemoryMode};
+pub use error::{strerror, Error, ErrorKind, Result};
+pub use hugepages::HugepageInfo;
+pub use mbuf::{Mbuf, RxChecksum, Segments, TxChecksumOffload};
+pub use mempool::{Mempool, MempoolConfig};
+pub use port::{
+    LinkStatus, MacAddr, Offloads, Port, PortConfig, PortInfo, PortStats, RxQueue, TxQueue,
+};
+
+/// The raw bindings, for what the safe API does not cover.
+pub use dpdk_sys as sys;

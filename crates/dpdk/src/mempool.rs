@@ -1,0 +1,229 @@
+//! Packet-buffer pools (`rte_pktmbuf_pool_create`).
+
+use std::ffi::CString;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::batch::MbufBatch;
+use crate::eal::Eal;
+use crate::error::{Error, ErrorKind, Result};
+use crate::mbuf::Mbuf;
+
+static POOL_SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// Parameters of a packet-buffer pool.
+#[derive(Debug, Clone)]
+pub struct MempoolConfig {
+    /// Pool name (unique in the process); generated when `None`.
+    pub name: Option<String>,
+    /// Number of mbufs (a power of two minus one is most memory-efficient).
+    pub size: u32,
+    /// Per-lcore cache size (0 disables; at most 512 and `size / 1.5`).
+    pub cache_size: u32,
+    /// Bytes of data room per mbuf including `RTE_PKTMBUF_HEADROOM` (128).
+    pub data_room: u16,
+    /// NUMA socket, or `None` for any.
+    pub socket: Option<i32>,
+}
+
+impl Default for MempoolConfig {
+    fn default() -> Self {
+        Self {
+            name: None,
+            size: 8191,
+            cache_size: 256,
+            data_room: dpdk_sys::RTE_MBUF_DEFAULT_BUF_SIZE as u16,
+            socket: None,
+        }
+    }
+}
+
+/// A pool of packet buffers. `Send + Sync`: allocation and free are thread-safe.
+///
+/// Dropping a pool while mbufs from it are still alive does not free its memory: the
+/// pool (and the EAL under it) are then kept until the process ends, so those mbufs
+/// stay valid.
+pub struct Mempool {
+    ptr: NonNull<dpdk_sys::rte_mempool>,
+    name: String,
+    size: u32,
+    eal: Eal,
+}
+
+// SAFETY: rte_mempool get/put are thread-safe (lock-free ring + per-lcore caches; the
+// cache is bypassed on non-EAL threads). The pointer is owned by this value.
+unsafe impl Send for Mempool {}
+// SAFETY: see above; all &self methods are thread-safe DPDK calls.
+unsafe impl Sync for Mempool {}
+
+impl Mempool {
+    /// Creates a pktmbuf pool.
+    pub fn new(eal: &Eal, cfg: &MempoolConfig) -> Result<Self> {
+        let name = cfg.name.clone().unwrap_or_else(|| {
+            format!(
+                "pmdt_mp_{}_{}",
+                std::process::id() % 100_000,
+                POOL_SEQ.fetch_add(1, Ordering::Relaxed)
+            )
+        });
+        let op = format!("create mempool {name:?} ({} mbufs)", cfg.size);
+        if cfg.size == 0 {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                op,
+                "size must be > 0",
+            ));
+        }
+        if (cfg.data_room as u32) < dpdk_sys::RTE_PKTMBUF_HEADROOM {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                op,
+                "data_room must include the 128-byte headroom",
+            ));
+        }
+        let cname = CString::new(name.as_str())
+            .map_err(|_| Error::new(ErrorKind::InvalidArgument, op.clone(), "NUL in name"))?;
+        let socket = cfg.socket.unwrap_or(-1); // SOCKET_ID_ANY
+                                               // SAFETY: valid NUL-terminated name; EAL is running (we hold an Eal).
+        let ptr = unsafe {
+            dpdk_sys::rte_pktmbuf_pool_create(
+                cname.as_ptr(),
+                cfg.size,
+                cfg.cache_size,
+                0,
+                cfg.data_room,
+                socket,
+            )
+        };
+        let ptr = NonNull::new(ptr).ok_or_else(|| {
+            let e = Error::last(op.clone());
+            Error::new(
+                e.kind(),
+                op,
+                format!("{e}; is the EAL memory (-m / hugepages) large enough?"),
+            )
+        })?;
+        Ok(Self {
+            ptr,
+            name,
+            size: cfg.size,
+            eal: eal.clone(),
+        })
+    }
+
+    /// A pool with `size` mbufs and the default cache and data room.
+    pub fn with_size(eal: &Eal, size: u32) -> Result<Self> {
+        Self::new(
+            eal,
+            &MempoolConfig {
+                size,
+                ..Default::default()
+            },
+        )
+    }
+
+    /// The pool's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Total number of mbufs in the pool.
+    pub fn capacity(&self) -> u32 {
+        self.size
+    }
+
+    /// Mbufs available for allocation (including those in per-lcore caches).
+    pub fn available(&self) -> u32 {
+        // SAFETY: valid pool pointer.
+        unsafe { dpdk_sys::rte_mempool_avail_count(self.ptr.as_ptr()) }
+    }
+
+    /// Mbufs currently allocated (`capacity - available`).
+    pub fn in_use(&self) -> u32 {
+        // SAFETY: valid pool pointer.
+        unsafe { dpdk_sys::rte_mempool_in_use_count(self.ptr.as_ptr()) }
+    }
+
+    /// Data room of each mbuf (bytes, including headroom).
+    pub fn data_room(&self) -> u16 {
+        // SAFETY: valid pktmbuf pool; the private area holds rte_pktmbuf_pool_private.
+        unsafe { dpdk_sys::rte_pktmbuf_data_room_size(self.ptr.as_ptr()) }
+    }
+
+    /// Allocates one mbuf (reset, empty, with default headroom).
+    #[inline]
+    pub fn alloc(&self) -> Result<Mbuf> {
+        // SAFETY: valid pool pointer; a non-null result is a fresh mbuf we now own.
+        let m = unsafe { dpdk_sys::rte_pktmbuf_alloc(self.ptr.as_ptr()) };
+        match NonNull::new(m) {
+            // SAFETY: freshly allocated, refcnt 1, owned by nobody else.
+            Some(p) => Ok(unsafe { Mbuf::from_raw(p.as_ptr()) }),
+            None => Err(Error::new(
+                ErrorKind::Exhausted,
+                format!("allocate mbuf from {:?}", self.name),
+                format!("pool exhausted ({} of {} in use)", self.in_use(), self.size),
+            )),
+        }
+    }
+
+    /// Allocates `n` mbufs into `batch` at once, all or nothing.
+    pub fn alloc_bulk<const N: usize>(&self, batch: &mut MbufBatch<N>, n: usize) -> Result<()> {
+        let (spare, room) = batch.spare_raw();
+        if n > room {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                "allocate mbufs in bulk",
+                format!("{n} requested but the batch has room for {room}"),
+            ));
+        }
+        // SAFETY: `spare` has room for `n` pointers; on success all n are fresh mbufs.
+        let ret = unsafe { dpdk_sys::rte_pktmbuf_alloc_bulk(self.ptr.as_ptr(), spare, n as u32) };
+        if ret != 0 {
+            return Err(Error::new(
+                ErrorKind::Exhausted,
+                format!("allocate {n} mbufs from {:?}", self.name),
+                format!("pool exhausted ({} of {} in use)", self.in_use(), self.size),
+            ));
+        }
+        // SAFETY: n pointers past len were just initialized with owned mbufs.
+        unsafe { batch.set_len(batch.len() + n) };
+        Ok(())
+    }
+
+    /// The raw pool pointer, for FFI.
+    pub fn as_ptr(&self) -> *mut dpdk_sys::rte_mempool {
+        self.ptr.as_ptr()
+    }
+
+    /// The EAL this pool lives in.
+    pub fn eal(&self) -> &Eal {
+        &self.eal
+    }
+}
+
+impl std::fmt::Debug for Mempool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mempool")
+            .field("name", &self.name)
+            .field("capacity", &self.size)
+            .field("available", &self.available())
+            .finish()
+    }
+}
+
+impl Drop for Mempool {
+    fn drop(&mut self) {
+        let in_use = self.in_use();
+        if in_use == 0 {
+            // SAFETY: no mbuf of this pool is alive and we own the pool.
+            unsafe { dpdk_sys::rte_mempool_free(self.ptr.as_ptr()) };
+        } else {
+            // Mbufs still reference this memory: keep the pool and the EAL forever.
+            eprintln!(
+                "pmdt: mempool {:?} dropped with {in_use} mbufs still in use; keeping its memory",
+                self.name
+            );
+            self.eal.pin_forever();
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! What a port is configured with.
+
+/// Offloads pmdt may ask a port for; only those the port supports are enabled.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Offloads {
+    /// IPv4 header checksum on transmit.
+    pub tx_ipv4_checksum: bool,
+    /// UDP checksum on transmit.
+    pub tx_udp_checksum: bool,
+    /// IPv4 checksum verification on receive.
+    pub rx_ipv4_checksum: bool,
+    /// UDP checksum verification on receive.
+    pub rx_udp_checksum: bool,
+    /// Free transmitted mbufs fast (all from one pool, refcount 1). Off by default
+    /// because pmdt keeps references for retransmission.
+    pub tx_fast_free: bool,
+}
+
+impl Offloads {
+    /// All checksum offloads (enabled where supported).
+    pub fn checksums() -> Self {
+        Self {
+            tx_ipv4_checksum: true,
+            tx_udp_checksum: true,
+            rx_ipv4_checksum: true,
+            rx_udp_checksum: true,
+            tx_fast_free: false,
+        }
+    }
+
+    pub(crate) fn tx_bits(&self) -> u64 {
+        let mut b = 0u64;
+        if self.tx_ipv4_checksum {
+            b |= dpdk_sys::RTE_ETH_TX_OFFLOAD_IPV4_CKSUM as u64;
+        }
+        if self.tx_udp_checksum {
+            b |= dpdk_sys::RTE_ETH_TX_OFFLOAD_UDP_CKSUM as u64;
+        }
+        if self.tx_fast_free {
+            b |= dpdk_sys::RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE as u64;
+        }
+        b
+    }
+
+    pub(crate) fn rx_bits(&self) -> u64 {
+        let mut b = 0u64;
+        if self.rx_ipv4_checksum {
+            b |= dpdk_sys::RTE_ETH_RX_OFFLOAD_IPV4_CKSUM as u64;
+        }
+        if self.rx_udp_checksum {
+            b |= dpdk_sys::RTE_ETH_RX_OFFLOAD_UDP_CKSUM as u64;
+        }
+        b
+    }
+}
+
+/// Port configuration: queue counts, descriptor ring sizes, MTU, promiscuous mode,
+/// offloads, RSS.
+#[derive(Debug, Clone)]
+pub struct PortConfig {
+    /// Number of receive queues.
+    pub rx_queues: u16,
+    /// Number of transmit queues.
+    pub tx_queues: u16,
+    /// Receive descriptors per queue (adjusted to the device's limits).
+    pub rx_desc: u16,
+    /// Transmit descriptors per queue (adjusted to the device's limits).
+    pub tx_desc: u16,
+    /// MTU to set, or `None` to keep the device's.
+    pub mtu: Option<u16>,
+    /// Enable promiscuous mode (not every vdev supports it; unsupported is not an error).
+    pub promiscuous: bool,
+    /// Offloads to request.
+    pub offloads: Offloads,
+    /// Spread receive traffic over the rx queues with RSS (on IP/UDP fields) when the
+    /// device supports it and there is more than one rx queue.
+    pub rss: bool,
+}
+
+impl Default for PortConfig {
+    fn default() -> Self {
+        Self {
+            rx_queues: 1,
+            tx_queues: 1,
+            rx_desc: 1024,
+            tx_desc: 1024,
+            mtu: None,
+            promiscuous: true,
+            offloads: Offloads::default(),
+            rss: true,
+        }
+    }
+}
+
+impl PortConfig {
+    /// Same queue count for rx and tx.
+    pub fn queues(mut self, n: u16) -> Self {
+        self.rx_queues = n;
+        self.tx_queues = n;
+        self
+    }
+
+    /// Descriptor counts for rx and tx.
+    pub fn descriptors(mut self, rx: u16, tx: u16) -> Self {
+        self.rx_desc = rx;
+        self.tx_desc = tx;
+        self
+    }
+
+    /// MTU.
+    pub fn mtu(mut self, mtu: u16) -> Self {
+        self.mtu = Some(mtu);
+        self
+    }
+
+    /// Offloads to request.
+    pub fn offloads(mut self, o: Offloads) -> Self {
+        self.offloads = o;
+        self
+    }
+
+    /// Promiscuous mode.
+    pub fn promiscuous(mut self, on: bool) -> Self {
+        self.promiscuous = on;
+        self
+    }
+}

@@ -1,0 +1,430 @@
+//! Ethernet ports (`rte_ethdev`): lookup, configuration, start/stop, info, stats.
+
+mod config;
+mod info;
+mod queue;
+
+pub use config::{Offloads, PortConfig};
+pub use info::{LinkStatus, MacAddr, PortInfo, PortStats};
+pub use queue::{RxQueue, TxQueue};
+
+use std::ffi::{c_char, CStr, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::eal::Eal;
+use crate::error::{check, Error, ErrorKind, Result};
+use crate::mempool::Mempool;
+
+/// State shared by a port and its queues: the port is stopped and closed only after
+/// the [`Port`] and every queue handle are gone.
+pub(crate) struct PortShared {
+    pub(crate) id: u16,
+    started: AtomicBool,
+    /// Pools the rx queues refill from: they must outlive the port.
+    pools: Mutex<Vec<Arc<Mempool>>>,
+    _eal: Eal,
+}
+
+impl Drop for PortShared {
+    fn drop(&mut self) {
+        // SAFETY: no queue handle is left (they hold this Arc); stop then close the
+        // device. Errors at teardown have nowhere to go but stderr.
+        unsafe {
+            if self.started.load(Ordering::Acquire) {
+                dpdk_sys::rte_eth_dev_stop(self.id);
+            }
+            dpdk_sys::rte_eth_dev_close(self.id);
+        }
+        // Pools drop after the device stopped using them.
+        self.pools.lock().map(|mut p| p.clear()).ok();
+    }
+}
+
+/// An Ethernet port (physical or virtual). Owned: dropping it (and its queues)
+/// stops and closes the device.
+pub struct Port {
+    shared: Arc<PortShared>,
+    enabled_rx_offloads: u64,
+    enabled_tx_offloads: u64,
+    configured: bool,
+}
+
+impl std::fmt::Debug for Port {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Port").field("id", &self.shared.id).finish()
+    }
+}
+
+impl Port {
+    /// Number of available ports.
+    pub fn count() -> u16 {
+        // SAFETY: no preconditions beyond a running EAL (0 otherwise).
+        unsafe { dpdk_sys::rte_eth_dev_count_avail() }
+    }
+
+    /// Ids of all available ports.
+    pub fn ids() -> Vec<u16> {
+        let mut v = Vec::new();
+        let mut id = 0u16;
+        // SAFETY: iterating with the documented rte_eth_find_next_owned_by(…, 0).
+        unsafe {
+            loop {
+                let next = dpdk_sys::rte_eth_find_next_owned_by(id, 0);
+                if next >= dpdk_sys::RTE_MAX_ETHPORTS as u64 {
+                    break;
+                }
+                v.push(next as u16);
+                id = next as u16 + 1;
+            }
+        }
+        v
+    }
+
+    /// Name of a port id.
+    pub fn name_of(id: u16) -> Option<String> {
+        let mut buf = [0 as c_char; 64];
+        // SAFETY: buffer of RTE_ETH_NAME_MAX_LEN (64) bytes.
+        let r = unsafe { dpdk_sys::rte_eth_dev_get_name_by_port(id, buf.as_mut_ptr()) };
+        // SAFETY: on success the buffer holds a NUL-terminated name.
+        (r == 0).then(|| {
+            unsafe { CStr::from_ptr(buf.as_ptr()) }
+                .to_string_lossy()
+                .into_owned()
+        })
+    }
+
+    /// Port id of a device name (e.g. `"net_tap0"`), with a clear error naming the
+    /// ports that do exist.
+    pub fn id_by_name(name: &str) -> Result<u16> {
+        let op = format!("find port {name:?}");
+        let c = CString::new(name)
+            .map_err(|_| Error::new(ErrorKind::InvalidArgument, op.clone(), "NUL in name"))?;
+        let mut id = 0u16;
+        // SAFETY: valid C string and out pointer.
+        let r = unsafe { dpdk_sys::rte_eth_dev_get_port_by_name(c.as_ptr(), &mut id) };
+        if r != 0 {
+            let have: Vec<String> = Self::ids().into_iter().filter_map(Self::name_of).collect();
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                op,
+                format!(
+                    "no such device; available ports: [{}] (add it with --vdev or allow its PCI address)",
+                    have.join(", ")
+                ),
+            ));
+        }
+        Ok(id)
+    }
+
+    /// Opens port `id` (not yet configured).
+    pub fn open(eal: &Eal, id: u16) -> Result<Self> {
+        // SAFETY: plain query.
+        if unsafe { dpdk_sys::rte_eth_dev_is_valid_port(id) } == 0 {
+            return Err(Error::new(
+                ErrorKind::NotFound,
+                format!("open port {id}"),
+                format!("no such port; {} ports available", Self::count()),
+            ));
+        }
+        Ok(Self {
+            shared: Arc::new(PortShared {
+                id,
+                started: AtomicBool::new(false),
+                pools: Mutex::new(Vec::new()),
+                _eal: eal.clone(),
+            }),
+            enabled_rx_offloads: 0,
+            enabled_tx_offloads: 0,
+            configured: false,
+        })
+    }
+
+    /// Opens the port with device name `name`.
+    pub fn open_by_name(eal: &Eal, name: &str) -> Result<Self> {
+        Self::open(eal, Self::id_by_name(name)?)
+    }
+
+    /// Port id.
+    pub fn id(&self) -> u16 {
+        self.shared.id
+    }
+
+    /// Device facts.
+    pub fn info(&self) -> Result<PortInfo> {
+        let id = self.id();
+        let mut di: dpdk_sys::rte_eth_dev_info = Default::default();
+        // SAFETY: valid port, valid out pointer.
+        check("get port info", unsafe {
+            dpdk_sys::rte_eth_dev_info_get(id, &mut di)
+        })?;
+        let mut mtu = 0u16;
+        // SAFETY: valid port and out pointer.
+        unsafe { dpdk_sys::rte_eth_dev_get_mtu(id, &mut mtu) };
+        let mut mac: dpdk_sys::rte_ether_addr = Default::default();
+        // SAFETY: valid port and out pointer.
+        unsafe { dpdk_sys::rte_eth_macaddr_get(id, &mut mac) };
+        let driver = if di.driver_name.is_null() {
+            String::new()
+        } else {
+            // SAFETY: the driver name is a static C string.
+            unsafe { CStr::from_ptr(di.driver_name) }
+                .to_string_lossy()
+                .into_owned()
+        };
+        Ok(PortInfo {
+            id,
+            name: Self::name_of(id).unwrap_or_default(),
+            driver,
+            mac: MacAddr(mac.addr_bytes),
+            mtu,
+            min_mtu: di.min_mtu,
+            max_mtu: di.max_mtu,
+            max_rx_queues: di.max_rx_queues,
+            max_tx_queues: di.max_tx_queues,
+            rx_offload_capa: di.rx_offload_capa,
+            tx_offload_capa: di.tx_offload_capa,
+            rss_offloads: di.flow_type_rss_offloads,
+            // SAFETY: plain query.
+            socket: unsafe { dpdk_sys::rte_eth_dev_socket_id(id) },
+            if_index: di.if_index,
+        })
+    }
+
+    /// Configures queues and offloads (once) and returns the queue handles. Rx queues
+    /// refill from `pool`, which the port keeps alive. Offloads the device lacks are
+    /// left off (see [`Port::enabled_tx_offloads`]).
+    pub fn configure(
+        &mut self,
+        cfg: &PortConfig,
+        pool: &Arc<Mempool>,
+    ) -> Result<(Vec<RxQueue>, Vec<TxQueue>)> {
+        let id = self.id();
+        if self.configured {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                format!("configure port {id}"),
+                "already configured; queues are handed out once",
+            ));
+        }
+        let info = self.info()?;
+        if cfg.rx_queues == 0 || cfg.rx_queues > info.max_rx_queues.max(1) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("configure port {id}"),
+                format!(
+                    "{} rx queues requested, device allows 1..={}",
+                    cfg.rx_queues, info.max_rx_queues
+                ),
+            ));
+        }
+        if cfg.tx_queues == 0 || cfg.tx_queues > info.max_tx_queues.max(1) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("configure port {id}"),
+                format!(
+                    "{} tx queues requested, device allows 1..={}",
+                    cfg.tx_queues, info.max_tx_queues
+                ),
+            ));
+        }
+        let mut conf: dpdk_sys::rte_eth_conf = Default::default();
+        let rx_off = cfg.offloads.rx_bits() & info.rx_offload_capa;
+        let tx_off = cfg.offloads.tx_bits() & info.tx_offload_capa;
+        conf.rxmode.offloads = rx_off;
+        conf.txmode.offloads = tx_off;
+        let rss_hf = (dpdk_sys::RTE_ETH_RSS_IP as u64 | dpdk_sys::RTE_ETH_RSS_UDP as u64)
+            & info.rss_offloads;
+        if cfg.rss && cfg.rx_queues > 1 && rss_hf != 0 {
+            conf.rxmode.mq_mode = dpdk_sys::RTE_ETH_MQ_RX_RSS;
+            conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
+        }
+        // SAFETY: valid port and conf; the port is not started.
+        check(&format!("configure port {id} ({})", info.name), unsafe {
+            dpdk_sys::rte_eth_dev_configure(id, cfg.rx_queues, cfg.tx_queues, &conf)
+        })?;
+        let (mut nb_rx, mut nb_tx) = (cfg.rx_desc, cfg.tx_desc);
+        // SAFETY: valid port and out pointers.
+        check("adjust descriptor counts", unsafe {
+            dpdk_sys::rte_eth_dev_adjust_nb_rx_tx_desc(id, &mut nb_rx, &mut nb_tx)
+        })?;
+        if let Some(mtu) = cfg.mtu {
+            // SAFETY: valid port.
+            check(&format!("set MTU {mtu} on port {id}"), unsafe {
+                dpdk_sys::rte_eth_dev_set_mtu(id, mtu)
+            })?;
+        }
+        let socket = info.socket.max(0) as u32;
+        let mut rxq = Vec::new();
+        for q in 0..cfg.rx_queues {
+            // SAFETY: valid port/queue, default rxconf (NULL), pool outlives the port.
+            check(&format!("set up rx queue {q} of port {id}"), unsafe {
+                dpdk_sys::rte_eth_rx_queue_setup(
+                    id,
+                    q,
+                    nb_rx,
+                    socket,
+                    std::ptr::null(),
+                    pool.as_ptr(),
+                )
+            })?;
+            rxq.push(RxQueue::new(self.shared.clone(), q));
+        }
+        let mut txconf = info_default_txconf(id)?;
+        txconf.offloads = tx_off;
+        let mut txq = Vec::new();
+        for q in 0..cfg.tx_queues {
+            // SAFETY: valid port/queue and txconf.
+            check(&format!("set up tx queue {q} of port {id}"), unsafe {
+                dpdk_sys::rte_eth_tx_queue_setup(id, q, nb_tx, socket, &txconf)
+            })?;
+            txq.push(TxQueue::new(self.shared.clone(), q));
+        }
+        self.shared
+            .pools
+            .lock()
+            .map_err(|_| Error::new(ErrorKind::Dpdk, "configure port", "poisoned lock"))?
+            .push(pool.clone());
+        if cfg.promiscuous {
+            // SAFETY: valid port. Unsupported (some vdevs) is fine: nothing to filter.
+            let r = unsafe { dpdk_sys::rte_eth_promiscuous_enable(id) };
+            if r < 0 && r != -95 {
+                check(&format!("enable promiscuous mode on port {id}"), r)?;
+            }
+        }
+        self.enabled_rx_offloads = rx_off;
+        self.enabled_tx_offloads = tx_off;
+        self.configured = true;
+        Ok((rxq, txq))
+    }
+
+    /// Tx offload bits actually enabled by [`Port::configure`].
+    pub fn enabled_tx_offloads(&self) -> u64 {
+        self.enabled_tx_offloads
+    }
+
+    /// Rx offload bits actually enabled by [`Port::configure`].
+    pub fn enabled_rx_offloads(&self) -> u64 {
+        self.enabled_rx_offloads
+    }
+
+    /// Starts the port.
+    pub fn start(&self) -> Result<()> {
+        // SAFETY: valid, configured port.
+        check(&format!("start port {}", self.id()), unsafe {
+            dpdk_sys::rte_eth_dev_start(self.id())
+        })?;
+        self.shared.started.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// Stops the port; queue handles stay valid and receive nothing until restarted.
+    pub fn stop(&self) -> Result<()> {
+        // SAFETY: valid port; bursts on a stopped port return 0.
+        check(&format!("stop port {}", self.id()), unsafe {
+            dpdk_sys::rte_eth_dev_stop(self.id())
+        })?;
+        self.shared.started.store(false, Ordering::Release);
+        Ok(())
+    }
+
+    /// Link status without waiting.
+    pub fn link(&self) -> Result<LinkStatus> {
+        let mut l: dpdk_sys::rte_eth_link = Default::default();
+        // SAFETY: valid port and out pointer.
+        check("get link status", unsafe {
+            dpdk_sys::rte_eth_link_get_nowait(self.id(), &mut l)
+        })?;
+        Ok(LinkStatus {
+            up: l.link_status() != 0,
+            speed_mbps: l.link_speed,
+            full_duplex: l.link_duplex() != 0,
+            autoneg: l.link_autoneg() != 0,
+        })
+    }
+
+    /// Polls the link until it is up or `timeout` passes.
+    pub fn wait_link_up(&self, timeout: std::time::Duration) -> Result<LinkStatus> {
+        let start = std::time::Instant::now();
+        loop {
+            let l = self.link()?;
+            if l.up {
+                return Ok(l);
+            }
+            if start.elapsed() >= timeout {
+                return Err(Error::new(
+                    ErrorKind::Dpdk,
+                    format!("wait for link up on port {}", self.id()),
+                    format!("link still down after {timeout:?}"),
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+
+    /// Basic counters.
+    pub fn stats(&self) -> Result<PortStats> {
+        let mut s: dpdk_sys::rte_eth_stats = Default::default();
+        // SAFETY: valid port and out pointer.
+        check("get port stats", unsafe {
+            dpdk_sys::rte_eth_stats_get(self.id(), &mut s)
+        })?;
+        Ok(PortStats {
+            ipackets: s.ipackets,
+            opackets: s.opackets,
+            ibytes: s.ibytes,
+            obytes: s.obytes,
+            imissed: s.imissed,
+            ierrors: s.ierrors,
+            oerrors: s.oerrors,
+            rx_nombuf: s.rx_nombuf,
+        })
+    }
+
+    /// Resets the basic counters.
+    pub fn reset_stats(&self) -> Result<()> {
+        // SAFETY: valid port.
+        check("reset port stats", unsafe {
+            dpdk_sys::rte_eth_stats_reset(self.id())
+        })?;
+        Ok(())
+    }
+
+    /// Extended, driver-specific counters as (name, value) pairs.
+    pub fn xstats(&self) -> Result<Vec<(String, u64)>> {
+        let id = self.id();
+        // SAFETY: a NULL array asks for the count.
+        let n = check("count xstats", unsafe {
+            dpdk_sys::rte_eth_xstats_get_names(id, std::ptr::null_mut(), 0)
+        })? as usize;
+        let mut names = vec![dpdk_sys::rte_eth_xstat_name::default(); n];
+        let mut vals = vec![dpdk_sys::rte_eth_xstat::default(); n];
+        // SAFETY: arrays of n entries.
+        let got_n = check("get xstat names", unsafe {
+            dpdk_sys::rte_eth_xstats_get_names(id, names.as_mut_ptr(), n as u32)
+        })? as usize;
+        // SAFETY: arrays of n entries.
+        let got_v = check("get xstats", unsafe {
+            dpdk_sys::rte_eth_xstats_get(id, vals.as_mut_ptr(), n as u32)
+        })? as usize;
+        let m = got_n.min(got_v).min(n);
+        Ok(vals[..m]
+            .iter()
+            .filter_map(|v| {
+                let name = names.get(v.id as usize)?;
+                // SAFETY: names are NUL-terminated within their fixed buffers.
+                let s = unsafe { CStr::from_ptr(name.name.as_ptr()) };
+                Some((s.to_string_lossy().into_owned(), v.value))
+            })
+            .collect())
+    }
+}
+
+fn info_default_txconf(id: u16) -> Result<dpdk_sys::rte_eth_txconf> {
+    let mut di: dpdk_sys::rte_eth_dev_info = Default::default();
+    // SAFETY: valid port, valid out pointer.
+    check("get port info", unsafe {
+        dpdk_sys::rte_eth_dev_info_get(id, &mut di)
+    })?;
+    Ok(di.default_txconf)
+}

@@ -1,0 +1,105 @@
+//! Rx and tx queues: each handed out once, movable to the lcore that polls it.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::PortShared;
+use crate::batch::MbufBatch;
+
+/// One receive queue of a started port. `Send` (move it to its polling lcore), not
+/// `Sync` and not `Clone`: DPDK queues are single-consumer.
+pub struct RxQueue {
+    port: Arc<PortShared>,
+    queue: u16,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+/// One transmit queue of a port. `Send`, not `Sync`, not `Clone`.
+pub struct TxQueue {
+    port: Arc<PortShared>,
+    queue: u16,
+    _not_sync: PhantomData<Cell<()>>,
+}
+
+impl RxQueue {
+    pub(super) fn new(port: Arc<PortShared>, queue: u16) -> Self {
+        Self {
+            port,
+            queue,
+            _not_sync: PhantomData,
+        }
+    }
+
+    /// Port id.
+    pub fn port_id(&self) -> u16 {
+        self.port.id
+    }
+
+    /// Queue index.
+    pub fn queue_id(&self) -> u16 {
+        self.queue
+    }
+
+    /// Receives up to `batch.remaining()` packets, appended to `batch`. Returns how
+    /// many arrived (0 on a stopped port).
+    #[inline]
+    pub fn rx_burst<const N: usize>(&mut self, batch: &mut MbufBatch<N>) -> usize {
+        let (spare, room) = batch.spare_raw();
+        if room == 0 {
+            return 0;
+        }
+        // SAFETY: this is the queue's only handle (not Clone/Sync); `spare` has room
+        // for `room` pointers; returned mbufs are owned by us.
+        let n = unsafe { dpdk_sys::rte_eth_rx_burst(self.port.id, self.queue, spare, room as u16) }
+            as usize;
+        // SAFETY: the PMD wrote n valid mbuf pointers after len.
+        unsafe { batch.set_len(batch.len() + n) };
+        n
+    }
+
+    /// Packets waiting in the rx descriptor ring, if the PMD can tell
+    /// (`rte_eth_rx_queue_count`); `None` when unsupported.
+    pub fn pending(&self) -> Option<u32> {
+        // SAFETY: valid port/queue; read-only query.
+        let r = unsafe { dpdk_sys::rte_eth_rx_queue_count(self.port.id, self.queue) };
+        (r >= 0).then_some(r as u32)
+    }
+}
+
+impl TxQueue {
+    pub(super) fn new(port: Arc<PortShared>, queue: u16) -> Self {
+        Self {
+            port,
+            queue,
+            _not_sync: PhantomData,
+        }
+    }
+
+    /// Port id.
+    pub fn port_id(&self) -> u16 {
+        self.port.id
+    }
+
+    /// Queue index.
+    pub fn queue_id(&self) -> u16 {
+        self.queue
+    }
+
+    /// Hands the batch to the NIC. Returns how many were taken; those not taken stay
+    /// at the front of `batch` (retry, or drop the batch to free them).
+    #[inline]
+    pub fn tx_burst<const N: usize>(&mut self, batch: &mut MbufBatch<N>) -> usize {
+        let len = batch.len();
+        if len == 0 {
+            return 0;
+        }
+        // SAFETY: the queue's only handle; the first `len` slots hold owned mbufs,
+        // and the PMD takes ownership of the first n it returns.
+        let n = unsafe {
+            dpdk_sys::rte_eth_tx_burst(self.port.id, self.queue, batch.as_raw_ptr(), len as u16)
+        } as usize;
+        batch.consume_front(n);
+        n
+    }
+}
