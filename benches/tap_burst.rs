@@ -1,1 +1,93 @@
-fn main() {}
+//! tx_burst/rx_burst on DPDK TAP vdevs (the kernel is the other end).
+//! Run: `cargo bench --bench tap_burst` (root; creates interfaces pmdtb0/pmdtb1 and a
+//! bridge pmdtbbr, removed at the end).
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use dpdk::{MbufBatch, Port, PortConfig};
+
+fn bench(c: &mut Criterion) {
+    let eal = support::eal(&["net_tap0,iface=pmdtb0", "net_tap1,iface=pmdtb1"]);
+    let pool = support::pool(&eal, 16383);
+    let mut a = Port::open_by_name(&eal, "net_tap0").unwrap();
+    let mut bp = Port::open_by_name(&eal, "net_tap1").unwrap();
+    let (_arx, mut atx) = a.configure(&PortConfig::default(), &pool).unwrap();
+    let (mut brx, _btx) = bp.configure(&PortConfig::default(), &pool).unwrap();
+    a.start().unwrap();
+    bp.start().unwrap();
+    support::ip_quiet(&["link", "del", "pmdtbbr"]);
+    support::ip(&["link", "add", "pmdtbbr", "type", "bridge"]);
+    for d in ["pmdtb0", "pmdtb1"] {
+        let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{d}/disable_ipv6"), "1");
+        support::ip(&["link", "set", d, "master", "pmdtbbr"]);
+        support::ip(&["link", "set", d, "up"]);
+    }
+    support::ip(&["link", "set", "pmdtbbr", "up"]);
+    a.wait_link_up(Duration::from_secs(5)).unwrap();
+
+    let mut g = c.benchmark_group("tap");
+    for size in [64usize, 1024] {
+        let f = support::frame(size);
+        g.throughput(Throughput::Elements(32));
+        g.bench_function(format!("tx_burst_32x{size}B"), |b| {
+            let mut batch = MbufBatch::<32>::new();
+            b.iter(|| {
+                pool.alloc_bulk(&mut batch, 32).unwrap();
+                for m in batch.as_mut_slice() {
+                    m.extend_from_slice(&f).unwrap();
+                }
+                while !batch.is_empty() {
+                    atx[0].tx_burst(&mut batch);
+                }
+            })
+        });
+    }
+    // Drain what the bridge delivered before measuring the empty poll.
+    let mut rxb = MbufBatch::<32>::new();
+    let quiet = Instant::now() + Duration::from_millis(300);
+    while Instant::now() < quiet {
+        brx[0].rx_burst(&mut rxb);
+        rxb.clear();
+    }
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("rx_burst_empty_poll", |b| {
+        b.iter(|| {
+            let n = brx[0].rx_burst(&mut rxb);
+            rxb.clear();
+            n
+        })
+    });
+    let f = support::frame(1024);
+    g.throughput(Throughput::Elements(32));
+    g.bench_function("bridged_tx_then_rx_32x1024B", |b| {
+        let mut batch = MbufBatch::<32>::new();
+        b.iter(|| {
+            pool.alloc_bulk(&mut batch, 32).unwrap();
+            for m in batch.as_mut_slice() {
+                m.extend_from_slice(&f).unwrap();
+            }
+            while !batch.is_empty() {
+                atx[0].tx_burst(&mut batch);
+            }
+            let mut got = 0;
+            let give_up = Instant::now() + Duration::from_millis(50);
+            while got < 32 && Instant::now() < give_up {
+                got += brx[0].rx_burst(&mut rxb);
+                rxb.clear();
+            }
+            got
+        })
+    });
+    g.finish();
+    support::ip_quiet(&["link", "del", "pmdtbbr"]);
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
+    targets = bench
+}
+criterion_main!(benches);

@@ -198,6 +198,54 @@ impl Producer<Mbuf> {
     }
 }
 
+/// Most items moved by one burst call of the `Copy`-item API.
+const COPY_BURST: usize = 64;
+
+impl<T: RingItem + Copy> Producer<T> {
+    /// Enqueues copies of up to 64 items from `items` in one burst (for plain handles
+    /// and indices that are `Copy`); returns how many were enqueued.
+    #[inline]
+    pub fn push_copies(&mut self, items: &[T]) -> usize {
+        let k = items.len().min(COPY_BURST);
+        let mut ptrs = [std::ptr::null_mut::<c_void>(); COPY_BURST];
+        for (p, it) in ptrs.iter_mut().zip(&items[..k]) {
+            *p = it.into_ring_ptr();
+        }
+        // SAFETY: single producer; k valid pointers. Copy items own nothing to leak.
+        unsafe {
+            dpdk_sys::rte_ring_sp_enqueue_burst(
+                self.inner.ptr.as_ptr(),
+                ptrs.as_ptr(),
+                k as u32,
+                std::ptr::null_mut(),
+            ) as usize
+        }
+    }
+}
+
+impl<T: RingItem + Copy> Consumer<T> {
+    /// Dequeues up to `min(out.len(), 64)` items in one burst; returns how many.
+    #[inline]
+    pub fn pop_copies(&mut self, out: &mut [T]) -> usize {
+        let k = out.len().min(COPY_BURST);
+        let mut ptrs = [std::ptr::null_mut::<c_void>(); COPY_BURST];
+        // SAFETY: single consumer; room for k pointers.
+        let n = unsafe {
+            dpdk_sys::rte_ring_sc_dequeue_burst(
+                self.inner.ptr.as_ptr(),
+                ptrs.as_mut_ptr(),
+                k as u32,
+                std::ptr::null_mut(),
+            )
+        } as usize;
+        for (o, p) in out.iter_mut().zip(&ptrs[..n]) {
+            // SAFETY: each pointer was enqueued by into_ring_ptr and is taken once.
+            *o = unsafe { T::from_ring_ptr(*p) };
+        }
+        n
+    }
+}
+
 impl<T: RingItem> Consumer<T> {
     /// Dequeues one item.
     #[inline]

@@ -1,0 +1,30 @@
+# pmdt: set-up, tests, benchmarks. Run as root (DPDK needs hugepages and TAP devices).
+SHELL := /bin/bash
+CARGO ?= cargo
+
+.PHONY: setup build test lint bench fmt clean
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	$(CARGO) build --workspace --all-targets --release
+
+# The whole test suite (what CI runs): lint, then every test in the workspace.
+# Each DPDK integration test file is its own process (one EAL per process).
+test: setup lint
+	$(CARGO) test --workspace --all-targets
+	$(CARGO) test --workspace --doc
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+bench: setup
+	$(CARGO) bench --bench mbuf_alloc --bench tap_burst --bench ring_handoff
+
+fmt:
+	$(CARGO) fmt --all
+
+clean:
+	$(CARGO) clean
