@@ -289,3 +289,18 @@ fn missing_device_and_second_init_are_errors() {
     // Shutdown is refused while others hold the EAL.
     assert_eq!(eal.clone().shutdown().unwrap_err().kind(), ErrorKind::Busy);
 }
+
+#[test]
+fn dropping_a_pool_with_mbufs_out_keeps_their_memory() {
+    let eal = eal(VDEVS);
+    let pool = pool(&eal, 63);
+    let mut m = pool.alloc().unwrap();
+    m.extend_from_slice(b"still here").unwrap();
+    drop(pool); // the mbuf is still out: the pool must stay allocated
+    assert_eq!(m.data(), b"still here");
+    m.extend_from_slice(b"!").unwrap();
+    assert_eq!(m.data(), b"still here!");
+    drop(m);
+    // The EAL is now pinned for the rest of the process: shutdown is refused.
+    assert_eq!(eal.shutdown().unwrap_err().kind(), ErrorKind::Busy);
+}
