@@ -1,0 +1,195 @@
+//! A set of `u64` values stored as sorted, disjoint, non-adjacent half-open ranges.
+
+use std::ops::Range;
+
+/// Sorted disjoint ranges; inserting merges neighbours. Used for received packet
+/// numbers (SACK), received stream bytes and acknowledged stream bytes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RangeSet {
+    ranges: Vec<Range<u64>>,
+}
+
+impl RangeSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of disjoint ranges.
+    pub fn len(&self) -> usize {
+        self.ranges.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.ranges.is_empty()
+    }
+
+    /// The ranges, ascending.
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Range<u64>> {
+        self.ranges.iter()
+    }
+
+    /// Smallest value not below `from` that is missing... the end of the range
+    /// containing `from`, or `from` itself when `from` is not in the set.
+    pub fn contiguous_end(&self, from: u64) -> u64 {
+        match self.find(from) {
+            Some(i) => self.ranges[i].end,
+            None => from,
+        }
+    }
+
+    fn find(&self, v: u64) -> Option<usize> {
+        let i = self.ranges.partition_point(|r| r.end <= v);
+        (i < self.ranges.len() && self.ranges[i].start <= v).then_some(i)
+    }
+
+    /// Whether `v` is in the set.
+    pub fn contains(&self, v: u64) -> bool {
+        self.find(v).is_some()
+    }
+
+    /// Whether all of `r` is in the set.
+    pub fn contains_range(&self, r: Range<u64>) -> bool {
+        if r.is_empty() {
+            return true;
+        }
+        matches!(self.find(r.start), Some(i) if self.ranges[i].end >= r.end)
+    }
+
+    /// Largest value in the set.
+    pub fn max(&self) -> Option<u64> {
+        self.ranges.last().map(|r| r.end - 1)
+    }
+
+    /// Smallest value in the set.
+    pub fn min(&self) -> Option<u64> {
+        self.ranges.first().map(|r| r.start)
+    }
+
+    /// Inserts `r`; returns the number of values that were not already present.
+    pub fn insert(&mut self, r: Range<u64>) -> u64 {
+        if r.is_empty() {
+            return 0;
+        }
+        // First range that ends at or after r.start (touching counts, to merge).
+        let lo = self.ranges.partition_point(|x| x.end < r.start);
+        // First range that starts after r.end (touching counts).
+        let hi = self.ranges.partition_point(|x| x.start <= r.end);
+        let mut covered = 0u64;
+        for x in &self.ranges[lo..hi] {
+            let s = x.start.max(r.start);
+            let e = x.end.min(r.end);
+            if e > s {
+                covered += e - s;
+            }
+        }
+        let start = if lo < hi {
+            self.ranges[lo].start.min(r.start)
+        } else {
+            r.start
+        };
+        let end = if lo < hi {
+            self.ranges[hi - 1].end.max(r.end)
+        } else {
+            r.end
+        };
+        self.ranges.splice(lo..hi, std::iter::once(start..end));
+        (r.end - r.start) - covered
+    }
+
+    /// Inserts one value; returns whether it was new.
+    pub fn insert_one(&mut self, v: u64) -> bool {
+        self.insert(v..v + 1) == 1
+    }
+
+    /// Removes every value below `v`.
+    pub fn remove_below(&mut self, v: u64) {
+        let i = self.ranges.partition_point(|r| r.end <= v);
+        self.ranges.drain(..i);
+        if let Some(first) = self.ranges.first_mut() {
+            if first.start < v {
+                first.start = v;
+            }
+        }
+    }
+
+    /// Keeps only the `n` highest ranges (bounded memory under heavy reordering).
+    pub fn keep_highest(&mut self, n: usize) {
+        if self.ranges.len() > n {
+            let drop = self.ranges.len() - n;
+            self.ranges.drain(..drop);
+        }
+    }
+
+    /// Parts of `r` not in the set.
+    pub fn missing_in(&self, r: Range<u64>) -> Vec<Range<u64>> {
+        let mut out = Vec::new();
+        let mut cur = r.start;
+        let lo = self.ranges.partition_point(|x| x.end <= r.start);
+        for x in &self.ranges[lo..] {
+            if x.start >= r.end {
+                break;
+            }
+            if x.start > cur {
+                out.push(cur..x.start);
+            }
+            cur = cur.max(x.end);
+        }
+        if cur < r.end {
+            out.push(cur..r.end);
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn merges_and_counts_new_values() {
+        let mut s = RangeSet::new();
+        assert_eq!(s.insert(10..20), 10);
+        assert_eq!(s.insert(30..40), 10);
+        assert_eq!(s.insert(15..35), 10);
+        assert_eq!(s.iter().cloned().collect::<Vec<_>>(), vec![10..40]);
+        assert_eq!(s.insert(40..41), 1);
+        assert_eq!(s.len(), 1);
+        assert!(s.insert_one(5));
+        assert!(!s.insert_one(5));
+        assert_eq!(s.contiguous_end(10), 41);
+        assert_eq!(s.contiguous_end(7), 7);
+        assert_eq!(s.missing_in(0..45), vec![0..5, 6..10, 41..45]);
+        s.remove_below(12);
+        assert_eq!(s.min(), Some(12));
+        assert!(s.contains_range(12..41));
+        assert!(!s.contains_range(11..13));
+    }
+
+    proptest! {
+        #[test]
+        fn matches_a_btreeset(ops in proptest::collection::vec((0u64..200, 0u64..20), 0..60), cut in 0u64..220) {
+            let mut s = RangeSet::new();
+            let mut m = BTreeSet::new();
+            for (a, l) in ops {
+                let new = (a..a + l).filter(|v| !m.contains(v)).count() as u64;
+                prop_assert_eq!(s.insert(a..a + l), new);
+                m.extend(a..a + l);
+            }
+            for v in 0..230 {
+                prop_assert_eq!(s.contains(v), m.contains(&v));
+            }
+            let rs: Vec<_> = s.iter().cloned().collect();
+            for w in rs.windows(2) {
+                prop_assert!(w[0].end < w[1].start, "disjoint and non-adjacent");
+            }
+            s.remove_below(cut);
+            for v in 0..230 {
+                prop_assert_eq!(s.contains(v), m.contains(&v) && v >= cut);
+            }
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! Round-trip time estimation (RFC 6298 / RFC 9002 §5).
+
+use std::time::Duration;
+
+/// Timer granularity (RFC 9002's kGranularity).
+pub const GRANULARITY: Duration = Duration::from_millis(1);
+
+/// Smoothed RTT, variance and minimum, updated from ack samples.
+#[derive(Debug, Clone, Copy)]
+pub struct RttEstimator {
+    latest: Duration,
+    smoothed: Option<Duration>,
+    var: Duration,
+    min: Duration,
+}
+
+impl RttEstimator {
+    /// Starts from `initial` (used until the first sample).
+    pub fn new(initial: Duration) -> Self {
+        Self {
+            latest: initial,
+            smoothed: None,
+            var: initial / 2,
+            min: initial,
+        }
+    }
+
+    /// Adds a sample: `rtt` measured from send to ack, `ack_delay` as reported by the
+    /// peer (capped at `max_ack_delay`, and only subtracted when it leaves at least min_rtt).
+    pub fn update(&mut self, rtt: Duration, ack_delay: Duration, max_ack_delay: Duration) {
+        self.latest = rtt;
+        if self.smoothed.is_none() {
+            self.min = rtt;
+            self.smoothed = Some(rtt);
+            self.var = rtt / 2;
+            return;
+        }
+        self.min = self.min.min(rtt);
+        let ack_delay = ack_delay.min(max_ack_delay);
+        let adjusted = if rtt >= self.min + ack_delay {
+            rtt - ack_delay
+        } else {
+            rtt
+        };
+        let s = self.smoothed.unwrap_or(adjusted);
+        let diff = if s > adjusted {
+            s - adjusted
+        } else {
+            adjusted - s
+        };
+        self.var = (self.var * 3 + diff) / 4;
+        self.smoothed = Some((s * 7 + adjusted) / 8);
+    }
+
+    /// Smoothed RTT (the initial value before any sample).
+    pub fn smoothed(&self) -> Duration {
+        self.smoothed.unwrap_or(self.latest)
+    }
+
+    /// RTT variance.
+    pub fn var(&self) -> Duration {
+        self.var
+    }
+
+    /// Minimum RTT seen.
+    pub fn min(&self) -> Duration {
+        self.min
+    }
+
+    /// Latest sample.
+    pub fn latest(&self) -> Duration {
+        self.latest
+    }
+
+    /// Whether any sample arrived.
+    pub fn has_sample(&self) -> bool {
+        self.smoothed.is_some()
+    }
+
+    /// max(smoothed, latest): the conservative RTT for loss timers.
+    pub fn conservative(&self) -> Duration {
+        self.smoothed().max(self.latest)
+    }
+
+    /// Probe timeout before backoff: srtt + max(4·rttvar, granularity) + max_ack_delay.
+    pub fn pto_base(&self, max_ack_delay: Duration) -> Duration {
+        self.smoothed() + (self.var * 4).max(GRANULARITY) + max_ack_delay
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn converges_to_a_steady_rtt() {
+        let mut r = RttEstimator::new(Duration::from_millis(333));
+        for _ in 0..100 {
+            r.update(
+                Duration::from_millis(10),
+                Duration::ZERO,
+                Duration::from_millis(1),
+            );
+        }
+        assert_eq!(r.smoothed(), Duration::from_millis(10));
+        assert!(r.var() < Duration::from_micros(10));
+        assert_eq!(r.min(), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn subtracts_ack_delay_only_when_plausible() {
+        let mut r = RttEstimator::new(Duration::from_millis(100));
+        r.update(
+            Duration::from_millis(10),
+            Duration::ZERO,
+            Duration::from_millis(25),
+        );
+        r.update(
+            Duration::from_millis(20),
+            Duration::from_millis(10),
+            Duration::from_millis(25),
+        );
+        // 20 - 10 = 10 → smoothed stays at 10
+        assert_eq!(r.smoothed(), Duration::from_millis(10));
+        // A delay that would push the sample below min_rtt is ignored.
+        r.update(
+            Duration::from_millis(12),
+            Duration::from_millis(10),
+            Duration::from_millis(25),
+        );
+        assert!(r.smoothed() > Duration::from_millis(10));
+    }
+}

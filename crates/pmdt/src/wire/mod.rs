@@ -1,0 +1,488 @@
+//! The pmdt wire format (see `docs/PROTOCOL.md`): a fixed 28-byte common header after
+//! UDP, then a body per packet type. Decoding borrows from the datagram (the payload of
+//! a data packet is a sub-slice, never copied) and never panics on any input.
+
+mod cursor;
+
+use cursor::{Reader, Writer};
+
+/// First two bytes of every pmdt packet: ASCII "PM".
+pub const MAGIC: u16 = 0x504D;
+/// Protocol version this implementation speaks.
+pub const VERSION: u8 = 1;
+/// Size of the common header.
+pub const HEADER_LEN: usize = 28;
+/// Size of a data packet's header (common header + data fields), before the payload.
+pub const DATA_HEADER_LEN: usize = HEADER_LEN + 12;
+/// Most SACK ranges one ack carries beyond the first.
+pub const MAX_ACK_RANGES: usize = 32;
+/// Longest handshake cookie.
+pub const MAX_COOKIE_LEN: usize = 32;
+
+/// Why a datagram could not be decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecodeError {
+    /// Shorter than its header or its declared lengths.
+    Truncated,
+    /// The first two bytes are not [`MAGIC`].
+    BadMagic,
+    /// A version this implementation does not speak.
+    UnsupportedVersion(u8),
+    /// An unknown packet type.
+    UnknownType(u8),
+    /// A field holds an impossible value (named).
+    Malformed(&'static str),
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Truncated => write!(f, "truncated packet"),
+            Self::BadMagic => write!(f, "not a pmdt packet (bad magic)"),
+            Self::UnsupportedVersion(v) => write!(f, "unsupported version {v}"),
+            Self::UnknownType(t) => write!(f, "unknown packet type {t}"),
+            Self::Malformed(w) => write!(f, "malformed packet: {w}"),
+        }
+    }
+}
+
+impl std::error::Error for DecodeError {}
+
+/// Why a packet could not be encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EncodeError {
+    /// The output buffer is too small.
+    BufferTooSmall,
+    /// A field does not fit its wire representation (named).
+    Invalid(&'static str),
+}
+
+/// Packet types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PacketType {
+    /// Client → server: open a connection (with a cookie on the second try).
+    Init = 1,
+    /// Server → client: stateless retry carrying a cookie.
+    Retry = 2,
+    /// Server → client: connection accepted.
+    Accept = 3,
+    /// Stream data.
+    Data = 4,
+    /// Acknowledgement and flow-control credit.
+    Ack = 5,
+    /// Graceful close (all data delivered both ways).
+    Close = 6,
+    /// Abort.
+    Reset = 7,
+    /// Liveness probe (ack-eliciting, no data).
+    Keepalive = 8,
+}
+
+impl PacketType {
+    fn from_u8(v: u8) -> Result<Self, DecodeError> {
+        Ok(match v {
+            1 => Self::Init,
+            2 => Self::Retry,
+            3 => Self::Accept,
+            4 => Self::Data,
+            5 => Self::Ack,
+            6 => Self::Close,
+            7 => Self::Reset,
+            8 => Self::Keepalive,
+            t => return Err(DecodeError::UnknownType(t)),
+        })
+    }
+}
+
+/// The common header of every packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Header {
+    /// The receiver's connection id (0 in an Init: the server has none yet).
+    pub dst_cid: u64,
+    /// Packet number: per direction, starts at a random value, +1 per packet, never reused.
+    pub pn: u64,
+    /// Sender's clock in microseconds (wrapping), for RTT by echo.
+    pub timestamp: u32,
+    /// The latest timestamp received from the peer (0 if none).
+    pub timestamp_echo: u32,
+}
+
+/// One contiguous range of acknowledged packet numbers, inclusive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AckRange {
+    /// Smallest acknowledged packet number.
+    pub start: u64,
+    /// Largest acknowledged packet number.
+    pub end: u64,
+}
+
+/// Acknowledgement body: packet-number SACK ranges, the cumulative data offset
+/// received in order, and the flow-control credit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ack {
+    /// Ranges, highest first, disjoint, non-adjacent; at most `1 + MAX_ACK_RANGES`.
+    pub ranges: Vec<AckRange>,
+    /// Microseconds between receiving the largest acknowledged packet and sending this.
+    pub ack_delay_us: u32,
+    /// Every stream byte below this offset has been received.
+    pub data_cumulative: u64,
+    /// The sender may send stream bytes below this offset (receive window credit).
+    pub max_data: u64,
+}
+
+impl Ack {
+    /// The largest acknowledged packet number.
+    pub fn largest(&self) -> u64 {
+        self.ranges.first().map(|r| r.end).unwrap_or(0)
+    }
+}
+
+/// Parameters a side announces in the handshake.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HandshakeParams {
+    /// The sender's own connection id (the peer puts it in `dst_cid`).
+    pub src_cid: u64,
+    /// Initial receive credit (bytes of stream the peer may send).
+    pub max_data: u64,
+    /// Largest datagram payload (pmdt header + data) the sender accepts.
+    pub max_datagram: u16,
+}
+
+/// A decoded packet body; `Data` borrows its payload from the datagram.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Body<'a> {
+    /// Open request.
+    Init {
+        /// Client parameters.
+        params: HandshakeParams,
+        /// Cookie from a Retry (empty on the first try).
+        cookie: &'a [u8],
+    },
+    /// Stateless retry.
+    Retry {
+        /// Cookie to echo in the next Init.
+        cookie: &'a [u8],
+    },
+    /// Accepted.
+    Accept {
+        /// Server parameters.
+        params: HandshakeParams,
+    },
+    /// Stream data.
+    Data {
+        /// Stream offset of the first payload byte.
+        offset: u64,
+        /// Last data of the stream.
+        fin: bool,
+        /// Payload bytes.
+        payload: &'a [u8],
+    },
+    /// Acknowledgement.
+    Ack(Ack),
+    /// Graceful close.
+    Close {
+        /// Application code (0 = normal).
+        code: u32,
+    },
+    /// Abort.
+    Reset {
+        /// Application code.
+        code: u32,
+    },
+    /// Liveness probe.
+    Keepalive,
+}
+
+impl Body<'_> {
+    /// The packet type of this body.
+    pub fn packet_type(&self) -> PacketType {
+        match self {
+            Body::Init { .. } => PacketType::Init,
+            Body::Retry { .. } => PacketType::Retry,
+            Body::Accept { .. } => PacketType::Accept,
+            Body::Data { .. } => PacketType::Data,
+            Body::Ack(_) => PacketType::Ack,
+            Body::Close { .. } => PacketType::Close,
+            Body::Reset { .. } => PacketType::Reset,
+            Body::Keepalive => PacketType::Keepalive,
+        }
+    }
+
+    /// Whether the receiver must acknowledge this packet.
+    pub fn is_ack_eliciting(&self) -> bool {
+        matches!(self, Body::Data { .. } | Body::Keepalive)
+    }
+}
+
+/// A decoded packet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packet<'a> {
+    /// Common header.
+    pub header: Header,
+    /// Type-specific body.
+    pub body: Body<'a>,
+}
+
+/// Reads only the common header and type (cheap demultiplexing by connection id).
+pub fn peek_header(buf: &[u8]) -> Result<(Header, PacketType), DecodeError> {
+    let mut r = Reader::new(buf);
+    let magic = r.u16()?;
+    if magic != MAGIC {
+        return Err(DecodeError::BadMagic);
+    }
+    let version = r.u8()?;
+    if version != VERSION {
+        return Err(DecodeError::UnsupportedVersion(version));
+    }
+    let ty = PacketType::from_u8(r.u8()?)?;
+    let header = Header {
+        dst_cid: r.u64()?,
+        pn: r.u64()?,
+        timestamp: r.u32()?,
+        timestamp_echo: r.u32()?,
+    };
+    Ok((header, ty))
+}
+
+fn read_params(r: &mut Reader<'_>) -> Result<HandshakeParams, DecodeError> {
+    let p = HandshakeParams {
+        src_cid: r.u64()?,
+        max_data: r.u64()?,
+        max_datagram: r.u16()?,
+    };
+    if p.src_cid == 0 {
+        return Err(DecodeError::Malformed("connection id 0 is reserved"));
+    }
+    if (p.max_datagram as usize) < DATA_HEADER_LEN + 1 {
+        return Err(DecodeError::Malformed("max_datagram too small"));
+    }
+    Ok(p)
+}
+
+fn read_cookie<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], DecodeError> {
+    let n = r.u8()? as usize;
+    if n > MAX_COOKIE_LEN {
+        return Err(DecodeError::Malformed("cookie too long"));
+    }
+    r.bytes(n)
+}
+
+/// Decodes a whole packet. Never panics; trailing bytes after a fixed-size body are
+/// rejected (except Init's padding), and a data payload is exactly the rest.
+pub fn decode(buf: &[u8]) -> Result<Packet<'_>, DecodeError> {
+    let (header, ty) = peek_header(buf)?;
+    let mut r = Reader::new(buf);
+    r.bytes(HEADER_LEN)?;
+    let body = match ty {
+        PacketType::Init => {
+            let params = read_params(&mut r)?;
+            let cookie = read_cookie(&mut r)?;
+            // Padding (zeros) is allowed after an Init.
+            if r.rest().iter().any(|b| *b != 0) {
+                return Err(DecodeError::Malformed("non-zero Init padding"));
+            }
+            Body::Init { params, cookie }
+        }
+        PacketType::Retry => Body::Retry {
+            cookie: read_cookie(&mut r)?,
+        },
+        PacketType::Accept => Body::Accept {
+            params: read_params(&mut r)?,
+        },
+        PacketType::Data => {
+            let offset = r.u64()?;
+            let len = r.u16()? as usize;
+            let flags = r.u8()?;
+            let _reserved = r.u8()?;
+            if flags & !1 != 0 {
+                return Err(DecodeError::Malformed("unknown data flags"));
+            }
+            if r.remaining() != len {
+                return Err(if r.remaining() < len {
+                    DecodeError::Truncated
+                } else {
+                    DecodeError::Malformed("payload length mismatch")
+                });
+            }
+            if offset.checked_add(len as u64).is_none() {
+                return Err(DecodeError::Malformed("offset overflow"));
+            }
+            Body::Data {
+                offset,
+                fin: flags & 1 == 1,
+                payload: r.rest(),
+            }
+        }
+        PacketType::Ack => Body::Ack(read_ack(&mut r)?),
+        PacketType::Close => Body::Close { code: r.u32()? },
+        PacketType::Reset => Body::Reset { code: r.u32()? },
+        PacketType::Keepalive => Body::Keepalive,
+    };
+    if ty != PacketType::Data && ty != PacketType::Init && r.remaining() != 0 {
+        return Err(DecodeError::Malformed("trailing bytes"));
+    }
+    Ok(Packet { header, body })
+}
+
+fn read_ack(r: &mut Reader<'_>) -> Result<Ack, DecodeError> {
+    let largest = r.u64()?;
+    let ack_delay_us = r.u32()?;
+    let data_cumulative = r.u64()?;
+    let max_data = r.u64()?;
+    let extra = r.u8()? as usize;
+    if extra > MAX_ACK_RANGES {
+        return Err(DecodeError::Malformed("too many ack ranges"));
+    }
+    let first = r.u32()? as u64;
+    let start = largest
+        .checked_sub(first)
+        .ok_or(DecodeError::Malformed("ack range below zero"))?;
+    let mut ranges = Vec::with_capacity(1 + extra);
+    ranges.push(AckRange {
+        start,
+        end: largest,
+    });
+    let mut smallest = start;
+    for _ in 0..extra {
+        let gap = r.u32()? as u64;
+        let len = r.u32()? as u64;
+        // Next range's largest = previous smallest - gap - 2 (RFC 9000 §19.3.1).
+        let end = smallest
+            .checked_sub(gap + 2)
+            .ok_or(DecodeError::Malformed("ack gap below zero"))?;
+        let start = end
+            .checked_sub(len)
+            .ok_or(DecodeError::Malformed("ack range below zero"))?;
+        ranges.push(AckRange { start, end });
+        smallest = start;
+    }
+    if max_data < data_cumulative {
+        return Err(DecodeError::Malformed("credit below cumulative ack"));
+    }
+    Ok(Ack {
+        ranges,
+        ack_delay_us,
+        data_cumulative,
+        max_data,
+    })
+}
+
+fn write_header(w: &mut Writer<'_>, ty: PacketType, h: &Header) -> Result<(), EncodeError> {
+    w.u16(MAGIC)?;
+    w.u8(VERSION)?;
+    w.u8(ty as u8)?;
+    w.u64(h.dst_cid)?;
+    w.u64(h.pn)?;
+    w.u32(h.timestamp)?;
+    w.u32(h.timestamp_echo)
+}
+
+fn write_params(w: &mut Writer<'_>, p: &HandshakeParams) -> Result<(), EncodeError> {
+    w.u64(p.src_cid)?;
+    w.u64(p.max_data)?;
+    w.u16(p.max_datagram)
+}
+
+fn write_cookie(w: &mut Writer<'_>, c: &[u8]) -> Result<(), EncodeError> {
+    if c.len() > MAX_COOKIE_LEN {
+        return Err(EncodeError::Invalid("cookie too long"));
+    }
+    w.u8(c.len() as u8)?;
+    w.bytes(c)
+}
+
+/// Writes only the header and data fields of a data packet whose `payload_len` bytes
+/// the caller appends (zero-copy transmit from packet memory). Returns the header length.
+pub fn encode_data_header(
+    out: &mut [u8],
+    h: &Header,
+    offset: u64,
+    payload_len: usize,
+    fin: bool,
+) -> Result<usize, EncodeError> {
+    if payload_len > u16::MAX as usize {
+        return Err(EncodeError::Invalid("payload longer than 65535"));
+    }
+    let mut w = Writer::new(out);
+    write_header(&mut w, PacketType::Data, h)?;
+    w.u64(offset)?;
+    w.u16(payload_len as u16)?;
+    w.u8(u8::from(fin))?;
+    w.u8(0)?;
+    Ok(w.written())
+}
+
+/// Encodes a packet into `out`; returns its length.
+pub fn encode(out: &mut [u8], p: &Packet<'_>) -> Result<usize, EncodeError> {
+    if let Body::Data {
+        offset,
+        fin,
+        payload,
+    } = &p.body
+    {
+        let n = encode_data_header(out, &p.header, *offset, payload.len(), *fin)?;
+        let mut w = Writer::new(&mut out[n..]);
+        w.bytes(payload)?;
+        return Ok(n + payload.len());
+    }
+    let mut w = Writer::new(out);
+    write_header(&mut w, p.body.packet_type(), &p.header)?;
+    match &p.body {
+        Body::Init { params, cookie } => {
+            write_params(&mut w, params)?;
+            write_cookie(&mut w, cookie)?;
+        }
+        Body::Retry { cookie } => write_cookie(&mut w, cookie)?,
+        Body::Accept { params } => write_params(&mut w, params)?,
+        Body::Data { .. } => unreachable!("handled above"),
+        Body::Ack(a) => write_ack(&mut w, a)?,
+        Body::Close { code } | Body::Reset { code } => w.u32(*code)?,
+        Body::Keepalive => {}
+    }
+    Ok(w.written())
+}
+
+fn write_ack(w: &mut Writer<'_>, a: &Ack) -> Result<(), EncodeError> {
+    let first = a
+        .ranges
+        .first()
+        .ok_or(EncodeError::Invalid("ack without ranges"))?;
+    if a.ranges.len() > 1 + MAX_ACK_RANGES {
+        return Err(EncodeError::Invalid("too many ack ranges"));
+    }
+    if first.start > first.end || first.end - first.start > u32::MAX as u64 {
+        return Err(EncodeError::Invalid("ack range"));
+    }
+    w.u64(first.end)?;
+    w.u32(a.ack_delay_us)?;
+    w.u64(a.data_cumulative)?;
+    w.u64(a.max_data)?;
+    w.u8((a.ranges.len() - 1) as u8)?;
+    w.u32((first.end - first.start) as u32)?;
+    let mut smallest = first.start;
+    for r in &a.ranges[1..] {
+        if r.start > r.end || r.end + 2 > smallest {
+            return Err(EncodeError::Invalid(
+                "ack ranges not descending and disjoint",
+            ));
+        }
+        let gap = smallest - r.end - 2;
+        let len = r.end - r.start;
+        if gap > u32::MAX as u64 || len > u32::MAX as u64 {
+            return Err(EncodeError::Invalid("ack range too wide"));
+        }
+        w.u32(gap as u32)?;
+        w.u32(len as u32)?;
+        smallest = r.start;
+    }
+    Ok(())
+}
+
+/// The encoded size of an ack with `ranges` ranges.
+pub fn ack_len(ranges: usize) -> usize {
+    HEADER_LEN + 8 + 4 + 8 + 8 + 1 + 4 + ranges.saturating_sub(1) * 8
+}
+
+#[cfg(test)]
+mod tests;
