@@ -1,0 +1,118 @@
+//! Transport and endpoint configuration.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::congestion::CongestionKind;
+
+/// Per-connection protocol options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TransportConfig {
+    /// Sending window in packets (the lab used 50). In-flight packets never exceed it.
+    pub window_packets: u64,
+    /// Largest UDP payload (pmdt header + data) this side sends and accepts.
+    pub max_datagram: u16,
+    /// Send buffer in bytes (application data not yet acknowledged).
+    pub send_buffer: u64,
+    /// Receive buffer in bytes: the flow-control credit given to the peer.
+    pub recv_buffer: u64,
+    /// Congestion/rate control.
+    pub congestion: CongestionKind,
+    /// Pace at window / srtt when the controller has no rate of its own.
+    pub pacing: bool,
+    /// Largest burst the pacer lets out at once, in packets.
+    pub pacing_burst_packets: u64,
+    /// RTT assumed before the first sample.
+    pub initial_rtt: Duration,
+    /// Longest the receiver delays an acknowledgement.
+    pub max_ack_delay: Duration,
+    /// Acknowledge at once after this many ack-eliciting packets.
+    pub ack_every: u32,
+    /// Packets acknowledged after a packet before it is declared lost (fast retransmit).
+    pub packet_threshold: u64,
+    /// The connection ends with a timeout error after this long without hearing
+    /// from the peer.
+    pub idle_timeout: Duration,
+    /// Send a keepalive after this long without sending (None: never).
+    pub keepalive: Option<Duration>,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        Self {
+            window_packets: 2048,
+            max_datagram: 1472,
+            send_buffer: 8 << 20,
+            recv_buffer: 8 << 20,
+            congestion: CongestionKind::NewReno,
+            pacing: true,
+            pacing_burst_packets: 16,
+            initial_rtt: Duration::from_millis(100),
+            max_ack_delay: Duration::from_millis(1),
+            ack_every: 2,
+            packet_threshold: 3,
+            idle_timeout: Duration::from_secs(10),
+            keepalive: Some(Duration::from_secs(2)),
+        }
+    }
+}
+
+impl TransportConfig {
+    /// Largest data payload per packet.
+    pub fn max_payload(&self) -> u64 {
+        self.max_datagram as u64 - crate::wire::DATA_HEADER_LEN as u64
+    }
+
+    /// Checks values that would make the protocol misbehave.
+    pub fn validate(&self) -> Result<(), String> {
+        if (self.max_datagram as usize) < crate::wire::DATA_HEADER_LEN + 64 {
+            return Err(format!("max_datagram {} is too small", self.max_datagram));
+        }
+        if self.window_packets == 0 {
+            return Err("window_packets must be at least 1".into());
+        }
+        if self.send_buffer < self.max_payload() || self.recv_buffer < self.max_payload() {
+            return Err("buffers must hold at least one packet".into());
+        }
+        if self.ack_every == 0 || self.packet_threshold == 0 {
+            return Err("ack_every and packet_threshold must be at least 1".into());
+        }
+        if let crate::congestion::CongestionKind::Paced { rate_bps } = self.congestion {
+            if rate_bps < 8000 {
+                return Err("paced rate must be at least 8 kbit/s".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Endpoint options.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EndpointConfig {
+    /// Options for every connection of the endpoint.
+    pub transport: TransportConfig,
+    /// Accept incoming connections (a server).
+    pub accept: bool,
+    /// Most simultaneous connections.
+    pub max_connections: usize,
+    /// How long a handshake cookie stays valid.
+    pub cookie_lifetime: Duration,
+    /// Seed for connection ids, initial packet numbers and the cookie key. `None`
+    /// draws from the OS; a fixed seed makes runs reproducible (the simulator).
+    pub seed: Option<u64>,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        Self {
+            transport: TransportConfig::default(),
+            accept: false,
+            max_connections: 65536,
+            cookie_lifetime: Duration::from_secs(10),
+            seed: None,
+        }
+    }
+}

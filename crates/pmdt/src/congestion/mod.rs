@@ -1,0 +1,95 @@
+//! Congestion and rate control behind one trait, selected by [`CongestionKind`].
+//!
+//! The effective sending window of a connection is the minimum of the configured
+//! packet window, the receiver's credit and the controller's window; pacing spreads
+//! packets at the controller's rate (always available, see [`crate::pacer`]).
+
+mod fixed;
+mod new_reno;
+mod paced;
+
+pub use fixed::Fixed;
+pub use new_reno::NewReno;
+pub use paced::Paced;
+
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::rtt::RttEstimator;
+
+/// A congestion/rate controller (model: quinn-proto's `Controller`).
+pub trait Controller: Send + std::fmt::Debug {
+    /// `bytes` were sent at `now`.
+    fn on_sent(&mut self, now: Instant, bytes: u64) {
+        let _ = (now, bytes);
+    }
+    /// `bytes` sent at `sent` were newly acknowledged. `app_limited` when the sender
+    /// was not using its window.
+    fn on_ack(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        bytes: u64,
+        app_limited: bool,
+        rtt: &RttEstimator,
+    );
+    /// A loss was detected among packets sent at or before `largest_lost_sent`.
+    /// `persistent` when every packet for a long period was lost.
+    fn on_congestion_event(
+        &mut self,
+        now: Instant,
+        largest_lost_sent: Instant,
+        persistent: bool,
+        lost_bytes: u64,
+    );
+    /// The congestion window in bytes.
+    fn window(&self) -> u64;
+    /// The pacing rate in bytes per second, or `None` to pace at window / srtt.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+    /// Short name (`fixed`, `paced`, `newreno`).
+    fn name(&self) -> &'static str;
+}
+
+/// Which controller a connection uses.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", tag = "kind")]
+pub enum CongestionKind {
+    /// A static window, no reaction to loss (the sliding-window lab setting).
+    Fixed {
+        /// Window in packets.
+        window_packets: u64,
+    },
+    /// A target rate with token-bucket pacing; loss does not reduce the rate (the
+    /// RMDT setting for dedicated links with random loss).
+    Paced {
+        /// Target rate in bits per second.
+        rate_bps: u64,
+    },
+    /// AIMD, TCP-friendly (RFC 6582 / RFC 9002 §7).
+    NewReno,
+}
+
+impl Default for CongestionKind {
+    fn default() -> Self {
+        Self::NewReno
+    }
+}
+
+impl CongestionKind {
+    /// Builds the controller for a connection with datagrams of `mss` payload bytes.
+    pub fn build(&self, mss: u64) -> Box<dyn Controller> {
+        match *self {
+            Self::Fixed { window_packets } => Box::new(Fixed::new(window_packets * mss)),
+            Self::Paced { rate_bps } => Box::new(Paced::new(rate_bps / 8)),
+            Self::NewReno => Box::new(NewReno::new(mss)),
+        }
+    }
+}
+
+/// Window in bytes a rate needs over one RTT, with headroom (for `Paced`).
+pub(crate) fn bdp(rate_bytes_per_s: u64, rtt: Duration) -> u64 {
+    (rate_bytes_per_s as u128 * rtt.as_nanos() / 1_000_000_000) as u64
+}

@@ -1,0 +1,90 @@
+//! The receiver's view of packet numbers: what to acknowledge and when.
+
+use std::time::{Duration, Instant};
+
+use crate::range_set::RangeSet;
+use crate::wire::{Ack, AckRange, MAX_ACK_RANGES};
+
+#[derive(Debug, Default)]
+pub(crate) struct AckState {
+    received: RangeSet,
+    largest: Option<(u64, Instant)>,
+    unacked_eliciting: u32,
+    immediate: bool,
+    deadline: Option<Instant>,
+}
+
+impl AckState {
+    /// Records an ack-eliciting packet; returns false for a duplicate packet number.
+    pub fn on_packet(
+        &mut self,
+        pn: u64,
+        now: Instant,
+        ack_every: u32,
+        max_delay: Duration,
+    ) -> bool {
+        let new = self.received.insert_one(pn);
+        self.received.keep_highest(MAX_ACK_RANGES + 1);
+        let in_order = match self.largest {
+            None => true,
+            Some((l, _)) => pn == l + 1,
+        };
+        if self.largest.is_none_or(|(l, _)| pn > l) {
+            self.largest = Some((pn, now));
+        }
+        self.unacked_eliciting += 1;
+        if !new || !in_order || self.unacked_eliciting >= ack_every {
+            // Duplicates and gaps are acknowledged at once (fast retransmit needs it).
+            self.immediate = true;
+        } else if self.deadline.is_none() {
+            self.deadline = Some(now + max_delay);
+        }
+        new
+    }
+
+    pub fn wants_to_send(&self, now: Instant) -> bool {
+        self.immediate || self.deadline.is_some_and(|d| d <= now)
+    }
+
+    pub fn deadline(&self) -> Option<Instant> {
+        if self.immediate {
+            None
+        } else {
+            self.deadline
+        }
+    }
+
+    /// Forces an ack with the next transmission (e.g. a credit update).
+    pub fn request(&mut self) {
+        if self.largest.is_some() {
+            self.immediate = true;
+        }
+    }
+
+    pub fn build(&mut self, now: Instant, data_cumulative: u64, max_data: u64) -> Option<Ack> {
+        let (largest, at) = self.largest?;
+        let ranges: Vec<AckRange> = self
+            .received
+            .iter()
+            .rev()
+            .take(MAX_ACK_RANGES + 1)
+            .map(|r| AckRange {
+                start: r.start,
+                end: r.end - 1,
+            })
+            .collect();
+        debug_assert_eq!(ranges.first().map(|r| r.end), Some(largest));
+        self.immediate = false;
+        self.deadline = None;
+        self.unacked_eliciting = 0;
+        Some(Ack {
+            ranges,
+            ack_delay_us: now
+                .saturating_duration_since(at)
+                .as_micros()
+                .min(u32::MAX as u128) as u32,
+            data_cumulative,
+            max_data,
+        })
+    }
+}

@@ -1,0 +1,1060 @@
+//! One pmdt connection as a pure state machine: datagrams and time go in, datagrams,
+//! timeouts and events come out. No I/O, no clock reads.
+
+mod ack_state;
+mod events;
+mod sent;
+
+pub use events::{CloseReason, Event, REFUSED_CODE};
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ack_state::AckState;
+use sent::{Chunk, SentPacket, SentPackets};
+
+use crate::config::TransportConfig;
+use crate::congestion::Controller;
+use crate::pacer::Pacer;
+use crate::range_set::RangeSet;
+use crate::recv_buffer::RecvBuffer;
+use crate::rtt::{RttEstimator, GRANULARITY};
+use crate::send_buffer::{ByteRing, SendStorage};
+use crate::stats::ConnectionStats;
+use crate::wire::{self, Body, HandshakeParams, Header, Packet};
+
+/// Which end of the connection this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// Opened the connection.
+    Client,
+    /// Accepted it.
+    Server,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Handshake,
+    Established,
+    Closing,
+    Closed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ControlOut {
+    Close(u32),
+    Reset(u32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Blocked {
+    Window,
+    Credit,
+    App,
+}
+
+/// Where a transmitted datagram's payload comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PayloadRef {
+    /// Stream offset of the first payload byte.
+    pub offset: u64,
+    /// Payload length.
+    pub len: usize,
+}
+
+/// A datagram produced by `poll_transmit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Transmit {
+    /// Destination.
+    pub destination: SocketAddr,
+    /// Datagram length (header + payload).
+    pub len: usize,
+    /// Length of the pmdt header at the start of the buffer.
+    pub header_len: usize,
+    /// The stream bytes that follow the header (data packets).
+    pub payload: Option<PayloadRef>,
+}
+
+/// Why a write was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteError {
+    /// The send buffer is full: wait for [`Event::Writable`].
+    Blocked,
+    /// `finish`/`close` was called: no more data.
+    Finished,
+    /// The connection is closed (why).
+    Closed(CloseReason),
+}
+
+/// A pmdt connection. `S` stores unacknowledged send data (see [`SendStorage`]).
+pub struct Connection<S: SendStorage = ByteRing> {
+    side: Side,
+    state: State,
+    local_cid: u64,
+    remote_cid: u64,
+    remote: SocketAddr,
+    cfg: Arc<TransportConfig>,
+    epoch: Instant,
+    peer_max_datagram: u16,
+    peer_ts: u32,
+
+    // handshake
+    cookie: Vec<u8>,
+    init_pending: bool,
+    init_deadline: Option<Instant>,
+    init_attempts: u32,
+    accept_pending: bool,
+
+    // sending
+    next_pn: u64,
+    sent: SentPackets,
+    largest_acked: Option<u64>,
+    loss_time: Option<Instant>,
+    pto_count: u32,
+    probes: u32,
+    rtt: RttEstimator,
+    cc: Box<dyn Controller>,
+    pacer: Pacer,
+    pacing_wait: Option<Instant>,
+    send: S,
+    send_next: u64,
+    retransmit: VecDeque<Chunk>,
+    acked: RangeSet,
+    peer_max_data: u64,
+    fin_requested: bool,
+    fin_sent: bool,
+    fin_acked: bool,
+    close_requested: bool,
+    writable_wanted: bool,
+
+    // receiving
+    recv: RecvBuffer,
+    peer_fin: Option<u64>,
+    acks: AckState,
+    advertised_max_data: u64,
+    readable_signalled: bool,
+    finished_signalled: bool,
+
+    // lifecycle
+    last_recv: Instant,
+    last_send: Instant,
+    keepalive_pending: bool,
+    control_out: Option<ControlOut>,
+    closed_after_control: Option<CloseReason>,
+    closing_deadline: Option<Instant>,
+    reason: Option<CloseReason>,
+    events: VecDeque<Event>,
+    blocked: Option<(Blocked, Instant)>,
+    stats: ConnectionStats,
+}
+
+impl<S: SendStorage> std::fmt::Debug for Connection<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("side", &self.side)
+            .field("state", &self.state)
+            .field("local_cid", &self.local_cid)
+            .field("remote", &self.remote)
+            .finish()
+    }
+}
+
+/// Parameters to build a connection (from the endpoint).
+pub(crate) struct ConnectionParams<S> {
+    pub side: Side,
+    pub local_cid: u64,
+    pub remote_cid: u64,
+    pub remote: SocketAddr,
+    pub cfg: Arc<TransportConfig>,
+    pub epoch: Instant,
+    pub now: Instant,
+    pub initial_pn: u64,
+    pub storage: S,
+    pub peer: Option<HandshakeParams>,
+}
+
+impl<S: SendStorage> Connection<S> {
+    pub(crate) fn new(p: ConnectionParams<S>) -> Self {
+        let cfg = p.cfg;
+        let mss = cfg.max_payload();
+        let recv = RecvBuffer::new(cfg.recv_buffer as usize);
+        let mut c = Self {
+            side: p.side,
+            state: State::Handshake,
+            local_cid: p.local_cid,
+            remote_cid: p.remote_cid,
+            remote: p.remote,
+            epoch: p.epoch,
+            peer_max_datagram: cfg.max_datagram,
+            peer_ts: 0,
+            cookie: Vec::new(),
+            init_pending: p.side == Side::Client,
+            init_deadline: None,
+            init_attempts: 0,
+            accept_pending: false,
+            next_pn: p.initial_pn,
+            sent: SentPackets::default(),
+            largest_acked: None,
+            loss_time: None,
+            pto_count: 0,
+            probes: 0,
+            rtt: RttEstimator::new(cfg.initial_rtt),
+            cc: cfg.congestion.build(mss),
+            pacer: Pacer::new(cfg.pacing_burst_packets * cfg.max_datagram as u64),
+            pacing_wait: None,
+            send: p.storage,
+            send_next: 0,
+            retransmit: VecDeque::new(),
+            acked: RangeSet::new(),
+            peer_max_data: 0,
+            fin_requested: false,
+            fin_sent: false,
+            fin_acked: false,
+            close_requested: false,
+            writable_wanted: false,
+            advertised_max_data: recv.limit(),
+            recv,
+            peer_fin: None,
+            acks: AckState::default(),
+            readable_signalled: false,
+            finished_signalled: false,
+            last_recv: p.now,
+            last_send: p.now,
+            keepalive_pending: false,
+            control_out: None,
+            closed_after_control: None,
+            closing_deadline: None,
+            reason: None,
+            events: VecDeque::new(),
+            blocked: None,
+            stats: ConnectionStats::default(),
+            cfg,
+        };
+        if let Some(peer) = p.peer {
+            c.apply_peer_params(&peer);
+            c.state = State::Established;
+            c.accept_pending = true;
+            c.events.push_back(Event::Connected);
+        }
+        c
+    }
+
+    fn apply_peer_params(&mut self, p: &HandshakeParams) {
+        self.remote_cid = p.src_cid;
+        self.peer_max_data = p.max_data;
+        self.peer_max_datagram = p.max_datagram.min(self.cfg.max_datagram);
+    }
+
+    // ---------------------------------------------------------------- accessors
+
+    /// Client or server.
+    pub fn side(&self) -> Side {
+        self.side
+    }
+
+    /// This side's connection id.
+    pub fn local_cid(&self) -> u64 {
+        self.local_cid
+    }
+
+    /// The peer's address.
+    pub fn remote(&self) -> SocketAddr {
+        self.remote
+    }
+
+    /// Whether the handshake completed and the connection has not ended.
+    pub fn is_established(&self) -> bool {
+        self.state == State::Established
+    }
+
+    /// Whether the connection ended.
+    pub fn is_closed(&self) -> bool {
+        self.state == State::Closed
+    }
+
+    /// Why the connection ended, once it has.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.reason
+    }
+
+    /// The RTT estimator.
+    pub fn rtt(&self) -> &RttEstimator {
+        &self.rtt
+    }
+
+    /// The send storage (a runtime reaches its packet memory through this).
+    pub fn send_storage(&self) -> &S {
+        &self.send
+    }
+
+    /// Mutable send storage.
+    pub fn send_storage_mut(&mut self) -> &mut S {
+        &mut self.send
+    }
+
+    /// Statistics snapshot.
+    pub fn stats(&self) -> ConnectionStats {
+        let mut s = self.stats.clone();
+        s.rtt_min_us = self.rtt.min().as_micros() as u64;
+        s.rtt_smoothed_us = self.rtt.smoothed().as_micros() as u64;
+        s.rtt_var_us = self.rtt.var().as_micros() as u64;
+        s.cwnd = self.cc.window();
+        s.pacing_rate = self.pacing_rate().unwrap_or(0);
+        s.bytes_in_flight = self.sent.bytes_in_flight;
+        s
+    }
+
+    /// Next event for the application.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ---------------------------------------------------------------- application side
+
+    /// Copies as much of `data` into the send buffer as fits. A full buffer is
+    /// backpressure ([`WriteError::Blocked`]), never growth.
+    pub fn write(&mut self, data: &[u8]) -> Result<usize, WriteError> {
+        self.check_writable()?;
+        let n = self.send.write(data);
+        if n == 0 && !data.is_empty() {
+            self.writable_wanted = true;
+            return Err(WriteError::Blocked);
+        }
+        Ok(n)
+    }
+
+    /// Free space in the send buffer.
+    pub fn send_capacity(&self) -> u64 {
+        self.send.capacity() - (self.send.end() - self.send.start())
+    }
+
+    fn check_writable(&self) -> Result<(), WriteError> {
+        if let Some(r) = self.reason {
+            return Err(WriteError::Closed(r));
+        }
+        if self.fin_requested {
+            return Err(WriteError::Finished);
+        }
+        Ok(())
+    }
+
+    /// Reads in-order received bytes. `Ok(0)` means end of stream once the peer
+    /// finished (see [`Connection::is_peer_finished`]) and nothing is readable now
+    /// otherwise.
+    pub fn read(&mut self, out: &mut [u8]) -> usize {
+        let n = self.recv.read(out);
+        if n > 0 {
+            self.readable_signalled = false;
+            // Reopen the window early (after a quarter of the buffer) so the
+            // sender does not stall on credit.
+            let limit = self.recv.limit();
+            if limit - self.advertised_max_data >= self.recv.capacity() / 4 {
+                self.acks.request();
+            }
+        }
+        n
+    }
+
+    /// Bytes ready to read.
+    pub fn readable(&self) -> u64 {
+        self.recv.readable()
+    }
+
+    /// Whether the peer finished and everything it sent was read.
+    pub fn is_peer_finished(&self) -> bool {
+        self.peer_fin == Some(self.recv.read_offset())
+    }
+
+    /// No more data from this side (the peer sees end of stream after the last byte).
+    pub fn finish(&mut self) {
+        self.fin_requested = true;
+    }
+
+    /// Graceful close: finishes this side's stream; the connection ends
+    /// ([`CloseReason::Graceful`]) once every byte both ways was acknowledged.
+    pub fn close(&mut self, now: Instant) {
+        self.finish();
+        self.close_requested = true;
+        self.check_graceful(now);
+    }
+
+    /// Aborts at once; the peer learns `code`.
+    pub fn reset(&mut self, code: u32) {
+        if self.state == State::Closed {
+            return;
+        }
+        if self.state == State::Handshake {
+            self.set_closed(CloseReason::LocalReset(code));
+            return;
+        }
+        self.control_out = Some(ControlOut::Reset(code));
+        self.closed_after_control = Some(CloseReason::LocalReset(code));
+    }
+
+    /// Whether everything written was acknowledged (and the finish too, if requested).
+    pub fn is_send_complete(&self) -> bool {
+        self.acked.contiguous_end(0) >= self.send.end() && (!self.fin_requested || self.fin_acked)
+    }
+
+    // ---------------------------------------------------------------- timers
+
+    fn pto(&self) -> Duration {
+        self.rtt.pto_base(self.cfg.max_ack_delay) * 2u32.saturating_pow(self.pto_count.min(16))
+    }
+
+    fn loss_deadline(&self) -> Option<Instant> {
+        if self.state != State::Established {
+            return None;
+        }
+        if self.loss_time.is_some() {
+            return self.loss_time;
+        }
+        if self.sent.in_flight() > 0 {
+            return self.sent.last_ack_eliciting.map(|t| t + self.pto());
+        }
+        None
+    }
+
+    /// When [`Connection::handle_timeout`] must be called next.
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        if self.state == State::Closed {
+            return None;
+        }
+        let mut t = Some(self.last_recv + self.cfg.idle_timeout);
+        let mut min = |x: Option<Instant>| {
+            if let Some(x) = x {
+                t = Some(t.map_or(x, |t| t.min(x)));
+            }
+        };
+        min(self.init_deadline);
+        min(self.closing_deadline);
+        // Only timers for what this state can send (a past deadline the state never
+        // acts on would spin the caller).
+        if self.state == State::Established {
+            min(self.loss_deadline());
+            min(self.acks.deadline());
+            min(self.pacing_wait);
+            min(self.cfg.keepalive.map(|k| self.last_send + k));
+        }
+        t
+    }
+
+    /// Advances timers to `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        if self.state == State::Closed {
+            return;
+        }
+        if now >= self.last_recv + self.cfg.idle_timeout {
+            let r = if self.state == State::Handshake {
+                CloseReason::Unreachable
+            } else {
+                CloseReason::TimedOut
+            };
+            self.set_closed(r);
+            return;
+        }
+        if self.closing_deadline.is_some_and(|d| now >= d) {
+            self.set_closed(CloseReason::Graceful);
+            return;
+        }
+        if self.init_deadline.is_some_and(|d| now >= d) {
+            self.init_deadline = None;
+            self.init_pending = true;
+        }
+        if self.loss_time.is_some_and(|t| now >= t) {
+            self.detect_lost(now);
+        } else if self.loss_deadline().is_some_and(|t| now >= t) {
+            self.pto_count += 1;
+            self.stats.pto_count += 1;
+            self.probes = 2;
+        }
+        if self.pacing_wait.is_some_and(|t| now >= t) {
+            self.pacing_wait = None;
+        }
+        if self.state == State::Established
+            && self
+                .cfg
+                .keepalive
+                .is_some_and(|k| now >= self.last_send + k)
+        {
+            self.keepalive_pending = true;
+        }
+    }
+
+    // ---------------------------------------------------------------- receiving
+
+    /// Handles a decoded packet addressed to this connection. `len` is the datagram length.
+    pub(crate) fn handle_packet(&mut self, now: Instant, pkt: &Packet<'_>, len: usize) {
+        if self.state == State::Closed {
+            return;
+        }
+        self.last_recv = now;
+        self.stats.packets_received += 1;
+        self.stats.bytes_received += len as u64;
+        self.peer_ts = pkt.header.timestamp;
+        match &pkt.body {
+            Body::Accept { params } => {
+                if self.side == Side::Client && self.state == State::Handshake {
+                    self.apply_peer_params(params);
+                    self.state = State::Established;
+                    self.init_deadline = None;
+                    self.init_pending = false;
+                    let echo = pkt.header.timestamp_echo;
+                    if echo != 0 {
+                        let rtt_us = self.timestamp(now).wrapping_sub(echo);
+                        if rtt_us < 60_000_000 {
+                            let rtt =
+                                Duration::from_micros(rtt_us as u64).max(Duration::from_micros(1));
+                            self.rtt.update(rtt, Duration::ZERO, self.cfg.max_ack_delay);
+                        }
+                    }
+                    self.events.push_back(Event::Connected);
+                }
+                return;
+            }
+            Body::Retry { cookie } => {
+                if self.side == Side::Client && self.state == State::Handshake {
+                    self.cookie = cookie.to_vec();
+                    self.init_pending = true;
+                }
+                return;
+            }
+            Body::Init { .. } => {
+                // The client did not get our Accept: send it again.
+                if self.side == Side::Server && self.state == State::Established {
+                    self.accept_pending = true;
+                }
+                return;
+            }
+            Body::Reset { code } => {
+                if self.side == Side::Client
+                    && self.state == State::Handshake
+                    && *code == REFUSED_CODE
+                {
+                    self.set_closed(CloseReason::Refused);
+                } else {
+                    self.set_closed(CloseReason::PeerReset(*code));
+                }
+                return;
+            }
+            _ if self.state == State::Handshake => return,
+            Body::Close { code } => {
+                // A peer sends Close only once it holds all our data and our finish,
+                // so with its stream complete here this is a graceful end.
+                let r = if *code == 0 && self.fin_sent && self.peer_fin_complete() {
+                    CloseReason::Graceful
+                } else {
+                    CloseReason::PeerClosed(*code)
+                };
+                if self.state == State::Closing {
+                    self.set_closed(r);
+                } else {
+                    self.control_out = Some(ControlOut::Close(0));
+                    self.closed_after_control = Some(r);
+                }
+                return;
+            }
+            _ => {}
+        }
+        if self.state == State::Closing {
+            // Still hearing from the peer: repeat the close.
+            self.control_out = Some(ControlOut::Close(0));
+        }
+        match &pkt.body {
+            Body::Data {
+                offset,
+                fin,
+                payload,
+            } => {
+                if !self.accept_data(*offset, *fin, payload) {
+                    return;
+                }
+            }
+            Body::Ack(a) => self.on_ack(now, a),
+            _ => {}
+        }
+        if pkt.body.is_ack_eliciting() {
+            self.acks.on_packet(
+                pkt.header.pn,
+                now,
+                self.cfg.ack_every,
+                self.cfg.max_ack_delay,
+            );
+        }
+        self.check_graceful(now);
+    }
+
+    fn peer_fin_complete(&self) -> bool {
+        self.peer_fin
+            .is_some_and(|f| self.recv.contiguous_end() >= f)
+    }
+
+    fn accept_data(&mut self, offset: u64, fin: bool, payload: &[u8]) -> bool {
+        let end = offset + payload.len() as u64;
+        if end > self.recv.limit() {
+            self.stats.out_of_window += 1;
+            return false;
+        }
+        if let Some(f) = self.peer_fin {
+            if end > f || (fin && end != f) {
+                self.stats.out_of_window += 1;
+                return false;
+            }
+        }
+        if fin {
+            if self.recv.contiguous_end() > end {
+                self.stats.out_of_window += 1;
+                return false;
+            }
+            self.peer_fin = Some(end);
+        }
+        let new = self.recv.insert(offset, payload);
+        if new == 0 && !payload.is_empty() {
+            self.stats.duplicate_packets += 1;
+        }
+        self.stats.stream_bytes_received = self.recv.contiguous_end();
+        if self.recv.readable() > 0 && !self.readable_signalled {
+            self.readable_signalled = true;
+            self.events.push_back(Event::Readable);
+        }
+        if !self.finished_signalled && self.peer_fin_complete() {
+            self.finished_signalled = true;
+            self.events.push_back(Event::PeerFinished);
+        }
+        true
+    }
+
+    fn on_ack(&mut self, now: Instant, a: &wire::Ack) {
+        let largest = a.largest();
+        let sent_end = self.send_next;
+        if largest >= self.next_pn || a.data_cumulative > sent_end {
+            self.stats.invalid_acks += 1;
+            return;
+        }
+        let tracked = self.sent.tracked();
+        let mut newly_largest: Option<SentPacket> = None;
+        let mut any_new = false;
+        let app_limited = self.blocked.is_some_and(|b| b.0 == Blocked::App);
+        for r in &a.ranges {
+            self.stats.spurious_retransmits += self.sent.take_lost_in(r.start, r.end);
+            let lo = r.start.max(tracked.start);
+            let hi = r.end.saturating_add(1).min(tracked.end);
+            for pn in lo..hi {
+                let Some(p) = self.sent.take(pn) else {
+                    continue;
+                };
+                any_new = true;
+                if pn == largest {
+                    newly_largest = Some(p);
+                }
+                if let Some(c) = p.chunk {
+                    self.acked.insert(c.offset..c.end());
+                    if c.fin {
+                        self.fin_acked = true;
+                    }
+                }
+                self.cc
+                    .on_ack(now, p.time, p.size as u64, app_limited, &self.rtt);
+            }
+        }
+        if let Some(p) = newly_largest {
+            let ack_delay = Duration::from_micros(a.ack_delay_us as u64);
+            self.rtt.update(
+                now.saturating_duration_since(p.time)
+                    .max(Duration::from_micros(1)),
+                ack_delay,
+                self.cfg.max_ack_delay,
+            );
+        }
+        if any_new {
+            self.pto_count = 0;
+        }
+        self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
+        self.peer_max_data = self.peer_max_data.max(a.max_data);
+        if a.data_cumulative > 0 {
+            self.acked.insert(0..a.data_cumulative);
+        }
+        let done = self.acked.contiguous_end(0);
+        if done > self.send.start() {
+            self.send.release_to(done.min(self.send.end()));
+            if self.writable_wanted && self.send_capacity() > 0 {
+                self.writable_wanted = false;
+                self.events.push_back(Event::Writable);
+            }
+        }
+        self.detect_lost(now);
+        self.sent
+            .forget_lost_before(now.checked_sub(self.pto() * 4).unwrap_or(now));
+    }
+
+    fn detect_lost(&mut self, now: Instant) {
+        let Some(largest) = self.largest_acked else {
+            return;
+        };
+        let loss_delay = (self.rtt.conservative() * 9 / 8).max(GRANULARITY);
+        let lost_before = now.checked_sub(loss_delay);
+        self.loss_time = None;
+        let mut lost: Vec<(u64, SentPacket)> = Vec::new();
+        for (pn, p) in self.sent.below(largest) {
+            if pn + self.cfg.packet_threshold <= largest || lost_before.is_some_and(|t| p.time <= t)
+            {
+                lost.push((pn, *p));
+            } else {
+                let t = p.time + loss_delay;
+                self.loss_time = Some(self.loss_time.map_or(t, |x| x.min(t)));
+            }
+        }
+        if lost.is_empty() {
+            return;
+        }
+        let mut lost_bytes = 0;
+        let first_time = lost[0].1.time;
+        let mut last_time = first_time;
+        for (pn, p) in &lost {
+            self.sent.take(*pn);
+            self.sent.record_lost(*pn, now);
+            self.stats.losses_detected += 1;
+            lost_bytes += p.size as u64;
+            last_time = last_time.max(p.time);
+            if let Some(c) = p.chunk {
+                if !self.chunk_acked(&c) {
+                    self.retransmit.push_back(c);
+                }
+            }
+        }
+        let persistent = self.rtt.has_sample()
+            && last_time.saturating_duration_since(first_time)
+                > self.rtt.pto_base(self.cfg.max_ack_delay) * 3;
+        self.cc
+            .on_congestion_event(now, last_time, persistent, lost_bytes);
+    }
+
+    fn chunk_acked(&self, c: &Chunk) -> bool {
+        let data = c.len == 0
+            || self.acked.contains_range(c.offset..c.end())
+            || c.end() <= self.send.start();
+        data && (!c.fin || self.fin_acked)
+    }
+
+    fn check_graceful(&mut self, now: Instant) {
+        if self.close_requested
+            && self.state == State::Established
+            && self.fin_acked
+            && self.peer_fin_complete()
+        {
+            self.state = State::Closing;
+            self.control_out = Some(ControlOut::Close(0));
+            self.closing_deadline = Some(now + self.pto() * 3);
+        }
+    }
+
+    fn set_closed(&mut self, r: CloseReason) {
+        if self.state == State::Closed {
+            return;
+        }
+        self.state = State::Closed;
+        self.reason = Some(r);
+        self.events.push_back(Event::Closed(r));
+        self.blocked = None;
+    }
+
+    // ---------------------------------------------------------------- sending
+
+    fn timestamp(&self, now: Instant) -> u32 {
+        (now.saturating_duration_since(self.epoch).as_micros() as u32).max(1)
+    }
+
+    fn header(&mut self, now: Instant) -> Header {
+        let pn = self.next_pn;
+        self.next_pn += 1;
+        Header {
+            dst_cid: self.remote_cid,
+            pn,
+            timestamp: self.timestamp(now),
+            timestamp_echo: self.peer_ts,
+        }
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        if let Some(r) = self.cc.pacing_rate() {
+            return Some(r);
+        }
+        if !self.cfg.pacing || !self.rtt.has_sample() {
+            return None;
+        }
+        let srtt = self.rtt.smoothed().as_nanos().max(1);
+        Some((self.cc.window() as u128 * 5 / 4 * 1_000_000_000 / srtt).min(u64::MAX as u128) as u64)
+    }
+
+    fn note_blocked(&mut self, now: Instant, why: Option<Blocked>) {
+        if let Some((b, since)) = self.blocked {
+            if Some(b) == why {
+                return;
+            }
+            let us = now.saturating_duration_since(since).as_micros() as u64;
+            match b {
+                Blocked::Window => self.stats.blocked_window_us += us,
+                Blocked::Credit => self.stats.blocked_credit_us += us,
+                Blocked::App => self.stats.blocked_app_us += us,
+            }
+        }
+        self.blocked = why.map(|w| (w, now));
+    }
+
+    /// Produces the next datagram into `buf` (header and payload), if any is due.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let t = self.poll_transmit_header(now, buf)?;
+        if let Some(p) = t.payload {
+            self.send
+                .copy_out(p.offset, &mut buf[t.header_len..t.header_len + p.len]);
+        }
+        Some(t)
+    }
+
+    /// Like [`Connection::poll_transmit`], but writes only the header: the caller
+    /// appends `payload` (stream bytes at that offset) from its own storage, e.g. a
+    /// reference to the packet memory that holds them.
+    pub fn poll_transmit_header(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if self.state == State::Closed {
+            return None;
+        }
+        let max = buf.len().min(self.peer_max_datagram as usize);
+        let out = self.next_datagram(now, &mut buf[..max]);
+        if let Some(t) = &out {
+            self.stats.packets_sent += 1;
+            self.stats.bytes_sent += t.len as u64;
+            self.last_send = now;
+        }
+        out
+    }
+
+    fn control(&mut self, now: Instant, body: Body<'_>, buf: &mut [u8]) -> Option<Transmit> {
+        let header = self.header(now);
+        let len = wire::encode(buf, &Packet { header, body }).ok()?;
+        Some(Transmit {
+            destination: self.remote,
+            len,
+            header_len: len,
+            payload: None,
+        })
+    }
+
+    fn next_datagram(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if let Some(c) = self.control_out.take() {
+            let body = match c {
+                ControlOut::Close(code) => Body::Close { code },
+                ControlOut::Reset(code) => Body::Reset { code },
+            };
+            let t = self.control(now, body, buf);
+            if let Some(r) = self.closed_after_control.take() {
+                self.set_closed(r);
+            }
+            return t;
+        }
+        match self.state {
+            State::Closed | State::Closing => return None,
+            State::Handshake => {
+                if !self.init_pending {
+                    return None;
+                }
+                self.init_pending = false;
+                self.init_attempts += 1;
+                self.init_deadline = Some(
+                    now + self.cfg.initial_rtt * 2u32.saturating_pow(self.init_attempts.min(10)),
+                );
+                let params = self.local_params();
+                let cookie = std::mem::take(&mut self.cookie);
+                let t = self.control(
+                    now,
+                    Body::Init {
+                        params,
+                        cookie: &cookie,
+                    },
+                    buf,
+                );
+                self.cookie = cookie;
+                return t;
+            }
+            State::Established => {}
+        }
+        if self.accept_pending {
+            self.accept_pending = false;
+            let params = self.local_params();
+            return self.control(now, Body::Accept { params }, buf);
+        }
+        if self.acks.wants_to_send(now) {
+            let limit = self.recv.limit();
+            if let Some(ack) = self.acks.build(now, self.recv.contiguous_end(), limit) {
+                self.advertised_max_data = limit;
+                if buf.len() >= wire::ack_len(ack.ranges.len()) {
+                    return self.control(now, Body::Ack(ack), buf);
+                }
+            }
+        }
+        if let Some(t) = self.next_data(now, buf) {
+            return Some(t);
+        }
+        if self.keepalive_pending || self.probes > 0 {
+            self.keepalive_pending = false;
+            self.probes = self.probes.saturating_sub(1);
+            let pn = self.next_pn;
+            let t = self.control(now, Body::Keepalive, buf)?;
+            self.sent.on_sent(
+                pn,
+                SentPacket {
+                    time: now,
+                    size: t.len as u32,
+                    chunk: None,
+                },
+            );
+            return Some(t);
+        }
+        None
+    }
+
+    fn local_params(&self) -> HandshakeParams {
+        HandshakeParams {
+            src_cid: self.local_cid,
+            max_data: self.recv.limit(),
+            max_datagram: self.cfg.max_datagram,
+        }
+    }
+
+    fn next_data(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let max_payload = (buf.len().saturating_sub(wire::DATA_HEADER_LEN)) as u64;
+        if max_payload == 0 {
+            return None;
+        }
+        let probe = self.probes > 0;
+        // Pick what to send: a retransmission first, then new data, then (probing)
+        // the oldest unacknowledged chunk again.
+        while self.retransmit.front().is_some_and(|c| self.chunk_acked(c)) {
+            self.retransmit.pop_front();
+        }
+        let mut retx = true;
+        let chunk = if let Some(c) = self.retransmit.front().copied() {
+            let start = c.offset.max(self.send.start());
+            Some(Chunk {
+                offset: start,
+                len: (c.end() - start) as u32,
+                fin: c.fin,
+            })
+        } else {
+            retx = false;
+            self.new_chunk(max_payload)
+        };
+        let chunk = match chunk {
+            Some(c) => c,
+            None if probe => match self.sent.oldest_chunk() {
+                Some(c) if !self.chunk_acked(&c) && c.end() <= self.send.end() => {
+                    retx = true;
+                    let start = c.offset.max(self.send.start());
+                    Chunk {
+                        offset: start,
+                        len: (c.end() - start) as u32,
+                        fin: c.fin,
+                    }
+                }
+                _ => return None,
+            },
+            None => {
+                let why = if self.state == State::Established
+                    && self.send_next < self.send.end()
+                    && self.send_next >= self.peer_max_data
+                {
+                    Blocked::Credit
+                } else {
+                    Blocked::App
+                };
+                self.note_blocked(now, Some(why));
+                return None;
+            }
+        };
+        let size = wire::DATA_HEADER_LEN as u64 + chunk.len as u64;
+        if !probe {
+            if self.sent.in_flight() >= self.cfg.window_packets
+                || self.sent.bytes_in_flight + size > self.cc.window()
+            {
+                self.note_blocked(now, Some(Blocked::Window));
+                return None;
+            }
+            if let Some(rate) = self.pacing_rate() {
+                if let Some(t) = self.pacer.try_send(now, size, rate) {
+                    self.pacing_wait = Some(t);
+                    self.note_blocked(now, Some(Blocked::Window));
+                    return None;
+                }
+            }
+        } else {
+            self.probes -= 1;
+        }
+        self.note_blocked(now, None);
+        let header = self.header(now);
+        let pn = header.pn;
+        let header_len =
+            wire::encode_data_header(buf, &header, chunk.offset, chunk.len as usize, chunk.fin)
+                .ok()?;
+        if retx {
+            if self
+                .retransmit
+                .front()
+                .is_some_and(|c| c.end() == chunk.end())
+            {
+                self.retransmit.pop_front();
+            }
+            self.stats.packets_retransmitted += 1;
+            self.stats.bytes_retransmitted += chunk.len as u64;
+        } else {
+            self.send_next = chunk.end();
+            self.stats.stream_bytes_sent += chunk.len as u64;
+            if chunk.fin {
+                self.fin_sent = true;
+            }
+        }
+        self.sent.on_sent(
+            pn,
+            SentPacket {
+                time: now,
+                size: size as u32,
+                chunk: Some(chunk),
+            },
+        );
+        self.cc.on_sent(now, size);
+        Some(Transmit {
+            destination: self.remote,
+            len: size as usize,
+            header_len,
+            payload: (chunk.len > 0).then_some(PayloadRef {
+                offset: chunk.offset,
+                len: chunk.len as usize,
+            }),
+        })
+    }
+
+    fn new_chunk(&self, max_payload: u64) -> Option<Chunk> {
+        if self.state != State::Established {
+            return None;
+        }
+        let avail = self.send.end() - self.send_next;
+        let credit = self.peer_max_data.saturating_sub(self.send_next);
+        let len = avail
+            .min(credit)
+            .min(max_payload)
+            .min(self.send.contiguous_len(self.send_next));
+        let end = self.send_next + len;
+        let fin = self.fin_requested && !self.fin_sent && end == self.send.end();
+        if len == 0 && !fin {
+            return None;
+        }
+        Some(Chunk {
+            offset: self.send_next,
+            len: len as u32,
+            fin,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

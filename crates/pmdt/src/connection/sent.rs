@@ -1,0 +1,116 @@
+//! Packets sent and not yet acknowledged or declared lost, indexed by packet number.
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+/// A run of stream bytes carried by one packet. Retransmissions resend the same run,
+/// so receivers see the same boundaries (and runtimes can reuse the packet memory).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Chunk {
+    pub offset: u64,
+    pub len: u32,
+    pub fin: bool,
+}
+
+impl Chunk {
+    pub fn end(&self) -> u64 {
+        self.offset + self.len as u64
+    }
+}
+
+/// One tracked (ack-eliciting) packet.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SentPacket {
+    pub time: Instant,
+    pub size: u32,
+    pub chunk: Option<Chunk>,
+}
+
+/// Outstanding packets by packet number; untracked numbers (acks) are holes.
+#[derive(Debug, Default)]
+pub(crate) struct SentPackets {
+    base: u64,
+    slots: VecDeque<Option<SentPacket>>,
+    outstanding: u64,
+    /// Packets declared lost, kept a while to notice spurious retransmissions.
+    lost: VecDeque<(u64, Instant)>,
+    pub bytes_in_flight: u64,
+    pub last_ack_eliciting: Option<Instant>,
+}
+
+impl SentPackets {
+    pub fn on_sent(&mut self, pn: u64, p: SentPacket) {
+        if self.slots.is_empty() {
+            self.base = pn;
+        }
+        while self.base + (self.slots.len() as u64) < pn {
+            self.slots.push_back(None);
+        }
+        self.slots.push_back(Some(p));
+        self.outstanding += 1;
+        self.bytes_in_flight += p.size as u64;
+        self.last_ack_eliciting = Some(p.time);
+    }
+
+    /// Packets in flight.
+    pub fn in_flight(&self) -> u64 {
+        self.outstanding
+    }
+
+    /// Removes and returns packet `pn` if it is outstanding.
+    pub fn take(&mut self, pn: u64) -> Option<SentPacket> {
+        let i = pn.checked_sub(self.base)? as usize;
+        let p = self.slots.get_mut(i)?.take()?;
+        self.outstanding -= 1;
+        self.bytes_in_flight -= p.size as u64;
+        while matches!(self.slots.front(), Some(None)) {
+            self.slots.pop_front();
+            self.base += 1;
+        }
+        Some(p)
+    }
+
+    /// The packet numbers currently tracked: `[base, base + slots)`.
+    pub fn tracked(&self) -> std::ops::Range<u64> {
+        self.base..self.base + self.slots.len() as u64
+    }
+
+    /// Outstanding packets with numbers below `pn`, oldest first.
+    pub fn below(&self, pn: u64) -> impl Iterator<Item = (u64, &SentPacket)> + '_ {
+        let base = self.base;
+        self.slots
+            .iter()
+            .enumerate()
+            .take_while(move |(i, _)| base + (*i as u64) < pn)
+            .filter_map(move |(i, s)| s.as_ref().map(|p| (base + i as u64, p)))
+    }
+
+    /// The oldest outstanding packet carrying stream data.
+    pub fn oldest_chunk(&self) -> Option<Chunk> {
+        self.slots.iter().flatten().find_map(|p| p.chunk)
+    }
+
+    pub fn record_lost(&mut self, pn: u64, now: Instant) {
+        let i = self.lost.partition_point(|e| e.0 < pn);
+        self.lost.insert(i, (pn, now));
+        if self.lost.len() > 8192 {
+            self.lost.pop_front();
+        }
+    }
+
+    /// Forgets lost records with numbers in `[lo, hi]`; returns how many there were
+    /// (each is a spurious retransmission: the packet arrived after all).
+    pub fn take_lost_in(&mut self, lo: u64, hi: u64) -> u64 {
+        if self.lost.is_empty() {
+            return 0;
+        }
+        let a = self.lost.partition_point(|e| e.0 < lo);
+        let b = self.lost.partition_point(|e| e.0 <= hi);
+        self.lost.drain(a..b);
+        (b - a) as u64
+    }
+
+    pub fn forget_lost_before(&mut self, t: Instant) {
+        self.lost.retain(|e| e.1 >= t);
+    }
+}

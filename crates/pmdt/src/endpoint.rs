@@ -1,0 +1,519 @@
+//! The endpoint: owns connections, demultiplexes datagrams by connection id, accepts
+//! (server) and opens (client) connections, and schedules transmissions fairly.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Instant;
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use crate::config::EndpointConfig;
+use crate::connection::{Connection, ConnectionParams, Event, Side, Transmit, REFUSED_CODE};
+use crate::cookie::CookieKey;
+use crate::send_buffer::{ByteRing, SendStorage};
+use crate::stats::EndpointStats;
+use crate::wire::{self, Body, Header, Packet, PacketType};
+
+/// Handle of a connection within its endpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConnectionHandle(pub usize);
+
+struct Slot<S: SendStorage> {
+    conn: Connection<S>,
+    /// The timer the heap holds for this connection.
+    scheduled: Option<Instant>,
+    ready: bool,
+    deficit: i64,
+    init_key: Option<(SocketAddr, u64)>,
+}
+
+/// Makes the send storage of a new connection.
+pub type StorageFactory<S> = Box<dyn FnMut(u64) -> S + Send>;
+
+/// A pmdt endpoint: many connections over one datagram socket/port.
+pub struct Endpoint<S: SendStorage = ByteRing> {
+    cfg: EndpointConfig,
+    transport: Arc<crate::config::TransportConfig>,
+    rng: ChaCha8Rng,
+    epoch: Instant,
+    cookie_key: CookieKey,
+    slots: Vec<Option<Slot<S>>>,
+    free: Vec<usize>,
+    by_cid: HashMap<u64, usize>,
+    by_init: HashMap<(SocketAddr, u64), usize>,
+    ready: VecDeque<usize>,
+    timers: BinaryHeap<Reverse<(Instant, usize)>>,
+    stateless: VecDeque<(SocketAddr, [u8; 64], usize)>,
+    accept_queue: VecDeque<ConnectionHandle>,
+    events: VecDeque<(ConnectionHandle, Event)>,
+    storage: StorageFactory<S>,
+    stats: EndpointStats,
+}
+
+impl Endpoint<ByteRing> {
+    /// An endpoint whose connections buffer send data in a [`ByteRing`].
+    pub fn new(cfg: EndpointConfig, now: Instant) -> Result<Self, String> {
+        Self::with_storage(cfg, now, Box::new(|cap| ByteRing::new(cap as usize)))
+    }
+}
+
+impl<S: SendStorage> Endpoint<S> {
+    /// An endpoint whose connections get their send storage from `storage`
+    /// (called with the configured send buffer size).
+    pub fn with_storage(
+        cfg: EndpointConfig,
+        now: Instant,
+        storage: StorageFactory<S>,
+    ) -> Result<Self, String> {
+        cfg.transport.validate()?;
+        let mut rng = match cfg.seed {
+            Some(s) => ChaCha8Rng::seed_from_u64(s),
+            None => ChaCha8Rng::from_os_rng(),
+        };
+        let cookie_key = CookieKey::new(rng.random(), rng.random());
+        Ok(Self {
+            transport: Arc::new(cfg.transport.clone()),
+            cfg,
+            rng,
+            epoch: now,
+            cookie_key,
+            slots: Vec::new(),
+            free: Vec::new(),
+            by_cid: HashMap::new(),
+            by_init: HashMap::new(),
+            ready: VecDeque::new(),
+            timers: BinaryHeap::new(),
+            stateless: VecDeque::new(),
+            accept_queue: VecDeque::new(),
+            events: VecDeque::new(),
+            storage,
+            stats: EndpointStats::default(),
+        })
+    }
+
+    /// Endpoint counters.
+    pub fn stats(&self) -> &EndpointStats {
+        &self.stats
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &EndpointConfig {
+        &self.cfg
+    }
+
+    /// Number of live connections.
+    pub fn connection_count(&self) -> usize {
+        self.by_cid.len()
+    }
+
+    /// A connection, if the handle is live.
+    pub fn connection(&self, h: ConnectionHandle) -> Option<&Connection<S>> {
+        self.slots.get(h.0)?.as_ref().map(|s| &s.conn)
+    }
+
+    /// Application access to a connection (write, read, close). Call
+    /// [`Endpoint::touch`] afterwards so the endpoint reschedules it; the
+    /// convenience methods below do that for you.
+    pub fn connection_mut(&mut self, h: ConnectionHandle) -> Option<&mut Connection<S>> {
+        self.slots.get_mut(h.0)?.as_mut().map(|s| &mut s.conn)
+    }
+
+    /// Handles of all live connections.
+    pub fn handles(&self) -> impl Iterator<Item = ConnectionHandle> + '_ {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.is_some())
+            .map(|(i, _)| ConnectionHandle(i))
+    }
+
+    fn new_cid(&mut self) -> u64 {
+        loop {
+            let c: u64 = self.rng.random();
+            if c != 0 && !self.by_cid.contains_key(&c) {
+                return c;
+            }
+        }
+    }
+
+    fn insert(
+        &mut self,
+        conn: Connection<S>,
+        init_key: Option<(SocketAddr, u64)>,
+    ) -> ConnectionHandle {
+        let cid = conn.local_cid();
+        let slot = Slot {
+            conn,
+            scheduled: None,
+            ready: false,
+            deficit: 0,
+            init_key,
+        };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.slots[i] = Some(slot);
+                i
+            }
+            None => {
+                self.slots.push(Some(slot));
+                self.slots.len() - 1
+            }
+        };
+        self.by_cid.insert(cid, i);
+        if let Some(k) = init_key {
+            self.by_init.insert(k, i);
+        }
+        self.stats.connections_opened += 1;
+        self.touch(ConnectionHandle(i));
+        ConnectionHandle(i)
+    }
+
+    /// Opens a connection to `remote` (client).
+    pub fn connect(&mut self, now: Instant, remote: SocketAddr) -> ConnectionHandle {
+        let local_cid = self.new_cid();
+        let initial_pn = self.rng.random::<u32>() as u64;
+        let storage = (self.storage)(self.transport.send_buffer);
+        let conn = Connection::new(ConnectionParams {
+            side: Side::Client,
+            local_cid,
+            remote_cid: 0,
+            remote,
+            cfg: self.transport.clone(),
+            epoch: self.epoch,
+            now,
+            initial_pn,
+            storage,
+            peer: None,
+        });
+        self.insert(conn, None)
+    }
+
+    /// Next accepted incoming connection (server).
+    pub fn accept(&mut self) -> Option<ConnectionHandle> {
+        self.accept_queue.pop_front()
+    }
+
+    /// Next connection event.
+    pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
+        self.events.pop_front()
+    }
+
+    /// Frees a closed connection's state. Returns false if it is still open.
+    pub fn release(&mut self, h: ConnectionHandle) -> bool {
+        let closed = self.connection(h).is_some_and(|c| c.is_closed());
+        if closed {
+            if let Some(slot) = self.slots[h.0].take() {
+                self.by_cid.remove(&slot.conn.local_cid());
+                if let Some(k) = slot.init_key {
+                    self.by_init.remove(&k);
+                }
+                self.free.push(h.0);
+            }
+        }
+        closed
+    }
+
+    /// Reschedules a connection after the application used it (write/read/close).
+    pub fn touch(&mut self, h: ConnectionHandle) {
+        let Some(Some(slot)) = self.slots.get_mut(h.0) else {
+            return;
+        };
+        while let Some(e) = slot.conn.poll_event() {
+            self.events.push_back((h, e));
+        }
+        if !slot.ready {
+            slot.ready = true;
+            self.ready.push_back(h.0);
+        }
+        let t = slot.conn.poll_timeout();
+        if t != slot.scheduled {
+            slot.scheduled = t;
+            if let Some(t) = t {
+                self.timers.push(Reverse((t, h.0)));
+            }
+        }
+    }
+
+    /// Writes to a connection and reschedules it.
+    pub fn write(
+        &mut self,
+        h: ConnectionHandle,
+        data: &[u8],
+    ) -> Result<usize, crate::connection::WriteError> {
+        let r = match self.connection_mut(h) {
+            Some(c) => c.write(data),
+            None => {
+                return Err(crate::connection::WriteError::Closed(
+                    crate::connection::CloseReason::LocalReset(0),
+                ))
+            }
+        };
+        self.touch(h);
+        r
+    }
+
+    /// Reads from a connection and reschedules it (a read may reopen the window).
+    pub fn read(&mut self, h: ConnectionHandle, out: &mut [u8]) -> usize {
+        let n = self.connection_mut(h).map_or(0, |c| c.read(out));
+        if n > 0 {
+            self.touch(h);
+        }
+        n
+    }
+
+    /// Gracefully closes a connection.
+    pub fn close(&mut self, now: Instant, h: ConnectionHandle) {
+        if let Some(c) = self.connection_mut(h) {
+            c.close(now);
+        }
+        self.touch(h);
+    }
+
+    /// Handles one received datagram from `remote`.
+    pub fn handle(&mut self, now: Instant, remote: SocketAddr, data: &[u8]) {
+        self.stats.datagrams_in += 1;
+        let (header, ty) = match wire::peek_header(data) {
+            Ok(x) => x,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        let pkt = match wire::decode(data) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        if ty == PacketType::Init {
+            self.handle_init(now, remote, &pkt, data.len());
+            return;
+        }
+        let Some(&i) = self.by_cid.get(&header.dst_cid) else {
+            self.stats.unknown_connection += 1;
+            return;
+        };
+        let Some(slot) = self.slots[i].as_mut() else {
+            self.stats.unknown_connection += 1;
+            return;
+        };
+        if slot.conn.remote() != remote {
+            self.stats.unknown_connection += 1;
+            return;
+        }
+        slot.conn.handle_packet(now, &pkt, data.len());
+        self.touch(ConnectionHandle(i));
+    }
+
+    fn now_secs(&self, now: Instant) -> u32 {
+        now.saturating_duration_since(self.epoch).as_secs() as u32
+    }
+
+    fn handle_init(&mut self, now: Instant, remote: SocketAddr, pkt: &Packet<'_>, len: usize) {
+        let Body::Init { params, cookie } = &pkt.body else {
+            return;
+        };
+        if pkt.header.dst_cid != 0 {
+            self.stats.malformed += 1;
+            return;
+        }
+        if let Some(&i) = self.by_init.get(&(remote, params.src_cid)) {
+            if let Some(slot) = self.slots[i].as_mut() {
+                slot.conn.handle_packet(now, pkt, len);
+            }
+            self.touch(ConnectionHandle(i));
+            return;
+        }
+        if !self.cfg.accept || self.by_cid.len() >= self.cfg.max_connections {
+            self.stats.refused += 1;
+            self.queue_stateless(remote, params.src_cid, Body::Reset { code: REFUSED_CODE });
+            return;
+        }
+        let secs = self.now_secs(now);
+        if cookie.is_empty() {
+            self.stats.retries_sent += 1;
+            let c = self.cookie_key.issue(&remote, params.src_cid, secs);
+            self.queue_stateless(remote, params.src_cid, Body::Retry { cookie: &c });
+            return;
+        }
+        let lifetime = self.cfg.cookie_lifetime.as_secs() as u32;
+        if !self
+            .cookie_key
+            .verify(cookie, &remote, params.src_cid, secs, lifetime)
+        {
+            self.stats.bad_cookies += 1;
+            return;
+        }
+        let local_cid = self.new_cid();
+        let initial_pn = self.rng.random::<u32>() as u64;
+        let storage = (self.storage)(self.transport.send_buffer);
+        let mut conn = Connection::new(ConnectionParams {
+            side: Side::Server,
+            local_cid,
+            remote_cid: params.src_cid,
+            remote,
+            cfg: self.transport.clone(),
+            epoch: self.epoch,
+            now,
+            initial_pn,
+            storage,
+            peer: Some(*params),
+        });
+        conn.handle_packet(now, pkt, len);
+        let h = self.insert(conn, Some((remote, params.src_cid)));
+        self.accept_queue.push_back(h);
+    }
+
+    fn queue_stateless(&mut self, remote: SocketAddr, dst_cid: u64, body: Body<'_>) {
+        if self.stateless.len() >= 1024 {
+            return; // under a flood, drop rather than grow
+        }
+        let mut buf = [0u8; 64];
+        let header = Header {
+            dst_cid,
+            pn: 0,
+            timestamp: 0,
+            timestamp_echo: 0,
+        };
+        if let Ok(n) = wire::encode(&mut buf, &Packet { header, body }) {
+            self.stateless.push_back((remote, buf, n));
+        }
+    }
+
+    /// When [`Endpoint::handle_timeout`] must be called next.
+    pub fn poll_timeout(&mut self) -> Option<Instant> {
+        while let Some(Reverse((t, i))) = self.timers.peek().copied() {
+            let live = self
+                .slots
+                .get(i)
+                .and_then(|s| s.as_ref())
+                .is_some_and(|s| s.scheduled == Some(t));
+            if live {
+                return Some(t);
+            }
+            self.timers.pop();
+        }
+        None
+    }
+
+    /// Runs every connection timer due at `now`.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        while let Some(Reverse((t, i))) = self.timers.peek().copied() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            let Some(Some(slot)) = self.slots.get_mut(i) else {
+                continue;
+            };
+            if slot.scheduled != Some(t) {
+                continue;
+            }
+            slot.scheduled = None;
+            slot.conn.handle_timeout(now);
+            self.touch(ConnectionHandle(i));
+        }
+    }
+
+    /// The next datagram to send, written into `buf`. Connections with data are
+    /// served by deficit round-robin (quantum: one full datagram), so each gets an
+    /// equal share of the link.
+    pub fn poll_transmit(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+    ) -> Option<(ConnectionHandle, Transmit)> {
+        self.poll_transmit_with(now, buf, |c, now, buf| c.poll_transmit(now, buf))
+    }
+
+    /// Like [`Endpoint::poll_transmit`], but only the header is written; the caller
+    /// appends the payload from the connection's storage (zero-copy runtimes).
+    pub fn poll_transmit_header(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+    ) -> Option<(ConnectionHandle, Transmit)> {
+        self.poll_transmit_with(now, buf, |c, now, buf| c.poll_transmit_header(now, buf))
+    }
+
+    /// A stateless response (Retry/Reset), if one is queued.
+    pub fn poll_stateless(&mut self, buf: &mut [u8]) -> Option<(SocketAddr, usize)> {
+        let (addr, b, n) = self.stateless.front()?;
+        if buf.len() < *n {
+            return None;
+        }
+        buf[..*n].copy_from_slice(&b[..*n]);
+        let out = (*addr, *n);
+        self.stateless.pop_front();
+        self.stats.datagrams_out += 1;
+        Some(out)
+    }
+
+    fn poll_transmit_with<F>(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        mut f: F,
+    ) -> Option<(ConnectionHandle, Transmit)>
+    where
+        F: FnMut(&mut Connection<S>, Instant, &mut [u8]) -> Option<Transmit>,
+    {
+        let quantum = self.transport.max_datagram as i64;
+        let mut visits = self.ready.len();
+        while visits > 0 {
+            visits -= 1;
+            let i = *self.ready.front()?;
+            let Some(Some(slot)) = self.slots.get_mut(i) else {
+                self.ready.pop_front();
+                continue;
+            };
+            if slot.deficit <= 0 {
+                slot.deficit += quantum;
+            }
+            match f(&mut slot.conn, now, buf) {
+                Some(t) => {
+                    slot.deficit -= t.len as i64;
+                    if slot.deficit <= 0 {
+                        // Used its share this round: to the back of the queue.
+                        self.ready.pop_front();
+                        self.ready.push_back(i);
+                    }
+                    self.stats.datagrams_out += 1;
+                    self.touch_after_send(i);
+                    return Some((ConnectionHandle(i), t));
+                }
+                None => {
+                    slot.ready = false;
+                    slot.deficit = 0;
+                    self.ready.pop_front();
+                    self.touch_timer_only(i);
+                }
+            }
+        }
+        None
+    }
+
+    fn touch_after_send(&mut self, i: usize) {
+        self.touch_timer_only(i);
+    }
+
+    fn touch_timer_only(&mut self, i: usize) {
+        let Some(Some(slot)) = self.slots.get_mut(i) else {
+            return;
+        };
+        while let Some(e) = slot.conn.poll_event() {
+            self.events.push_back((ConnectionHandle(i), e));
+        }
+        let t = slot.conn.poll_timeout();
+        if t != slot.scheduled {
+            slot.scheduled = t;
+            if let Some(t) = t {
+                self.timers.push(Reverse((t, i)));
+            }
+        }
+    }
+}

@@ -1,0 +1,330 @@
+//! A reusable experiment: N bulk flows from a client to a server over one simulated
+//! path, every byte verified, with goodput, fairness and close reasons reported.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::link::{LinkConfig, LinkStats};
+use super::pattern;
+use super::Network;
+use crate::config::{EndpointConfig, TransportConfig};
+use crate::connection::{CloseReason, Event};
+use crate::endpoint::ConnectionHandle;
+use crate::stats::{ConnectionStats, EndpointStats};
+
+/// What to run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BulkScenario {
+    /// Seed of the network's impairments and the endpoints' randomness.
+    pub seed: u64,
+    /// Parallel connections.
+    pub flows: usize,
+    /// Stream bytes per connection.
+    pub bytes_per_flow: u64,
+    /// Client → server direction.
+    pub forward: LinkConfig,
+    /// Server → client direction (acks).
+    pub reverse: LinkConfig,
+    /// Protocol options for both ends.
+    pub transport: TransportConfig,
+    /// Give up after this much virtual time.
+    pub time_limit: Duration,
+}
+
+impl Default for BulkScenario {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            flows: 1,
+            bytes_per_flow: 1 << 20,
+            forward: LinkConfig::default(),
+            reverse: LinkConfig::default(),
+            transport: TransportConfig::default(),
+            time_limit: Duration::from_secs(120),
+        }
+    }
+}
+
+/// One flow's outcome.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowReport {
+    /// Stream bytes received in order and verified.
+    pub bytes_received: u64,
+    /// Whether every received byte matched what was sent.
+    pub verified: bool,
+    /// Virtual time when the receiver had every byte and the end of stream.
+    pub completed_at: Option<Duration>,
+    /// Bytes received by the time the first flow completed (fairness snapshot).
+    pub bytes_at_first_completion: u64,
+    /// Receiver goodput: bytes / completion time, bits per second.
+    pub goodput_bps: f64,
+    /// Why the client side ended.
+    pub client_close: Option<CloseReason>,
+    /// Why the server side ended.
+    pub server_close: Option<CloseReason>,
+    /// Sender statistics at the end.
+    pub sender: ConnectionStats,
+}
+
+/// The outcome of a scenario.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct BulkReport {
+    /// Per flow.
+    pub flows: Vec<FlowReport>,
+    /// Virtual time the run took.
+    pub elapsed: Duration,
+    /// Every flow delivered every byte, verified.
+    pub all_delivered: bool,
+    /// Every connection ended gracefully on both sides.
+    pub all_closed_gracefully: bool,
+    /// Jain's fairness index of the bytes flows had received when the first completed.
+    pub jain_index: f64,
+    /// Total verified bytes / elapsed, bits per second.
+    pub aggregate_goodput_bps: f64,
+    /// Forward link counters.
+    pub forward_link: LinkStats,
+    /// Reverse link counters.
+    pub reverse_link: LinkStats,
+    /// Server endpoint counters.
+    pub server_endpoint: EndpointStats,
+}
+
+/// Jain's fairness index: 1 when all equal, 1/n when one takes everything.
+pub fn jain_index(x: &[f64]) -> f64 {
+    let sum: f64 = x.iter().sum();
+    let sq: f64 = x.iter().map(|v| v * v).sum();
+    if sq == 0.0 {
+        return 1.0;
+    }
+    sum * sum / (x.len() as f64 * sq)
+}
+
+struct Flow {
+    client: ConnectionHandle,
+    written: u64,
+    closed_client: bool,
+    report: FlowReport,
+}
+
+const FLOW_TAG: usize = 8;
+
+/// Runs the scenario to completion (or the time limit).
+pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
+    let mut net = Network::new(sc.seed);
+    let client = net.add_endpoint(
+        "10.0.0.1:4000".parse().expect("addr"),
+        EndpointConfig {
+            transport: sc.transport.clone(),
+            seed: Some(sc.seed ^ 0xc11e_47),
+            ..Default::default()
+        },
+    )?;
+    let server = net.add_endpoint(
+        "10.0.0.2:5000".parse().expect("addr"),
+        EndpointConfig {
+            transport: sc.transport.clone(),
+            accept: true,
+            seed: Some(sc.seed ^ 0x5e4e_e4),
+            ..Default::default()
+        },
+    )?;
+    net.set_link(client, server, sc.forward.clone());
+    net.set_link(server, client, sc.reverse.clone());
+    let server_addr = net.addr(server);
+    let now = net.now();
+    let mut flows: Vec<Flow> = (0..sc.flows)
+        .map(|_| Flow {
+            client: net.endpoint(client).connect(now, server_addr),
+            written: 0,
+            closed_client: false,
+            report: FlowReport {
+                bytes_received: 0,
+                verified: true,
+                completed_at: None,
+                bytes_at_first_completion: 0,
+                goodput_bps: 0.0,
+                client_close: None,
+                server_close: None,
+                sender: ConnectionStats::default(),
+            },
+        })
+        .collect();
+    let by_client: HashMap<ConnectionHandle, usize> = flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.client, i))
+        .collect();
+    // Server connection → (flow index once known, tag bytes, stream offset, closed)
+    let mut server_conns: HashMap<ConnectionHandle, (Option<usize>, Vec<u8>, u64, bool)> =
+        HashMap::new();
+    let limit = net.now() + sc.time_limit;
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut first_done = false;
+    let total_stream = sc.bytes_per_flow + FLOW_TAG as u64;
+
+    loop {
+        let progressed = net.step(limit);
+        let now = net.now();
+        // Client application: write the pattern, then close.
+        for (i, f) in flows.iter_mut().enumerate() {
+            let ep = net.endpoint(client);
+            while f.written < total_stream {
+                let n = (total_stream - f.written).min(buf.len() as u64) as usize;
+                fill_stream(i as u64, sc.seed, f.written, &mut buf[..n]);
+                match ep.write(f.client, &buf[..n]) {
+                    Ok(k) if k > 0 => f.written += k as u64,
+                    _ => break,
+                }
+            }
+            if f.written == total_stream && !f.closed_client {
+                f.closed_client = true;
+                ep.close(now, f.client);
+            }
+        }
+        // Server application: accept, read and verify, close at end of stream.
+        {
+            let ep = net.endpoint(server);
+            while let Some(h) = ep.accept() {
+                server_conns.insert(h, (None, Vec::new(), 0, false));
+            }
+            for (h, (flow, tag, off, closed)) in server_conns.iter_mut() {
+                loop {
+                    let n = ep.read(*h, &mut buf);
+                    if n == 0 {
+                        break;
+                    }
+                    let mut data = &buf[..n];
+                    if tag.len() < FLOW_TAG {
+                        let k = (FLOW_TAG - tag.len()).min(data.len());
+                        tag.extend_from_slice(&data[..k]);
+                        data = &data[k..];
+                        *off += k as u64;
+                        if tag.len() == FLOW_TAG {
+                            let id =
+                                u64::from_be_bytes(tag[..].try_into().expect("8 bytes")) as usize;
+                            *flow = (id < flows.len()).then_some(id);
+                        }
+                    }
+                    if let Some(fi) = *flow {
+                        let f = &mut flows[fi];
+                        if pattern::first_mismatch(stream_seed(fi as u64, sc.seed), *off, data)
+                            .is_some()
+                        {
+                            f.report.verified = false;
+                        }
+                        f.report.bytes_received += data.len() as u64;
+                    } else if tag.len() == FLOW_TAG {
+                        // Unknown flow tag: corruption got through.
+                        for f in flows.iter_mut() {
+                            f.report.verified = false;
+                        }
+                    }
+                    *off += data.len() as u64;
+                }
+                let finished = ep.connection(*h).is_some_and(|c| c.is_peer_finished());
+                if finished && !*closed {
+                    *closed = true;
+                    if let Some(fi) = *flow {
+                        let f = &mut flows[fi];
+                        f.report.completed_at = Some(net_elapsed(now, limit, sc.time_limit));
+                        first_done = true;
+                    }
+                    ep.close(now, *h);
+                }
+            }
+        }
+        if first_done
+            && flows
+                .iter()
+                .all(|f| f.report.bytes_at_first_completion == 0)
+        {
+            for f in flows.iter_mut() {
+                f.report.bytes_at_first_completion = f.report.bytes_received.max(1);
+            }
+        }
+        // Events: close reasons.
+        while let Some((h, e)) = net.endpoint(client).poll_event() {
+            if let (Event::Closed(r), Some(&i)) = (e, by_client.get(&h)) {
+                flows[i].report.client_close = Some(r);
+            }
+        }
+        while let Some((h, e)) = net.endpoint(server).poll_event() {
+            if let Event::Closed(r) = e {
+                if let Some((Some(fi), ..)) = server_conns.get(&h) {
+                    flows[*fi].report.server_close = Some(r);
+                }
+            }
+        }
+        let all_done = flows
+            .iter()
+            .all(|f| f.report.client_close.is_some() && f.report.server_close.is_some());
+        if all_done || !progressed {
+            break;
+        }
+    }
+    let elapsed = net.elapsed();
+    for f in flows.iter_mut() {
+        if let Some(c) = net.endpoint(client).connection(f.client) {
+            f.report.sender = c.stats();
+        }
+        if let Some(t) = f.report.completed_at {
+            f.report.goodput_bps = f.report.bytes_received as f64 * 8.0 / t.as_secs_f64().max(1e-9);
+        }
+    }
+    let shares: Vec<f64> = flows
+        .iter()
+        .map(|f| f.report.bytes_at_first_completion as f64)
+        .collect();
+    let total: u64 = flows.iter().map(|f| f.report.bytes_received).sum();
+    let last_completion = flows
+        .iter()
+        .filter_map(|f| f.report.completed_at)
+        .max()
+        .unwrap_or(elapsed);
+    Ok(BulkReport {
+        all_delivered: flows.iter().all(|f| {
+            f.report.verified
+                && f.report.bytes_received == sc.bytes_per_flow
+                && f.report.completed_at.is_some()
+        }),
+        all_closed_gracefully: flows.iter().all(|f| {
+            f.report.client_close == Some(CloseReason::Graceful)
+                && f.report.server_close == Some(CloseReason::Graceful)
+        }),
+        jain_index: jain_index(&shares),
+        aggregate_goodput_bps: total as f64 * 8.0 / last_completion.as_secs_f64().max(1e-9),
+        forward_link: net.link_stats(client, server),
+        reverse_link: net.link_stats(server, client),
+        server_endpoint: net.endpoint(server).stats().clone(),
+        flows: flows.into_iter().map(|f| f.report).collect(),
+        elapsed,
+    })
+}
+
+fn net_elapsed(
+    now: std::time::Instant,
+    limit: std::time::Instant,
+    time_limit: Duration,
+) -> Duration {
+    time_limit - limit.saturating_duration_since(now)
+}
+
+fn stream_seed(flow: u64, seed: u64) -> u64 {
+    seed.wrapping_mul(31).wrapping_add(flow)
+}
+
+/// Stream of flow `flow`: an 8-byte flow tag, then the flow's pattern.
+fn fill_stream(flow: u64, seed: u64, offset: u64, out: &mut [u8]) {
+    let tag = flow.to_be_bytes();
+    for (k, b) in out.iter_mut().enumerate() {
+        let o = offset + k as u64;
+        *b = if o < FLOW_TAG as u64 {
+            tag[o as usize]
+        } else {
+            pattern::byte_at(stream_seed(flow, seed), o)
+        };
+    }
+}

@@ -1,0 +1,75 @@
+//! Per-connection and per-endpoint statistics.
+
+use serde::{Deserialize, Serialize};
+
+/// Counters and gauges of one connection.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConnectionStats {
+    /// Datagrams sent (all types).
+    pub packets_sent: u64,
+    /// Datagrams received and accepted.
+    pub packets_received: u64,
+    /// UDP payload bytes sent.
+    pub bytes_sent: u64,
+    /// UDP payload bytes received.
+    pub bytes_received: u64,
+    /// Stream bytes sent for the first time.
+    pub stream_bytes_sent: u64,
+    /// Stream bytes delivered in order to the receive buffer.
+    pub stream_bytes_received: u64,
+    /// Data packets that were retransmissions.
+    pub packets_retransmitted: u64,
+    /// Stream bytes retransmitted.
+    pub bytes_retransmitted: u64,
+    /// Packets declared lost.
+    pub losses_detected: u64,
+    /// Packets declared lost that were acknowledged after all.
+    pub spurious_retransmits: u64,
+    /// Probe timeouts fired.
+    pub pto_count: u64,
+    /// Data packets received whose bytes had all been received already.
+    pub duplicate_packets: u64,
+    /// Packets dropped: data beyond the credit or the stream end.
+    pub out_of_window: u64,
+    /// Acks rejected: acknowledging packets or bytes never sent.
+    pub invalid_acks: u64,
+    /// Smallest RTT seen, µs.
+    pub rtt_min_us: u64,
+    /// Smoothed RTT, µs.
+    pub rtt_smoothed_us: u64,
+    /// RTT variance, µs.
+    pub rtt_var_us: u64,
+    /// Congestion window, bytes.
+    pub cwnd: u64,
+    /// Pacing rate in bytes/s (0 when not pacing).
+    pub pacing_rate: u64,
+    /// Bytes in flight now.
+    pub bytes_in_flight: u64,
+    /// Time with data waiting but blocked by the window or congestion control, µs.
+    pub blocked_window_us: u64,
+    /// Time with data waiting but blocked by the receiver's credit, µs.
+    pub blocked_credit_us: u64,
+    /// Time with nothing to send (application-limited) while established, µs.
+    pub blocked_app_us: u64,
+}
+
+/// Counters of an endpoint (datagrams not attributable to a healthy connection).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EndpointStats {
+    /// Datagrams handed to the endpoint.
+    pub datagrams_in: u64,
+    /// Datagrams produced by the endpoint.
+    pub datagrams_out: u64,
+    /// Datagrams that failed to decode (truncated, bad magic/version/type, malformed).
+    pub malformed: u64,
+    /// Datagrams for an unknown connection id (or from the wrong address).
+    pub unknown_connection: u64,
+    /// Stateless retries sent.
+    pub retries_sent: u64,
+    /// Inits with an invalid or expired cookie.
+    pub bad_cookies: u64,
+    /// Inits refused (not accepting, or too many connections).
+    pub refused: u64,
+    /// Connections opened (accepted or connected).
+    pub connections_opened: u64,
+}
