@@ -400,8 +400,9 @@ impl<S: SendStorage> Endpoint<S> {
         None
     }
 
-    /// Runs every connection timer due at `now`.
+    /// Runs every connection timer due at `now` (each connection once per call).
     pub fn handle_timeout(&mut self, now: Instant) {
+        let mut due = Vec::new();
         while let Some(Reverse((t, i))) = self.timers.peek().copied() {
             if t > now {
                 break;
@@ -414,7 +415,12 @@ impl<S: SendStorage> Endpoint<S> {
                 continue;
             }
             slot.scheduled = None;
-            slot.conn.handle_timeout(now);
+            due.push(i);
+        }
+        for i in due {
+            if let Some(Some(slot)) = self.slots.get_mut(i) {
+                slot.conn.handle_timeout(now);
+            }
             self.touch(ConnectionHandle(i));
         }
     }

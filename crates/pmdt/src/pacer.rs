@@ -13,11 +13,12 @@ pub struct Pacer {
 }
 
 impl Pacer {
-    /// A bucket holding up to `burst` bytes, initially full.
-    pub fn new(burst: u64) -> Self {
+    /// A bucket holding up to `burst` bytes, starting with `initial` bytes of
+    /// allowance (small, so many new flows do not burst into a queue at once).
+    pub fn new(burst: u64, initial: u64) -> Self {
         Self {
             capacity: burst,
-            tokens: burst,
+            tokens: initial.min(burst),
             last: None,
             remainder: 0,
         }
@@ -73,7 +74,7 @@ mod tests {
     fn long_run_rate_is_the_configured_rate() {
         let t0 = Instant::now();
         let rate = 1_250_000; // 10 Mbit/s
-        let mut p = Pacer::new(3000);
+        let mut p = Pacer::new(3000, 3000);
         let mut now = t0;
         let mut sent = 0u64;
         while now < t0 + Duration::from_secs(1) {
@@ -89,7 +90,7 @@ mod tests {
     #[test]
     fn burst_is_bounded() {
         let t0 = Instant::now();
-        let mut p = Pacer::new(3000);
+        let mut p = Pacer::new(3000, 3000);
         assert!(p.try_send(t0, 1000, 1000).is_none());
         assert!(p.try_send(t0, 1000, 1000).is_none());
         assert!(p.try_send(t0, 1000, 1000).is_none());

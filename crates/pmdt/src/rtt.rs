@@ -43,11 +43,7 @@ impl RttEstimator {
             rtt
         };
         let s = self.smoothed.unwrap_or(adjusted);
-        let diff = if s > adjusted {
-            s - adjusted
-        } else {
-            adjusted - s
-        };
+        let diff = s.abs_diff(adjusted);
         self.var = (self.var * 3 + diff) / 4;
         self.smoothed = Some((s * 7 + adjusted) / 8);
     }

@@ -54,7 +54,7 @@ pub trait Controller: Send + std::fmt::Debug {
 }
 
 /// Which controller a connection uses.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "kind")]
 pub enum CongestionKind {
     /// A static window, no reaction to loss (the sliding-window lab setting).
@@ -69,13 +69,8 @@ pub enum CongestionKind {
         rate_bps: u64,
     },
     /// AIMD, TCP-friendly (RFC 6582 / RFC 9002 §7).
+    #[default]
     NewReno,
-}
-
-impl Default for CongestionKind {
-    fn default() -> Self {
-        Self::NewReno
-    }
 }
 
 impl CongestionKind {

@@ -42,6 +42,24 @@ impl AckState {
         new
     }
 
+    /// Turns a passed deadline into "send now" (so the deadline is not reported again).
+    pub fn on_timeout(&mut self, now: Instant) {
+        if self.deadline.is_some_and(|d| d <= now) {
+            self.deadline = None;
+            self.immediate = true;
+        }
+    }
+
+    /// Whether ack-eliciting packets arrived since the last ack.
+    pub fn has_unacked(&self) -> bool {
+        self.unacked_eliciting > 0
+    }
+
+    /// Largest packet number received (ack-eliciting).
+    pub fn largest(&self) -> Option<u64> {
+        self.largest.map(|l| l.0)
+    }
+
     pub fn wants_to_send(&self, now: Instant) -> bool {
         self.immediate || self.deadline.is_some_and(|d| d <= now)
     }

@@ -157,6 +157,18 @@ impl<S: SendStorage> std::fmt::Debug for Connection<S> {
             .field("state", &self.state)
             .field("local_cid", &self.local_cid)
             .field("remote", &self.remote)
+            .field("in_flight", &self.sent.in_flight())
+            .field("send_next", &self.send_next)
+            .field("send_end", &self.send.end())
+            .field("retransmit", &self.retransmit.len())
+            .field("probes", &self.probes)
+            .field("pto_count", &self.pto_count)
+            .field("loss_time", &self.loss_time)
+            .field("pacing_wait", &self.pacing_wait)
+            .field("ack_deadline", &self.acks.deadline())
+            .field("timeout", &self.poll_timeout())
+            .field("fin", &(self.fin_requested, self.fin_sent, self.fin_acked))
+            .field("peer_fin", &self.peer_fin)
             .finish()
     }
 }
@@ -202,7 +214,10 @@ impl<S: SendStorage> Connection<S> {
             probes: 0,
             rtt: RttEstimator::new(cfg.initial_rtt),
             cc: cfg.congestion.build(mss),
-            pacer: Pacer::new(cfg.pacing_burst_packets * cfg.max_datagram as u64),
+            pacer: Pacer::new(
+                cfg.pacing_burst_packets * cfg.max_datagram as u64,
+                2 * cfg.max_datagram as u64,
+            ),
             pacing_wait: None,
             send: p.storage,
             send_next: 0,
@@ -436,7 +451,9 @@ impl<S: SendStorage> Connection<S> {
             min(self.loss_deadline());
             min(self.acks.deadline());
             min(self.pacing_wait);
-            min(self.cfg.keepalive.map(|k| self.last_send + k));
+            if !self.keepalive_pending {
+                min(self.cfg.keepalive.map(|k| self.last_send + k));
+            }
         }
         t
     }
@@ -473,6 +490,7 @@ impl<S: SendStorage> Connection<S> {
         if self.pacing_wait.is_some_and(|t| now >= t) {
             self.pacing_wait = None;
         }
+        self.acks.on_timeout(now);
         if self.state == State::Established
             && self
                 .cfg
@@ -488,6 +506,12 @@ impl<S: SendStorage> Connection<S> {
     /// Handles a decoded packet addressed to this connection. `len` is the datagram length.
     pub(crate) fn handle_packet(&mut self, now: Instant, pkt: &Packet<'_>, len: usize) {
         if self.state == State::Closed {
+            // Our Close may have been lost while the peer still waits for it.
+            if self.reason == Some(CloseReason::Graceful)
+                && !matches!(pkt.body, Body::Close { .. } | Body::Reset { .. })
+            {
+                self.control_out = Some(ControlOut::Close(0));
+            }
             return;
         }
         self.last_recv = now;
@@ -558,6 +582,15 @@ impl<S: SendStorage> Connection<S> {
             }
             _ => {}
         }
+        // Packet numbers grow by one per packet: a number far beyond the largest seen
+        // is forged or garbage, and must not poison the acknowledgement state.
+        if let Some(l) = self.acks.largest() {
+            let max_jump = (self.cfg.window_packets * 4).max(1 << 16);
+            if pkt.header.pn > l.saturating_add(max_jump) {
+                self.stats.out_of_window += 1;
+                return;
+            }
+        }
         if self.state == State::Closing {
             // Still hearing from the peer: repeat the close.
             self.control_out = Some(ControlOut::Close(0));
@@ -567,11 +600,7 @@ impl<S: SendStorage> Connection<S> {
                 offset,
                 fin,
                 payload,
-            } => {
-                if !self.accept_data(*offset, *fin, payload) {
-                    return;
-                }
-            }
+            } if !self.accept_data(*offset, *fin, payload) => return,
             Body::Ack(a) => self.on_ack(now, a),
             _ => {}
         }
@@ -746,7 +775,7 @@ impl<S: SendStorage> Connection<S> {
         {
             self.state = State::Closing;
             self.control_out = Some(ControlOut::Close(0));
-            self.closing_deadline = Some(now + self.pto() * 3);
+            self.closing_deadline = Some(now + (self.pto() * 3).min(self.cfg.idle_timeout / 2));
         }
     }
 
@@ -758,6 +787,10 @@ impl<S: SendStorage> Connection<S> {
         self.reason = Some(r);
         self.events.push_back(Event::Closed(r));
         self.blocked = None;
+        // Nothing will be sent again: release the tracking state.
+        self.sent = SentPackets::default();
+        self.retransmit = VecDeque::new();
+        self.loss_time = None;
     }
 
     // ---------------------------------------------------------------- sending
@@ -817,7 +850,7 @@ impl<S: SendStorage> Connection<S> {
     /// appends `payload` (stream bytes at that offset) from its own storage, e.g. a
     /// reference to the packet memory that holds them.
     pub fn poll_transmit_header(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        if self.state == State::Closed {
+        if self.state == State::Closed && self.control_out.is_none() {
             return None;
         }
         let max = buf.len().min(self.peer_max_datagram as usize);
@@ -842,6 +875,12 @@ impl<S: SendStorage> Connection<S> {
     }
 
     fn next_datagram(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        if self.state == State::Closing && self.acks.has_unacked() {
+            // Acknowledge the peer's last data (its finish) before our Close.
+            if let Some(t) = self.send_ack(now, buf) {
+                return Some(t);
+            }
+        }
         if let Some(c) = self.control_out.take() {
             let body = match c {
                 ControlOut::Close(code) => Body::Close { code },
@@ -885,12 +924,8 @@ impl<S: SendStorage> Connection<S> {
             return self.control(now, Body::Accept { params }, buf);
         }
         if self.acks.wants_to_send(now) {
-            let limit = self.recv.limit();
-            if let Some(ack) = self.acks.build(now, self.recv.contiguous_end(), limit) {
-                self.advertised_max_data = limit;
-                if buf.len() >= wire::ack_len(ack.ranges.len()) {
-                    return self.control(now, Body::Ack(ack), buf);
-                }
+            if let Some(t) = self.send_ack(now, buf) {
+                return Some(t);
             }
         }
         if let Some(t) = self.next_data(now, buf) {
@@ -912,6 +947,16 @@ impl<S: SendStorage> Connection<S> {
             return Some(t);
         }
         None
+    }
+
+    fn send_ack(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+        let limit = self.recv.limit();
+        let ack = self.acks.build(now, self.recv.contiguous_end(), limit)?;
+        self.advertised_max_data = limit;
+        if buf.len() < wire::ack_len(ack.ranges.len()) {
+            return None;
+        }
+        self.control(now, Body::Ack(ack), buf)
     }
 
     fn local_params(&self) -> HandshakeParams {

@@ -1,0 +1,306 @@
+//! Bad input: malformed datagrams, unknown connections, out-of-window data, forged
+//! acks and handshake floods are counted and dropped, never a panic, while a real
+//! transfer continues.
+
+use std::time::Duration;
+
+use pmdt::sim::Network;
+use pmdt::wire::{self, Ack, AckRange, Body, HandshakeParams, Header, Packet};
+use pmdt::EndpointConfig;
+use rand::{Rng, SeedableRng};
+
+fn enc(p: &Packet<'_>) -> Vec<u8> {
+    let mut b = vec![0u8; 2048];
+    let n = wire::encode(&mut b, p).unwrap();
+    b.truncate(n);
+    b
+}
+
+#[test]
+fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
+    let mut net = Network::new(5);
+    let c = net
+        .add_endpoint(
+            "10.3.0.1:1".parse().unwrap(),
+            EndpointConfig {
+                seed: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let s = net
+        .add_endpoint(
+            "10.3.0.2:2".parse().unwrap(),
+            EndpointConfig {
+                seed: Some(2),
+                accept: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let (ca, sa) = (net.addr(c), net.addr(s));
+    let now = net.now();
+    let h = net.endpoint(c).connect(now, sa);
+    let limit = now + Duration::from_secs(20);
+    let total = 2u64 << 20;
+    let (mut written, mut received) = (0u64, 0u64);
+    let mut buf = vec![0u8; 65536];
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(99);
+    let mut attacked = false;
+    let mut closed = false;
+    while net.step(limit) {
+        if written < total {
+            if let Ok(n) = net.endpoint(c).write(h, &vec![0xab; 16384]) {
+                written += n as u64;
+            }
+        } else if !closed {
+            closed = true;
+            let n = net.now();
+            net.endpoint(c).close(n, h);
+        }
+        let hs: Vec<_> = net.endpoint(s).handles().collect();
+        for sh in &hs {
+            loop {
+                let n = net.endpoint(s).read(*sh, &mut buf);
+                if n == 0 {
+                    break;
+                }
+                assert!(
+                    buf[..n].iter().all(|b| *b == 0xab),
+                    "stream corrupted by an attack"
+                );
+                received += n as u64;
+            }
+        }
+        if !attacked && received > 256 * 1024 {
+            attacked = true;
+            let now = net.now();
+            let server_cid = net
+                .endpoint(c)
+                .connection(h)
+                .map(|_| ())
+                .and(hs.first().copied())
+                .map(|sh| net.endpoint(s).connection(sh).unwrap().local_cid())
+                .unwrap();
+            let client_cid = net.endpoint(c).connection(h).unwrap().local_cid();
+            let ep = net.endpoint(s);
+            let before = ep.stats().clone();
+            // 1. random bytes, truncated headers, wrong magic/version/type
+            for _ in 0..2000 {
+                let len = rng.random_range(0..300);
+                let junk: Vec<u8> = (0..len).map(|_| rng.random()).collect();
+                ep.handle(now, ca, &junk);
+            }
+            let good = enc(&Packet {
+                header: Header {
+                    dst_cid: server_cid,
+                    pn: 1,
+                    timestamp: 1,
+                    timestamp_echo: 0,
+                },
+                body: Body::Keepalive,
+            });
+            ep.handle(now, ca, &good[..10]);
+            let mut bad = good.clone();
+            bad[0] = 0x00;
+            ep.handle(now, ca, &bad);
+            let mut bad = good.clone();
+            bad[2] = 2;
+            ep.handle(now, ca, &bad);
+            let mut bad = good.clone();
+            bad[3] = 200;
+            ep.handle(now, ca, &bad);
+            // 2. oversized: payload length disagreeing with the datagram
+            let mut over = enc(&Packet {
+                header: Header {
+                    dst_cid: server_cid,
+                    pn: 2,
+                    timestamp: 1,
+                    timestamp_echo: 0,
+                },
+                body: Body::Data {
+                    offset: 0,
+                    fin: false,
+                    payload: &[1; 100],
+                },
+            });
+            over.extend_from_slice(&[0u8; 3000]);
+            ep.handle(now, ca, &over);
+            // 3. unknown connection id, and the right id from the wrong address
+            let unknown = enc(&Packet {
+                header: Header {
+                    dst_cid: 0x1234,
+                    pn: 3,
+                    timestamp: 1,
+                    timestamp_echo: 0,
+                },
+                body: Body::Keepalive,
+            });
+            ep.handle(now, ca, &unknown);
+            ep.handle(now, "10.9.9.9:9".parse().unwrap(), &good);
+            let mid = ep.stats().clone();
+            assert!(mid.malformed >= before.malformed + 5, "malformed counted");
+            assert_eq!(mid.unknown_connection, before.unknown_connection + 2);
+            // 4. out-of-window data: far beyond the receiver's credit
+            let oow = enc(&Packet {
+                header: Header {
+                    dst_cid: server_cid,
+                    pn: 1 << 40,
+                    timestamp: 1,
+                    timestamp_echo: 0,
+                },
+                body: Body::Data {
+                    offset: 1 << 40,
+                    fin: false,
+                    payload: &[0xcd; 500],
+                },
+            });
+            ep.handle(now, ca, &oow);
+            let sh = hs[0];
+            assert_eq!(ep.connection(sh).unwrap().stats().out_of_window, 1);
+            // 5. a packet number far ahead of the stream (would poison the acks)
+            let jump = enc(&Packet {
+                header: Header {
+                    dst_cid: server_cid,
+                    pn: 1 << 40,
+                    timestamp: 1,
+                    timestamp_echo: 0,
+                },
+                body: Body::Keepalive,
+            });
+            ep.handle(now, ca, &jump);
+            assert_eq!(ep.connection(sh).unwrap().stats().out_of_window, 2);
+            // 6. data with conflicting content below what was delivered: ignored as duplicate
+            let dup_pn = ep.connection(sh).unwrap().stats().packets_received;
+            let dup = enc(&Packet {
+                header: Header {
+                    dst_cid: server_cid,
+                    pn: dup_pn,
+                    timestamp: 1,
+                    timestamp_echo: 0,
+                },
+                body: Body::Data {
+                    offset: 0,
+                    fin: false,
+                    payload: &[0xee; 500],
+                },
+            });
+            ep.handle(now, ca, &dup);
+            // 7. forged acks at the client: acknowledging packets never sent
+            let forged = enc(&Packet {
+                header: Header {
+                    dst_cid: client_cid,
+                    pn: 7,
+                    timestamp: 1,
+                    timestamp_echo: 0,
+                },
+                body: Body::Ack(Ack {
+                    ranges: vec![AckRange {
+                        start: u64::MAX / 2 - 10,
+                        end: u64::MAX / 2,
+                    }],
+                    ack_delay_us: 0,
+                    data_cumulative: 0,
+                    max_data: u64::MAX / 2,
+                }),
+            });
+            net.endpoint(c).handle(now, sa, &forged);
+            let forged2 = enc(&Packet {
+                header: Header {
+                    dst_cid: client_cid,
+                    pn: 8,
+                    timestamp: 1,
+                    timestamp_echo: 0,
+                },
+                body: Body::Ack(Ack {
+                    ranges: vec![AckRange { start: 0, end: 0 }],
+                    ack_delay_us: 0,
+                    data_cumulative: 1 << 50,
+                    max_data: 1 << 51,
+                }),
+            });
+            net.endpoint(c).handle(now, sa, &forged2);
+            assert_eq!(
+                net.endpoint(c).connection(h).unwrap().stats().invalid_acks,
+                2
+            );
+        }
+        if closed && net.endpoint(c).connection(h).unwrap().is_closed() {
+            break;
+        }
+        let hs: Vec<_> = net.endpoint(s).handles().collect();
+        for sh in hs {
+            if net.endpoint(s).connection(sh).unwrap().is_peer_finished() {
+                let n = net.now();
+                net.endpoint(s).close(n, sh);
+            }
+        }
+    }
+    assert!(attacked);
+    assert_eq!(received, total, "the transfer completed byte for byte");
+    assert_eq!(
+        net.endpoint(c).connection(h).unwrap().close_reason(),
+        Some(pmdt::CloseReason::Graceful)
+    );
+}
+
+#[test]
+fn handshake_floods_cost_no_connection_state() {
+    let mut net = Network::new(6);
+    let s = net
+        .add_endpoint(
+            "10.4.0.2:2".parse().unwrap(),
+            EndpointConfig {
+                seed: Some(2),
+                accept: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let now = net.now();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let ep = net.endpoint(s);
+    for i in 0..100_000u64 {
+        let params = HandshakeParams {
+            src_cid: rng.random::<u64>() | 1,
+            max_data: 1 << 20,
+            max_datagram: 1472,
+        };
+        let cookie: Vec<u8> = if i % 2 == 0 {
+            Vec::new()
+        } else {
+            (0..12).map(|_| rng.random()).collect()
+        };
+        let init = enc(&Packet {
+            header: Header {
+                dst_cid: 0,
+                pn: 0,
+                timestamp: 0,
+                timestamp_echo: 0,
+            },
+            body: Body::Init {
+                params,
+                cookie: &cookie,
+            },
+        });
+        let from = std::net::SocketAddr::from((
+            [10, 5, (i >> 8) as u8, i as u8],
+            1000 + (i % 5000) as u16,
+        ));
+        ep.handle(now, from, &init);
+    }
+    assert_eq!(
+        ep.connection_count(),
+        0,
+        "no state for unverified handshakes"
+    );
+    assert_eq!(ep.stats().retries_sent, 50_000);
+    assert_eq!(ep.stats().bad_cookies, 50_000);
+    // Stateless replies are bounded too: at most 1024 wait to be sent.
+    let mut out = vec![0u8; 2048];
+    let mut n = 0;
+    while ep.poll_stateless(&mut out).is_some() {
+        n += 1;
+    }
+    assert_eq!(n, 1024);
+}
