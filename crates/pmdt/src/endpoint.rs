@@ -228,12 +228,20 @@ impl<S: SendStorage> Endpoint<S> {
             slot.ready = true;
             self.ready.push_back(h.0);
         }
-        let t = slot.conn.poll_timeout();
-        if t != slot.scheduled {
-            slot.scheduled = t;
-            if let Some(t) = t {
-                self.timers.push(Reverse((t, h.0)));
-            }
+        Self::schedule(&mut self.timers, slot, h.0);
+    }
+
+    /// Keeps one live heap entry per connection, pushed only when the deadline moves
+    /// earlier: a later deadline (the usual case: each packet pushes the probe timeout
+    /// back) waits for the existing entry, which re-arms when it fires. The heap stays
+    /// the size of the connection count instead of growing with every packet.
+    fn schedule(timers: &mut BinaryHeap<Reverse<(Instant, usize)>>, slot: &mut Slot<S>, i: usize) {
+        let Some(t) = slot.conn.poll_timeout() else {
+            return;
+        };
+        if slot.scheduled.is_none_or(|s| t < s) {
+            slot.scheduled = Some(t);
+            timers.push(Reverse((t, i)));
         }
     }
 
@@ -514,12 +522,6 @@ impl<S: SendStorage> Endpoint<S> {
         while let Some(e) = slot.conn.poll_event() {
             self.events.push_back((ConnectionHandle(i), e));
         }
-        let t = slot.conn.poll_timeout();
-        if t != slot.scheduled {
-            slot.scheduled = t;
-            if let Some(t) = t {
-                self.timers.push(Reverse((t, i)));
-            }
-        }
+        Self::schedule(&mut self.timers, slot, i);
     }
 }

@@ -72,6 +72,22 @@ impl RangeSet {
         if r.is_empty() {
             return 0;
         }
+        // Fast paths for in-order arrival: append to, or after, the last range.
+        match self.ranges.last_mut() {
+            None => {
+                self.ranges.push(r.clone());
+                return r.end - r.start;
+            }
+            Some(last) if r.start == last.end => {
+                last.end = r.end;
+                return r.end - r.start;
+            }
+            Some(last) if r.start > last.end => {
+                self.ranges.push(r.clone());
+                return r.end - r.start;
+            }
+            _ => {}
+        }
         // First range that ends at or after r.start (touching counts, to merge).
         let lo = self.ranges.partition_point(|x| x.end < r.start);
         // First range that starts after r.end (touching counts).
@@ -125,6 +141,12 @@ impl RangeSet {
     /// Parts of `r` not in the set.
     pub fn missing_in(&self, r: Range<u64>) -> Vec<Range<u64>> {
         let mut out = Vec::new();
+        self.for_each_missing(r, |g| out.push(g));
+        out
+    }
+
+    /// Calls `f` with each part of `r` not in the set, ascending (no allocation).
+    pub fn for_each_missing(&self, r: Range<u64>, mut f: impl FnMut(Range<u64>)) {
         let mut cur = r.start;
         let lo = self.ranges.partition_point(|x| x.end <= r.start);
         for x in &self.ranges[lo..] {
@@ -132,14 +154,13 @@ impl RangeSet {
                 break;
             }
             if x.start > cur {
-                out.push(cur..x.start);
+                f(cur..x.start);
             }
             cur = cur.max(x.end);
         }
         if cur < r.end {
-            out.push(cur..r.end);
+            f(cur..r.end);
         }
-        out
     }
 }
 

@@ -58,17 +58,18 @@ impl RecvBuffer {
             return 0;
         }
         let mut new = 0;
-        for gap in self.received.missing_in(start..end) {
+        let buf = &mut self.buf;
+        self.received.for_each_missing(start..end, |gap| {
             let src = &data[(gap.start - offset) as usize..(gap.end - offset) as usize];
             let mut done = 0usize;
             while done < src.len() {
-                let i = ((gap.start + done as u64) % self.buf.len() as u64) as usize;
-                let k = (self.buf.len() - i).min(src.len() - done);
-                self.buf[i..i + k].copy_from_slice(&src[done..done + k]);
+                let i = ((gap.start + done as u64) % buf.len() as u64) as usize;
+                let k = (buf.len() - i).min(src.len() - done);
+                buf[i..i + k].copy_from_slice(&src[done..done + k]);
                 done += k;
             }
             new += gap.end - gap.start;
-        }
+        });
         self.received.insert(start..end);
         new
     }

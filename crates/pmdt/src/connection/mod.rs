@@ -1100,6 +1100,3 @@ impl<S: SendStorage> Connection<S> {
         })
     }
 }
-
-#[cfg(test)]
-mod tests;
