@@ -5,7 +5,7 @@
 #    to --no-huge and say so).
 set -euo pipefail
 
-PKGS=(dpdk dpdk-dev libdpdk-dev pkg-config clang libclang-dev iproute2 build-essential)
+PKGS=(dpdk dpdk-dev libdpdk-dev pkg-config clang libclang-dev iproute2 build-essential libfontconfig1-dev fonts-dejavu-core)
 HUGEPAGES=${PMDT_HUGEPAGES:-1024}
 
 is_root() { [ "$(id -u)" = 0 ]; }
@@ -15,6 +15,7 @@ pkg-config --exists libdpdk 2>/dev/null || need_install=1
 command -v dpdk-testpmd >/dev/null 2>&1 || need_install=1
 [ -n "$(ls /usr/lib/llvm-*/lib/libclang*.so* 2>/dev/null)" ] || need_install=1
 command -v ip >/dev/null 2>&1 || need_install=1
+pkg-config --exists fontconfig 2>/dev/null || need_install=1
 
 if [ "$need_install" = 1 ]; then
   if ! is_root; then

@@ -22,7 +22,7 @@ pub struct EstimatorConfig {
     pub slow_alpha: f64,
     /// Forgetting factor of the cost model per report (1.0 = never forget).
     pub model_forgetting: f64,
-    /// An empty iteration longer than this many times the typical empty iteration
+    /// An iteration longer than this many times the typical iteration of its burst size
     /// (and longer than `stolen_min_cycles`) is preemption: excluded from the time base.
     pub stolen_factor: u64,
     /// Minimum length of a stolen interval, cycles.
@@ -43,7 +43,7 @@ impl Default for EstimatorConfig {
             fast_alpha: 0.3,
             slow_alpha: 0.05,
             model_forgetting: 0.98,
-            stolen_factor: 50,
+            stolen_factor: 20,
             stolen_min_cycles: hz / 50_000, // 20 µs
             rx_ring_size: 0,
         }

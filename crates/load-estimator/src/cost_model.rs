@@ -14,6 +14,8 @@ pub struct CostModel {
     a: f64,
     b: f64,
     fitted: bool,
+    /// Burst sizes with enough samples behind the last fit.
+    support: usize,
 }
 
 impl CostModel {
@@ -26,6 +28,7 @@ impl CostModel {
             a: 0.0,
             b: 0.0,
             fitted: false,
+            support: 0,
         }
     }
 
@@ -42,12 +45,16 @@ impl CostModel {
         // Weighted least squares of mean cycles vs k over k >= 1, weights = counts.
         let (mut sw, mut sx, mut sy, mut sxx, mut sxy) = (0.0, 0.0, 0.0, 0.0, 0.0);
         let mut distinct = 0;
+        self.support = 0;
         for k in 1..self.cycles.len() {
             let w = self.count[k];
             if w < 1e-9 {
                 continue;
             }
             distinct += 1;
+            if w >= 100.0 {
+                self.support += 1;
+            }
             let y = self.cycles[k] / w;
             let x = k as f64;
             sw += w;
@@ -83,6 +90,19 @@ impl CostModel {
     /// Mean cycles of an empty poll, if seen.
     pub fn empty_cost(&self) -> Option<f64> {
         (self.count[0] > 0.5).then(|| self.cycles[0] / self.count[0])
+    }
+
+    /// The fixed per-burst overhead to correct busy time with: the fitted `a` when at
+    /// least three burst sizes support the fit, else the empty-poll cost (a burst
+    /// costs at least a poll). Never more than the cheapest observed burst.
+    pub fn fixed_cost(&self) -> f64 {
+        let e = self.empty_cost().unwrap_or(0.0);
+        let a = if self.support >= 3 { self.a.max(e) } else { e };
+        let cheapest = (1..self.cycles.len())
+            .filter(|k| self.count[*k] >= 1.0)
+            .map(|k| self.cycles[k] / self.count[k])
+            .fold(f64::INFINITY, f64::min);
+        a.min(cheapest)
     }
 
     /// Whether a fit exists.

@@ -38,7 +38,8 @@ pub struct LoadEstimator {
     cycles: Vec<u64>,
     count: Vec<u64>,
     stolen: u64,
-    stolen_threshold: u64,
+    /// Per burst size: an iteration longer than this was preempted.
+    stolen_threshold: Vec<u64>,
     period_start: u64,
     // slower state
     model: CostModel,
@@ -84,7 +85,7 @@ impl LoadEstimator {
             cycles: vec![0; burst + 1],
             count: vec![0; burst + 1],
             stolen: 0,
-            stolen_threshold: u64::MAX,
+            stolen_threshold: vec![u64::MAX; burst + 1],
             period_start: 0,
             model: CostModel::new(burst as u32),
             window: WindowTotals::default(),
@@ -129,8 +130,9 @@ impl LoadEstimator {
             self.m1.start = now;
             return;
         }
-        if k == 0 && d > self.stolen_threshold {
-            // Far longer than any empty poll: the core was taken away, not working.
+        if d > self.stolen_threshold[k] {
+            // Far longer than this burst size ever takes: the core was taken away
+            // (preemption, an interrupt storm), which is not work.
             self.stolen += d;
         } else {
             self.cycles[k] += d;
@@ -152,9 +154,12 @@ impl LoadEstimator {
         let period = now.wrapping_sub(self.period_start).max(1);
         self.model
             .absorb(&self.cycles, &self.count, self.cfg.model_forgetting);
-        if let Some(e) = self.model.empty_cost() {
-            self.stolen_threshold =
-                ((e * self.cfg.stolen_factor as f64) as u64).max(self.cfg.stolen_min_cycles);
+        if self.model.is_fitted() {
+            for (k, t) in self.stolen_threshold.iter_mut().enumerate() {
+                let typical = self.model.cost(k as u32);
+                *t = ((typical * self.cfg.stolen_factor as f64) as u64)
+                    .max(self.cfg.stolen_min_cycles);
+            }
         }
         let packets: u64 = self
             .count
@@ -165,12 +170,25 @@ impl LoadEstimator {
         let nonempty: u64 = self.count[1..].iter().sum();
         let available = period.saturating_sub(self.stolen).max(1) as f64;
         let hz = self.cfg.tsc_hz as f64;
-        let full_cost = self.model.cost(self.burst as u32);
-        let per_packet_full = full_cost / self.burst as f64;
-        let load = if self.model.is_fitted() {
-            packets as f64 * per_packet_full / available
+        // Busy cycles, minus the per-burst overhead that full bursts would have
+        // amortized: a burst of k packets costs a + b·k, the same packets in full
+        // bursts cost k·(b + a/N), so each burst over-counts a·(1 − k/N).
+        let busy: u64 = self.cycles[1..].iter().sum();
+        let a = if self.model.is_fitted() {
+            self.model.fixed_cost()
         } else {
             0.0
+        };
+        let n = self.burst as f64;
+        let excess = a * (nonempty as f64 - packets as f64 / n);
+        let corrected = (busy as f64 - excess.max(0.0)).max(0.0);
+        let load = corrected / available;
+        // Per-packet cost at full efficiency, measured this period (falls back to the
+        // model when no packet arrived).
+        let per_packet_full = if packets > 0 {
+            corrected / packets as f64
+        } else {
+            self.model.cost(self.burst as u32) / n
         };
         let r = &mut self.report;
         r.tsc = now;
@@ -185,8 +203,12 @@ impl LoadEstimator {
             0.0
         };
         r.headroom_pps = (r.capacity_pps - r.packets_per_s).max(0.0);
-        r.cycles_per_packet = self.model.b();
-        r.cycles_per_burst = self.model.a();
+        r.cycles_per_packet = if packets > 0 {
+            ((busy as f64 - a * nonempty as f64) / packets as f64).max(0.0)
+        } else {
+            self.model.b()
+        };
+        r.cycles_per_burst = a;
         r.empty_poll_cycles = self.model.empty_cost().unwrap_or(0.0);
         r.stolen_fraction = self.stolen as f64 / period as f64;
         r.full_burst_fraction = if nonempty > 0 {

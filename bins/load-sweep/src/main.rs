@@ -1,0 +1,315 @@
+//! `pmdt-load-sweep`: the load-estimation thesis experiment on this machine.
+//!
+//! A generator on the main lcore offers packets at a controlled rate to a worker
+//! lcore that polls a DPDK port (memif server and client in one process) and does
+//! per-packet work; the worker runs all four load estimators. The run finds the
+//! worker's capacity, sweeps offered load from 5% to 110% of it, ramps slowly past
+//! capacity to time the drop warning, and raises the per-packet work mid-run. Results:
+//! CSV, JSON, a Markdown table like the thesis's Tables 4.2/4.3, and a PNG plot.
+//!
+//! ```text
+//! sudo cargo run --release -p pmdt-load-sweep -- --out results/load-sweep
+//! ```
+
+mod analysis;
+mod generator;
+mod output;
+mod worker;
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use dpdk::{lcore, Eal, MemoryMode, Mempool, MempoolConfig, Port, PortConfig};
+use load_estimator::EstimatorConfig;
+
+use generator::{Arrivals, Generator, StepResult};
+use output::{CostChange, RampResult, Row, SweepOutput};
+use worker::WorkerControl;
+
+/// Reproduce the load-estimation experiment: capacity, sweep, accuracy, drop warning.
+#[derive(Parser, Debug, serde::Serialize)]
+#[command(version)]
+struct Args {
+    /// Frame size in bytes.
+    #[arg(long, default_value_t = 128)]
+    frame_size: usize,
+    /// Extra busy cycles of work per packet (on top of a checksum over the frame).
+    #[arg(long, default_value_t = 3000)]
+    work_cycles: u64,
+    /// Per-packet work after the mid-run change.
+    #[arg(long, default_value_t = 6000)]
+    heavy_work_cycles: u64,
+    /// Arrival process of the generator.
+    #[arg(long, value_enum, default_value_t = Arrivals::Constant)]
+    arrivals: Arrivals,
+    /// Packets per generated burst.
+    #[arg(long, default_value_t = 8)]
+    gen_burst: usize,
+    /// Seconds of warm-up per step (not measured).
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Seconds measured per step.
+    #[arg(long, default_value_t = 1.2)]
+    measure: f64,
+    /// Lcores: generator on the first (main), worker on the second.
+    #[arg(long, default_value = "0,1")]
+    lcores: String,
+    /// Use 4 KiB pages instead of hugepages.
+    #[arg(long)]
+    no_huge: bool,
+    /// Output directory.
+    #[arg(long, default_value = "results/load-sweep")]
+    out: PathBuf,
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(&args) {
+        eprintln!("pmdt-load-sweep: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
+    if args.frame_size < 64 || args.frame_size > 1514 {
+        return Err("--frame-size must be 64..=1514".into());
+    }
+    let sock = format!("/tmp/pmdt-load-sweep-{}.sock", std::process::id());
+    let _ = std::fs::remove_file(&sock);
+    let mut b = Eal::builder()
+        .program("pmdt-load-sweep")
+        .lcores(&args.lcores)
+        .no_pci(true)
+        .log_level("warning")
+        .memory_mb(512)
+        .vdev(format!(
+            "net_memif0,role=server,socket={sock},id=1,rsize=12"
+        ))
+        .vdev(format!(
+            "net_memif1,role=client,socket={sock},id=1,rsize=12"
+        ));
+    if args.no_huge {
+        b = b.memory(MemoryMode::NoHuge);
+    }
+    let eal = b.init()?;
+    let worker_lcore = *lcore::worker_ids()
+        .first()
+        .ok_or("need two lcores (e.g. --lcores 0,1): generator and worker")?;
+    let pool = Arc::new(Mempool::new(
+        &eal,
+        &MempoolConfig {
+            size: 32767,
+            ..Default::default()
+        },
+    )?);
+    let mut server = Port::open_by_name(&eal, "net_memif0")?;
+    let mut client = Port::open_by_name(&eal, "net_memif1")?;
+    let (mut srx, _stx) = server.configure(&PortConfig::default(), &pool)?;
+    let (_crx, mut ctx) = client.configure(&PortConfig::default(), &pool)?;
+    server.start()?;
+    client.start()?;
+    server.wait_link_up(Duration::from_secs(10))?;
+    client.wait_link_up(Duration::from_secs(10))?;
+
+    let hz = lcore::tsc_hz();
+    let ctl = Arc::new(WorkerControl::default());
+    ctl.work_cycles.store(args.work_cycles, Ordering::Relaxed);
+    let est_cfg = EstimatorConfig {
+        rx_ring_size: 4096, // memif ring of 2^12 (rsize=12)
+        ..EstimatorConfig::new(hz, 32)
+    };
+    let (tx_ready, rx_ready) = std::sync::mpsc::channel();
+    let rxq = srx.remove(0);
+    let ctl2 = ctl.clone();
+    let handle = lcore::launch(&eal, worker_lcore, move || {
+        worker::run(rxq, ctl2, est_cfg, tx_ready)
+    })?;
+    let reader = rx_ready.recv()?;
+
+    let mut frame = vec![0u8; args.frame_size];
+    frame[0..6].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x01]);
+    frame[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x02]);
+    frame[12..14].copy_from_slice(&0x88b5u16.to_be_bytes());
+    let mut gen = Generator {
+        tx: &mut ctx[0],
+        pool: &pool,
+        frame,
+        burst: args.gen_burst,
+        arrivals: args.arrivals,
+        hz,
+        reader: &reader,
+        ctl: &ctl,
+        rng: 0x9e37_79b9_7f4a_7c15,
+    };
+
+    eprintln!(
+        "finding capacity (work {} cycles/packet)...",
+        args.work_cycles
+    );
+    let capacity = find_capacity(&mut gen, args)?;
+    eprintln!("capacity: {capacity:.0} pps");
+    let mut rows = Vec::new();
+    for pct in (5..=110).step_by(5) {
+        let target = pct as f64 / 100.0;
+        let r = gen.step(target * capacity, args.warmup, args.measure);
+        let row = to_row(target, capacity, &r);
+        eprintln!(
+            "target {:>3}%: theoretical {:5.1}%  m1 {:5.1}%  m2 {:5.1}%  m3 {:5.1}%  ours {:5.1}%  risk {:.2}  dropped {}",
+            pct,
+            row.theoretical * 100.0,
+            row.method1 * 100.0,
+            row.method2 * 100.0,
+            row.method3 * 100.0,
+            row.ours * 100.0,
+            row.drop_risk,
+            row.dropped
+        );
+        rows.push(row);
+    }
+    let false_alarms = rows
+        .iter()
+        .filter(|r| r.theoretical < 0.85 && r.warned && r.dropped == 0)
+        .count();
+    let accuracy = [
+        "method 1 (non-empty iterations)",
+        "method 2 (1 s window)",
+        "method 3 (busy cycles)",
+        "ours",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, name)| {
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| (0.095..=0.905).contains(&r.theoretical))
+            .map(|r| (r.theoretical, [r.method1, r.method2, r.method3, r.ours][i]))
+            .collect();
+        analysis::accuracy(name, &pts)
+    })
+    .collect();
+
+    eprintln!("ramp past capacity...");
+    let ramp = ramp(&mut gen, capacity, hz);
+    eprintln!("cost change...");
+    let base = 0.5 * capacity;
+    let before = gen.step(base, args.warmup, args.measure);
+    ctl.work_cycles
+        .store(args.heavy_work_cycles, Ordering::Relaxed);
+    let after = gen.step(base, args.warmup * 2.0, args.measure);
+    let heavy_capacity = find_capacity(&mut gen, args)?;
+    let cost_change = CostChange {
+        work_before: args.work_cycles,
+        work_after: args.heavy_work_cycles,
+        theoretical_before: before.offered_pps / capacity,
+        ours_before: before.mean.load,
+        theoretical_after: after.offered_pps / heavy_capacity,
+        ours_after: after.mean.load,
+    };
+
+    ctl.stop.store(true, Ordering::Relaxed);
+    let _rxq = handle.join()?;
+    let out = SweepOutput {
+        settings: serde_json::to_value(args)?,
+        capacity_pps: capacity,
+        rows,
+        accuracy,
+        ramp: Some(ramp),
+        cost_change: Some(cost_change),
+        false_alarms,
+    };
+    output::write_all(&args.out, &out)?;
+    println!("{}", output::markdown(&out));
+    println!("written: {}/sweep.{{csv,json,md,png}}", args.out.display());
+    drop((server, client));
+    let _ = std::fs::remove_file(&sock);
+    Ok(())
+}
+
+fn to_row(target: f64, capacity: f64, r: &StepResult) -> Row {
+    Row {
+        target,
+        offered_pps: r.offered_pps,
+        theoretical: r.offered_pps / capacity,
+        method1: r.mean.method1_nonempty_iterations,
+        method2: r.mean.method2_nonempty_time_window,
+        method3: r.mean.method3_busy_cycles,
+        ours: r.mean.load,
+        ours_capacity_pps: r.mean.capacity_pps,
+        drop_risk: r.mean.drop_risk,
+        warned: r.warned,
+        dropped: r.dropped,
+        offered: r.offered,
+    }
+}
+
+/// Highest offered rate whose drops stay below 0.1%.
+fn find_capacity(gen: &mut Generator<'_>, args: &Args) -> Result<f64, Box<dyn std::error::Error>> {
+    let ok = |r: &StepResult| r.dropped as f64 <= 0.001 * r.offered.max(1) as f64;
+    let (mut lo, mut hi) = (0.0f64, 0.0f64);
+    let mut rate = 500_000.0;
+    let mut best_offered: f64 = 0.0;
+    for _ in 0..12 {
+        let r = gen.step(rate, 0.5, 0.8);
+        if ok(&r) {
+            lo = rate;
+            best_offered = best_offered.max(r.offered_pps);
+            if r.offered_pps < 0.9 * rate {
+                return Err(format!(
+                    "the generator cannot offer more than {:.0} pps: raise --work-cycles so the worker saturates first",
+                    r.offered_pps
+                )
+                .into());
+            }
+            rate *= 1.6;
+        } else {
+            hi = rate;
+            break;
+        }
+    }
+    if hi == 0.0 {
+        return Err("the worker never dropped: raise --work-cycles".into());
+    }
+    for _ in 0..7 {
+        let mid = (lo + hi) / 2.0;
+        let r = gen.step(mid, args.warmup.min(0.6), args.measure.min(1.0));
+        if ok(&r) {
+            lo = mid;
+            best_offered = r.offered_pps;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(best_offered.max(lo * 0.99))
+}
+
+/// Raises the load from 80% to 120% of capacity in small steps; returns where the
+/// warning and the sustained drops began.
+fn ramp(gen: &mut Generator<'_>, capacity: f64, hz: u64) -> RampResult {
+    let mut warned: Option<(f64, u64)> = None;
+    let mut dropped: Option<(f64, u64)> = None;
+    let mut pct = 80.0;
+    while pct <= 120.0 && dropped.is_none() {
+        let r = gen.step(pct / 100.0 * capacity, 0.0, 0.1);
+        let load = r.offered_pps / capacity;
+        if warned.is_none() {
+            if let Some(t) = r.first_warning_tsc {
+                warned = Some((load, t));
+            }
+        }
+        if r.dropped as f64 > 0.001 * r.offered.max(1) as f64 {
+            dropped = Some((load, r.first_drop_tsc.unwrap_or(0)));
+        }
+        pct += 0.5;
+    }
+    RampResult {
+        warned_at_load: warned.map(|w| w.0),
+        drops_at_load: dropped.map(|d| d.0),
+        lead_time_s: match (warned, dropped) {
+            (Some(w), Some(d)) if d.1 >= w.1 => Some((d.1 - w.1) as f64 / hz as f64),
+            _ => None,
+        },
+    }
+}

@@ -1,0 +1,65 @@
+//! The harness runs end to end on real DPDK (memif) and writes well-formed results.
+//! Short steps: this checks the tool, not the figures (those come from full runs).
+
+use std::process::Command;
+
+#[test]
+fn sweep_runs_and_writes_csv_json_markdown_and_png() {
+    let dir = std::env::temp_dir().join(format!("pmdt-load-sweep-smoke-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
+        .args([
+            "--warmup",
+            "0.1",
+            "--measure",
+            "0.15",
+            "--work-cycles",
+            "3000",
+            "--heavy-work-cycles",
+            "6000",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .expect("run pmdt-load-sweep");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["rows"].as_array().unwrap().len(),
+        22,
+        "5% to 110% in 5% steps"
+    );
+    assert_eq!(
+        json["accuracy"].as_array().unwrap().len(),
+        4,
+        "three thesis methods and ours"
+    );
+    assert!(json["capacity_pps"].as_f64().unwrap() > 0.0);
+    let md = std::fs::read_to_string(dir.join("sweep.md")).unwrap();
+    assert!(md.contains("| theoretical load |"));
+    let png = std::fs::read(dir.join("sweep.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 23, "header + 22 rows");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn bad_arguments_are_clear_errors() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
+        .args(["--frame-size", "10"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--frame-size must be 64..=1514"));
+    let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
+        .args(["--arrivals", "sometimes"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value"));
+}
