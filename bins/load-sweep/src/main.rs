@@ -249,7 +249,7 @@ fn to_row(target: f64, capacity: f64, r: &StepResult) -> Row {
 /// if a second try at the same rate drops too (one vCPU stall is not saturation).
 fn find_capacity(gen: &mut Generator<'_>, args: &Args) -> Result<f64, Box<dyn std::error::Error>> {
     let drops = |r: &StepResult| r.dropped as f64 > 0.001 * r.offered.max(1) as f64;
-    let mut step = |g: &mut Generator<'_>, rate: f64, w: f64, m: f64| {
+    let step = |g: &mut Generator<'_>, rate: f64, w: f64, m: f64| {
         let r = g.step(rate, w, m);
         if drops(&r) {
             g.step(rate, w, m)
