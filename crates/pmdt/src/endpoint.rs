@@ -13,6 +13,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::EndpointConfig;
 use crate::connection::{Connection, ConnectionParams, Event, Side, Transmit, REFUSED_CODE};
 use crate::cookie::CookieKey;
+use crate::recv_buffer::{RecvRing, RecvStorage};
 use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::EndpointStats;
 use crate::wire::{self, Body, Header, Packet, PacketType};
@@ -21,8 +22,8 @@ use crate::wire::{self, Body, Header, Packet, PacketType};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnectionHandle(pub usize);
 
-struct Slot<S: SendStorage> {
-    conn: Connection<S>,
+struct Slot<S: SendStorage, R: RecvStorage> {
+    conn: Connection<S, R>,
     /// The timer the heap holds for this connection.
     scheduled: Option<Instant>,
     ready: bool,
@@ -30,17 +31,19 @@ struct Slot<S: SendStorage> {
     init_key: Option<(SocketAddr, u64)>,
 }
 
-/// Makes the send storage of a new connection.
-pub type StorageFactory<S> = Box<dyn FnMut(u64) -> S + Send>;
+/// Makes the send or receive storage of a new connection (given the configured
+/// buffer size in bytes).
+pub type StorageFactory<T> = Box<dyn FnMut(u64) -> T + Send>;
 
-/// A pmdt endpoint: many connections over one datagram socket/port.
-pub struct Endpoint<S: SendStorage = ByteRing> {
+/// A pmdt endpoint: many connections over one datagram socket/port. `S` and `R` are
+/// the connections' send and receive storage.
+pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     cfg: EndpointConfig,
     transport: Arc<crate::config::TransportConfig>,
     rng: ChaCha8Rng,
     epoch: Instant,
     cookie_key: CookieKey,
-    slots: Vec<Option<Slot<S>>>,
+    slots: Vec<Option<Slot<S, R>>>,
     free: Vec<usize>,
     by_cid: HashMap<u64, usize>,
     by_init: HashMap<(SocketAddr, u64), usize>,
@@ -50,23 +53,37 @@ pub struct Endpoint<S: SendStorage = ByteRing> {
     accept_queue: VecDeque<ConnectionHandle>,
     events: VecDeque<(ConnectionHandle, Event)>,
     storage: StorageFactory<S>,
+    recv_storage: StorageFactory<R>,
     stats: EndpointStats,
 }
 
-impl Endpoint<ByteRing> {
-    /// An endpoint whose connections buffer send data in a [`ByteRing`].
+impl Endpoint<ByteRing, RecvRing> {
+    /// An endpoint whose connections copy data through byte rings.
     pub fn new(cfg: EndpointConfig, now: Instant) -> Result<Self, String> {
-        Self::with_storage(cfg, now, Box::new(|cap| ByteRing::new(cap as usize)))
+        Self::with_storage(
+            cfg,
+            now,
+            Box::new(|cap| ByteRing::new(cap as usize)),
+            Box::new(|cap| RecvRing::new(cap as usize)),
+        )
     }
 }
 
-impl<S: SendStorage> Endpoint<S> {
-    /// An endpoint whose connections get their send storage from `storage`
-    /// (called with the configured send buffer size).
+impl<S: SendStorage, R: RecvStorage<Packet = ()>> Endpoint<S, R> {
+    /// Handles one received datagram from `remote` (storage that copies payloads).
+    pub fn handle(&mut self, now: Instant, remote: SocketAddr, data: &[u8]) {
+        self.handle_in(now, remote, data, &());
+    }
+}
+
+impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
+    /// An endpoint whose connections get their send and receive storage from the
+    /// factories (called with the configured buffer sizes).
     pub fn with_storage(
         cfg: EndpointConfig,
         now: Instant,
         storage: StorageFactory<S>,
+        recv_storage: StorageFactory<R>,
     ) -> Result<Self, String> {
         cfg.transport.validate()?;
         let mut rng = match cfg.seed {
@@ -90,6 +107,7 @@ impl<S: SendStorage> Endpoint<S> {
             accept_queue: VecDeque::new(),
             events: VecDeque::new(),
             storage,
+            recv_storage,
             stats: EndpointStats::default(),
         })
     }
@@ -110,14 +128,14 @@ impl<S: SendStorage> Endpoint<S> {
     }
 
     /// A connection, if the handle is live.
-    pub fn connection(&self, h: ConnectionHandle) -> Option<&Connection<S>> {
+    pub fn connection(&self, h: ConnectionHandle) -> Option<&Connection<S, R>> {
         self.slots.get(h.0)?.as_ref().map(|s| &s.conn)
     }
 
     /// Application access to a connection (write, read, close). Call
     /// [`Endpoint::touch`] afterwards so the endpoint reschedules it; the
     /// convenience methods below do that for you.
-    pub fn connection_mut(&mut self, h: ConnectionHandle) -> Option<&mut Connection<S>> {
+    pub fn connection_mut(&mut self, h: ConnectionHandle) -> Option<&mut Connection<S, R>> {
         self.slots.get_mut(h.0)?.as_mut().map(|s| &mut s.conn)
     }
 
@@ -141,7 +159,7 @@ impl<S: SendStorage> Endpoint<S> {
 
     fn insert(
         &mut self,
-        conn: Connection<S>,
+        conn: Connection<S, R>,
         init_key: Option<(SocketAddr, u64)>,
     ) -> ConnectionHandle {
         let cid = conn.local_cid();
@@ -176,6 +194,7 @@ impl<S: SendStorage> Endpoint<S> {
         let local_cid = self.new_cid();
         let initial_pn = self.rng.random::<u32>() as u64;
         let storage = (self.storage)(self.transport.send_buffer);
+        let recv_storage = (self.recv_storage)(self.transport.recv_buffer);
         let conn = Connection::new(ConnectionParams {
             side: Side::Client,
             local_cid,
@@ -186,6 +205,7 @@ impl<S: SendStorage> Endpoint<S> {
             now,
             initial_pn,
             storage,
+            recv_storage,
             peer: None,
         });
         self.insert(conn, None)
@@ -235,7 +255,11 @@ impl<S: SendStorage> Endpoint<S> {
     /// earlier: a later deadline (the usual case: each packet pushes the probe timeout
     /// back) waits for the existing entry, which re-arms when it fires. The heap stays
     /// the size of the connection count instead of growing with every packet.
-    fn schedule(timers: &mut BinaryHeap<Reverse<(Instant, usize)>>, slot: &mut Slot<S>, i: usize) {
+    fn schedule(
+        timers: &mut BinaryHeap<Reverse<(Instant, usize)>>,
+        slot: &mut Slot<S, R>,
+        i: usize,
+    ) {
         let Some(t) = slot.conn.poll_timeout() else {
             return;
         };
@@ -280,8 +304,9 @@ impl<S: SendStorage> Endpoint<S> {
         self.touch(h);
     }
 
-    /// Handles one received datagram from `remote`.
-    pub fn handle(&mut self, now: Instant, remote: SocketAddr, data: &[u8]) {
+    /// Handles one received datagram from `remote` that lives in `memory` (for
+    /// storage that keeps packet memory instead of copying, e.g. an mbuf).
+    pub fn handle_in(&mut self, now: Instant, remote: SocketAddr, data: &[u8], memory: &R::Packet) {
         self.stats.datagrams_in += 1;
         let (header, ty) = match wire::peek_header(data) {
             Ok(x) => x,
@@ -298,7 +323,7 @@ impl<S: SendStorage> Endpoint<S> {
             }
         };
         if ty == PacketType::Init {
-            self.handle_init(now, remote, &pkt, data.len());
+            self.handle_init(now, remote, &pkt, data.len(), memory);
             return;
         }
         let Some(&i) = self.by_cid.get(&header.dst_cid) else {
@@ -313,7 +338,7 @@ impl<S: SendStorage> Endpoint<S> {
             self.stats.unknown_connection += 1;
             return;
         }
-        slot.conn.handle_packet(now, &pkt, data.len());
+        slot.conn.handle_packet(now, &pkt, data.len(), memory);
         self.touch(ConnectionHandle(i));
     }
 
@@ -321,7 +346,14 @@ impl<S: SendStorage> Endpoint<S> {
         now.saturating_duration_since(self.epoch).as_secs() as u32
     }
 
-    fn handle_init(&mut self, now: Instant, remote: SocketAddr, pkt: &Packet<'_>, len: usize) {
+    fn handle_init(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        pkt: &Packet<'_>,
+        len: usize,
+        memory: &R::Packet,
+    ) {
         let Body::Init { params, cookie } = &pkt.body else {
             return;
         };
@@ -331,7 +363,7 @@ impl<S: SendStorage> Endpoint<S> {
         }
         if let Some(&i) = self.by_init.get(&(remote, params.src_cid)) {
             if let Some(slot) = self.slots[i].as_mut() {
-                slot.conn.handle_packet(now, pkt, len);
+                slot.conn.handle_packet(now, pkt, len, memory);
             }
             self.touch(ConnectionHandle(i));
             return;
@@ -359,6 +391,7 @@ impl<S: SendStorage> Endpoint<S> {
         let local_cid = self.new_cid();
         let initial_pn = self.rng.random::<u32>() as u64;
         let storage = (self.storage)(self.transport.send_buffer);
+        let recv_storage = (self.recv_storage)(self.transport.recv_buffer);
         let mut conn = Connection::new(ConnectionParams {
             side: Side::Server,
             local_cid,
@@ -369,9 +402,10 @@ impl<S: SendStorage> Endpoint<S> {
             now,
             initial_pn,
             storage,
+            recv_storage,
             peer: Some(*params),
         });
-        conn.handle_packet(now, pkt, len);
+        conn.handle_packet(now, pkt, len, memory);
         let h = self.insert(conn, Some((remote, params.src_cid)));
         self.accept_queue.push_back(h);
     }
@@ -474,7 +508,7 @@ impl<S: SendStorage> Endpoint<S> {
         mut f: F,
     ) -> Option<(ConnectionHandle, Transmit)>
     where
-        F: FnMut(&mut Connection<S>, Instant, &mut [u8]) -> Option<Transmit>,
+        F: FnMut(&mut Connection<S, R>, Instant, &mut [u8]) -> Option<Transmit>,
     {
         let quantum = self.transport.max_datagram as i64;
         let mut visits = self.ready.len();

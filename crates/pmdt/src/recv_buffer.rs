@@ -1,30 +1,106 @@
 //! Reassembly of received stream bytes: out-of-order data is stored at its offset
 //! and read in order. The buffer's capacity is the credit given to the peer.
+//!
+//! The core keeps the bookkeeping (what arrived, what was read); the bytes live in a
+//! [`RecvStorage`]. The default [`RecvRing`] copies payloads into a ring; a runtime
+//! can instead keep references to the packet memory the payloads arrived in (e.g.
+//! mbufs), so the only copy on the receive side is the application's `read`.
 
 use crate::range_set::RangeSet;
 
-/// A fixed-size reassembly ring.
+/// Where received stream bytes wait to be read.
+pub trait RecvStorage: Send {
+    /// What the caller passes along with each datagram so the storage can keep its
+    /// memory instead of copying (an mbuf, say). `()` for copying storage.
+    type Packet;
+    /// Stores stream bytes `[offset, offset + data.len())`, all new and within the
+    /// credit. `data` is a sub-slice of the datagram that `packet` holds.
+    fn insert(&mut self, offset: u64, data: &[u8], packet: &Self::Packet);
+    /// Copies stream bytes `[offset, offset + out.len())`, all inserted before, into `out`.
+    fn read(&mut self, offset: u64, out: &mut [u8]);
+    /// Bytes below `offset` will not be read again and can be freed.
+    fn release_to(&mut self, offset: u64);
+}
+
+/// The default storage: a byte ring of the buffer's capacity (one copy in, one out).
 #[derive(Debug, Clone)]
-pub struct RecvBuffer {
+pub struct RecvRing {
     buf: Vec<u8>,
+}
+
+impl RecvRing {
+    /// A ring of `capacity` bytes (must equal the receive buffer's capacity).
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            buf: vec![0; capacity.max(1)],
+        }
+    }
+}
+
+impl RecvStorage for RecvRing {
+    type Packet = ();
+
+    fn insert(&mut self, offset: u64, data: &[u8], _: &()) {
+        let len = self.buf.len();
+        let mut done = 0usize;
+        while done < data.len() {
+            let i = ((offset + done as u64) % len as u64) as usize;
+            let k = (len - i).min(data.len() - done);
+            self.buf[i..i + k].copy_from_slice(&data[done..done + k]);
+            done += k;
+        }
+    }
+
+    fn read(&mut self, offset: u64, out: &mut [u8]) {
+        let len = self.buf.len();
+        let mut done = 0;
+        while done < out.len() {
+            let i = ((offset + done as u64) % len as u64) as usize;
+            let k = (len - i).min(out.len() - done);
+            out[done..done + k].copy_from_slice(&self.buf[i..i + k]);
+            done += k;
+        }
+    }
+
+    fn release_to(&mut self, _: u64) {}
+}
+
+/// Reassembly state over a storage.
+#[derive(Debug, Clone)]
+pub struct RecvBuffer<R: RecvStorage = RecvRing> {
+    storage: R,
+    capacity: u64,
     /// Next offset the application reads.
     read: u64,
     received: RangeSet,
 }
 
-impl RecvBuffer {
-    /// A buffer of `capacity` bytes.
+impl RecvBuffer<RecvRing> {
+    /// A copying buffer of `capacity` bytes.
     pub fn new(capacity: usize) -> Self {
+        Self::with_storage(RecvRing::new(capacity), capacity as u64)
+    }
+}
+
+impl<R: RecvStorage> RecvBuffer<R> {
+    /// A buffer crediting the peer with `capacity` bytes, storing them in `storage`.
+    pub fn with_storage(storage: R, capacity: u64) -> Self {
         Self {
-            buf: vec![0; capacity.max(1)],
+            storage,
+            capacity: capacity.max(1),
             read: 0,
             received: RangeSet::new(),
         }
     }
 
+    /// The storage.
+    pub fn storage(&self) -> &R {
+        &self.storage
+    }
+
     /// Capacity in bytes.
     pub fn capacity(&self) -> u64 {
-        self.buf.len() as u64
+        self.capacity
     }
 
     /// Offset of the next byte the application reads.
@@ -44,13 +120,13 @@ impl RecvBuffer {
 
     /// Highest offset that may be stored: the credit limit.
     pub fn limit(&self) -> u64 {
-        self.read + self.buf.len() as u64
+        self.read + self.capacity
     }
 
     /// Stores the parts of `[offset, offset + data.len())` not yet received; the
     /// caller guarantees the range ends at or below [`RecvBuffer::limit`]. Returns
     /// how many bytes were new.
-    pub fn insert(&mut self, offset: u64, data: &[u8]) -> u64 {
+    pub fn insert(&mut self, offset: u64, data: &[u8], packet: &R::Packet) -> u64 {
         let end = offset + data.len() as u64;
         debug_assert!(end <= self.limit());
         let start = offset.max(self.read);
@@ -58,16 +134,10 @@ impl RecvBuffer {
             return 0;
         }
         let mut new = 0;
-        let buf = &mut self.buf;
+        let storage = &mut self.storage;
         self.received.for_each_missing(start..end, |gap| {
-            let src = &data[(gap.start - offset) as usize..(gap.end - offset) as usize];
-            let mut done = 0usize;
-            while done < src.len() {
-                let i = ((gap.start + done as u64) % buf.len() as u64) as usize;
-                let k = (buf.len() - i).min(src.len() - done);
-                buf[i..i + k].copy_from_slice(&src[done..done + k]);
-                done += k;
-            }
+            let part = &data[(gap.start - offset) as usize..(gap.end - offset) as usize];
+            storage.insert(gap.start, part, packet);
             new += gap.end - gap.start;
         });
         self.received.insert(start..end);
@@ -77,15 +147,13 @@ impl RecvBuffer {
     /// Reads in-order bytes into `out`; returns how many.
     pub fn read(&mut self, out: &mut [u8]) -> usize {
         let n = (self.readable() as usize).min(out.len());
-        let mut done = 0;
-        while done < n {
-            let i = ((self.read + done as u64) % self.buf.len() as u64) as usize;
-            let k = (self.buf.len() - i).min(n - done);
-            out[done..done + k].copy_from_slice(&self.buf[i..i + k]);
-            done += k;
+        if n == 0 {
+            return 0;
         }
+        self.storage.read(self.read, &mut out[..n]);
         self.read += n as u64;
         self.received.remove_below(self.read);
+        self.storage.release_to(self.read);
         n
     }
 
@@ -102,15 +170,15 @@ mod tests {
     #[test]
     fn reassembles_out_of_order_and_ignores_duplicates() {
         let mut b = RecvBuffer::new(8);
-        assert_eq!(b.insert(4, b"efgh"), 4);
+        assert_eq!(b.insert(4, b"efgh", &()), 4);
         assert_eq!(b.readable(), 0);
-        assert_eq!(b.insert(0, b"abcd"), 4);
-        assert_eq!(b.insert(2, b"cdef"), 0, "duplicate");
+        assert_eq!(b.insert(0, b"abcd", &()), 4);
+        assert_eq!(b.insert(2, b"cdef", &()), 0, "duplicate");
         let mut out = [0u8; 5];
         assert_eq!(b.read(&mut out), 5);
         assert_eq!(&out, b"abcde");
         assert_eq!(b.limit(), 13);
-        assert_eq!(b.insert(8, b"ijklm"), 5, "wraps");
+        assert_eq!(b.insert(8, b"ijklm", &()), 5, "wraps");
         let mut out = [0u8; 16];
         assert_eq!(b.read(&mut out), 8);
         assert_eq!(&out[..8], b"fghijklm");

@@ -13,7 +13,7 @@ pub trait SendStorage: Send {
     /// Copies as much of `data` as fits; returns how many bytes were taken.
     fn write(&mut self, data: &[u8]) -> usize;
     /// Longest run starting at `offset` that may go into one packet (storage chunk
-    /// boundaries are never crossed).
+    /// boundaries are never crossed). Only asked for held offsets (`start..end`).
     fn contiguous_len(&self, offset: u64) -> u64 {
         self.end().saturating_sub(offset)
     }

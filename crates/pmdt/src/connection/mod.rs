@@ -19,7 +19,7 @@ use crate::config::TransportConfig;
 use crate::congestion::Controller;
 use crate::pacer::Pacer;
 use crate::range_set::RangeSet;
-use crate::recv_buffer::RecvBuffer;
+use crate::recv_buffer::{RecvBuffer, RecvRing, RecvStorage};
 use crate::rtt::{RttEstimator, GRANULARITY};
 use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::ConnectionStats;
@@ -88,8 +88,9 @@ pub enum WriteError {
     Closed(CloseReason),
 }
 
-/// A pmdt connection. `S` stores unacknowledged send data (see [`SendStorage`]).
-pub struct Connection<S: SendStorage = ByteRing> {
+/// A pmdt connection. `S` stores unacknowledged send data (see [`SendStorage`]),
+/// `R` received data waiting to be read (see [`RecvStorage`]).
+pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     side: Side,
     state: State,
     local_cid: u64,
@@ -130,7 +131,7 @@ pub struct Connection<S: SendStorage = ByteRing> {
     writable_wanted: bool,
 
     // receiving
-    recv: RecvBuffer,
+    recv: RecvBuffer<R>,
     peer_fin: Option<u64>,
     acks: AckState,
     advertised_max_data: u64,
@@ -150,7 +151,7 @@ pub struct Connection<S: SendStorage = ByteRing> {
     stats: ConnectionStats,
 }
 
-impl<S: SendStorage> std::fmt::Debug for Connection<S> {
+impl<S: SendStorage, R: RecvStorage> std::fmt::Debug for Connection<S, R> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Connection")
             .field("side", &self.side)
@@ -174,7 +175,7 @@ impl<S: SendStorage> std::fmt::Debug for Connection<S> {
 }
 
 /// Parameters to build a connection (from the endpoint).
-pub(crate) struct ConnectionParams<S> {
+pub(crate) struct ConnectionParams<S, R> {
     pub side: Side,
     pub local_cid: u64,
     pub remote_cid: u64,
@@ -184,14 +185,15 @@ pub(crate) struct ConnectionParams<S> {
     pub now: Instant,
     pub initial_pn: u64,
     pub storage: S,
+    pub recv_storage: R,
     pub peer: Option<HandshakeParams>,
 }
 
-impl<S: SendStorage> Connection<S> {
-    pub(crate) fn new(p: ConnectionParams<S>) -> Self {
+impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
+    pub(crate) fn new(p: ConnectionParams<S, R>) -> Self {
         let cfg = p.cfg;
         let mss = cfg.max_payload();
-        let recv = RecvBuffer::new(cfg.recv_buffer as usize);
+        let recv = RecvBuffer::with_storage(p.recv_storage, cfg.recv_buffer);
         let mut c = Self {
             side: p.side,
             state: State::Handshake,
@@ -307,6 +309,11 @@ impl<S: SendStorage> Connection<S> {
     /// Mutable send storage.
     pub fn send_storage_mut(&mut self) -> &mut S {
         &mut self.send
+    }
+
+    /// The receive storage.
+    pub fn recv_storage(&self) -> &R {
+        self.recv.storage()
     }
 
     /// Statistics snapshot.
@@ -504,7 +511,13 @@ impl<S: SendStorage> Connection<S> {
     // ---------------------------------------------------------------- receiving
 
     /// Handles a decoded packet addressed to this connection. `len` is the datagram length.
-    pub(crate) fn handle_packet(&mut self, now: Instant, pkt: &Packet<'_>, len: usize) {
+    pub(crate) fn handle_packet(
+        &mut self,
+        now: Instant,
+        pkt: &Packet<'_>,
+        len: usize,
+        memory: &R::Packet,
+    ) {
         if self.state == State::Closed {
             // Our Close may have been lost while the peer still waits for it.
             if self.reason == Some(CloseReason::Graceful)
@@ -600,7 +613,7 @@ impl<S: SendStorage> Connection<S> {
                 offset,
                 fin,
                 payload,
-            } if !self.accept_data(*offset, *fin, payload) => return,
+            } if !self.accept_data(*offset, *fin, payload, memory) => return,
             Body::Ack(a) => self.on_ack(now, a),
             _ => {}
         }
@@ -620,7 +633,7 @@ impl<S: SendStorage> Connection<S> {
             .is_some_and(|f| self.recv.contiguous_end() >= f)
     }
 
-    fn accept_data(&mut self, offset: u64, fin: bool, payload: &[u8]) -> bool {
+    fn accept_data(&mut self, offset: u64, fin: bool, payload: &[u8], memory: &R::Packet) -> bool {
         let end = offset + payload.len() as u64;
         if end > self.recv.limit() {
             self.stats.out_of_window += 1;
@@ -639,7 +652,7 @@ impl<S: SendStorage> Connection<S> {
             }
             self.peer_fin = Some(end);
         }
-        let new = self.recv.insert(offset, payload);
+        let new = self.recv.insert(offset, payload, memory);
         if new == 0 && !payload.is_empty() {
             self.stats.duplicate_packets += 1;
         }
@@ -1084,10 +1097,10 @@ impl<S: SendStorage> Connection<S> {
         }
         let avail = self.send.end() - self.send_next;
         let credit = self.peer_max_data.saturating_sub(self.send_next);
-        let len = avail
-            .min(credit)
-            .min(max_payload)
-            .min(self.send.contiguous_len(self.send_next));
+        let mut len = avail.min(credit).min(max_payload);
+        if len > 0 {
+            len = len.min(self.send.contiguous_len(self.send_next));
+        }
         let end = self.send_next + len;
         let fin = self.fin_requested && !self.fin_sent && end == self.send.end();
         if len == 0 && !fin {
