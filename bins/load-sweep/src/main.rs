@@ -54,6 +54,10 @@ struct Args {
     /// Seconds measured per step.
     #[arg(long, default_value_t = 1.2)]
     measure: f64,
+    /// An iteration longer than this many times its typical length counts as stolen
+    /// time (preemption), not work.
+    #[arg(long, default_value_t = 20)]
+    stolen_factor: u64,
     /// Lcores: generator on the first (main), worker on the second.
     #[arg(long, default_value = "0,1")]
     lcores: String,
@@ -119,6 +123,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     ctl.work_cycles.store(args.work_cycles, Ordering::Relaxed);
     let est_cfg = EstimatorConfig {
         rx_ring_size: 4096, // memif ring of 2^12 (rsize=12)
+        stolen_factor: args.stolen_factor,
         ..EstimatorConfig::new(hz, 32)
     };
     let (tx_ready, rx_ready) = std::sync::mpsc::channel();
