@@ -16,7 +16,7 @@ use crate::cookie::CookieKey;
 use crate::recv_buffer::{RecvRing, RecvStorage};
 use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::EndpointStats;
-use crate::wire::{self, Body, Header, Packet, PacketType};
+use crate::wire::{self, Body, HandshakeParams, Header, Packet, PacketType};
 
 /// Handle of a connection within its endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -189,25 +189,34 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         ConnectionHandle(i)
     }
 
-    /// Opens a connection to `remote` (client).
-    pub fn connect(&mut self, now: Instant, remote: SocketAddr) -> ConnectionHandle {
+    /// A new connection with a fresh random id, initial packet number and storage.
+    fn new_connection(
+        &mut self,
+        now: Instant,
+        side: Side,
+        remote: SocketAddr,
+        peer: Option<HandshakeParams>,
+    ) -> Connection<S, R> {
         let local_cid = self.new_cid();
         let initial_pn = self.rng.random::<u32>() as u64;
-        let storage = (self.storage)(self.transport.send_buffer);
-        let recv_storage = (self.recv_storage)(self.transport.recv_buffer);
-        let conn = Connection::new(ConnectionParams {
-            side: Side::Client,
+        Connection::new(ConnectionParams {
+            side,
             local_cid,
-            remote_cid: 0,
+            remote_cid: peer.map_or(0, |p| p.src_cid),
             remote,
             cfg: self.transport.clone(),
             epoch: self.epoch,
             now,
             initial_pn,
-            storage,
-            recv_storage,
-            peer: None,
-        });
+            storage: (self.storage)(self.transport.send_buffer),
+            recv_storage: (self.recv_storage)(self.transport.recv_buffer),
+            peer,
+        })
+    }
+
+    /// Opens a connection to `remote` (client).
+    pub fn connect(&mut self, now: Instant, remote: SocketAddr) -> ConnectionHandle {
+        let conn = self.new_connection(now, Side::Client, remote, None);
         self.insert(conn, None)
     }
 
@@ -388,23 +397,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             self.stats.bad_cookies += 1;
             return;
         }
-        let local_cid = self.new_cid();
-        let initial_pn = self.rng.random::<u32>() as u64;
-        let storage = (self.storage)(self.transport.send_buffer);
-        let recv_storage = (self.recv_storage)(self.transport.recv_buffer);
-        let mut conn = Connection::new(ConnectionParams {
-            side: Side::Server,
-            local_cid,
-            remote_cid: params.src_cid,
-            remote,
-            cfg: self.transport.clone(),
-            epoch: self.epoch,
-            now,
-            initial_pn,
-            storage,
-            recv_storage,
-            peer: Some(*params),
-        });
+        let mut conn = self.new_connection(now, Side::Server, remote, Some(*params));
         conn.handle_packet(now, pkt, len, memory);
         let h = self.insert(conn, Some((remote, params.src_cid)));
         self.accept_queue.push_back(h);
