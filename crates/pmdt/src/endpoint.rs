@@ -250,14 +250,11 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         let Some(Some(slot)) = self.slots.get_mut(h.0) else {
             return;
         };
-        while let Some(e) = slot.conn.poll_event() {
-            self.events.push_back((h, e));
-        }
         if !slot.ready {
             slot.ready = true;
             self.ready.push_back(h.0);
         }
-        Self::schedule(&mut self.timers, slot, h.0);
+        self.sync(h.0);
     }
 
     /// Keeps one live heap entry per connection, pushed only when the deadline moves
@@ -317,13 +314,6 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     /// storage that keeps packet memory instead of copying, e.g. an mbuf).
     pub fn handle_in(&mut self, now: Instant, remote: SocketAddr, data: &[u8], memory: &R::Packet) {
         self.stats.datagrams_in += 1;
-        let (header, ty) = match wire::peek_header(data) {
-            Ok(x) => x,
-            Err(_) => {
-                self.stats.malformed += 1;
-                return;
-            }
-        };
         let pkt = match wire::decode(data) {
             Ok(p) => p,
             Err(_) => {
@@ -331,11 +321,11 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
                 return;
             }
         };
-        if ty == PacketType::Init {
+        if pkt.body.packet_type() == PacketType::Init {
             self.handle_init(now, remote, &pkt, data.len(), memory);
             return;
         }
-        let Some(&i) = self.by_cid.get(&header.dst_cid) else {
+        let Some(&i) = self.by_cid.get(&pkt.header.dst_cid) else {
             self.stats.unknown_connection += 1;
             return;
         };
@@ -524,25 +514,22 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
                         self.ready.push_back(i);
                     }
                     self.stats.datagrams_out += 1;
-                    self.touch_after_send(i);
+                    self.sync(i);
                     return Some((ConnectionHandle(i), t));
                 }
                 None => {
                     slot.ready = false;
                     slot.deficit = 0;
                     self.ready.pop_front();
-                    self.touch_timer_only(i);
+                    self.sync(i);
                 }
             }
         }
         None
     }
 
-    fn touch_after_send(&mut self, i: usize) {
-        self.touch_timer_only(i);
-    }
-
-    fn touch_timer_only(&mut self, i: usize) {
+    /// Collects a connection's events and reschedules its timer.
+    fn sync(&mut self, i: usize) {
         let Some(Some(slot)) = self.slots.get_mut(i) else {
             return;
         };

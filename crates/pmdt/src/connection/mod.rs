@@ -113,6 +113,7 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     sent: SentPackets,
     largest_acked: Option<u64>,
     loss_time: Option<Instant>,
+    next_lost_prune: Instant,
     pto_count: u32,
     probes: u32,
     rtt: RttEstimator,
@@ -212,6 +213,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             sent: SentPackets::default(),
             largest_acked: None,
             loss_time: None,
+            next_lost_prune: p.now,
             pto_count: 0,
             probes: 0,
             rtt: RttEstimator::new(cfg.initial_rtt),
@@ -727,8 +729,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         self.detect_lost(now);
-        self.sent
-            .forget_lost_before(now.checked_sub(self.pto() * 4).unwrap_or(now));
+        // Lost records only serve spurious-retransmit detection: expire old ones, but
+        // scan for them at most once per probe timeout, not on every ack.
+        if now >= self.next_lost_prune {
+            self.next_lost_prune = now + self.pto();
+            self.sent
+                .forget_lost_before(now.checked_sub(self.pto() * 4).unwrap_or(now));
+        }
     }
 
     fn detect_lost(&mut self, now: Instant) {
