@@ -173,6 +173,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
     loop {
         let progressed = net.step(limit);
         let now = net.now();
+        let elapsed = net.elapsed();
         // Client application: write the pattern, then close.
         for (i, f) in flows.iter_mut().enumerate() {
             let ep = net.endpoint(client);
@@ -234,7 +235,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
                     *closed = true;
                     if let Some(fi) = *flow {
                         let f = &mut flows[fi];
-                        f.report.completed_at = Some(net_elapsed(now, limit, sc.time_limit));
+                        f.report.completed_at = Some(elapsed);
                         first_done = true;
                     }
                     ep.close(now, *h);
@@ -318,14 +319,6 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
         flows: flows.into_iter().map(|f| f.report).collect(),
         elapsed,
     })
-}
-
-fn net_elapsed(
-    now: std::time::Instant,
-    limit: std::time::Instant,
-    time_limit: Duration,
-) -> Duration {
-    time_limit - limit.saturating_duration_since(now)
 }
 
 fn stream_seed(flow: u64, seed: u64) -> u64 {
