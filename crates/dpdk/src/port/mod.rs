@@ -152,43 +152,7 @@ impl Port {
 
     /// Device facts.
     pub fn info(&self) -> Result<PortInfo> {
-        let id = self.id();
-        let mut di: dpdk_sys::rte_eth_dev_info = Default::default();
-        // SAFETY: valid port, valid out pointer.
-        check("get port info", unsafe {
-            dpdk_sys::rte_eth_dev_info_get(id, &mut di)
-        })?;
-        let mut mtu = 0u16;
-        // SAFETY: valid port and out pointer.
-        unsafe { dpdk_sys::rte_eth_dev_get_mtu(id, &mut mtu) };
-        let mut mac: dpdk_sys::rte_ether_addr = Default::default();
-        // SAFETY: valid port and out pointer.
-        unsafe { dpdk_sys::rte_eth_macaddr_get(id, &mut mac) };
-        let driver = if di.driver_name.is_null() {
-            String::new()
-        } else {
-            // SAFETY: the driver name is a static C string.
-            unsafe { CStr::from_ptr(di.driver_name) }
-                .to_string_lossy()
-                .into_owned()
-        };
-        Ok(PortInfo {
-            id,
-            name: Self::name_of(id).unwrap_or_default(),
-            driver,
-            mac: MacAddr(mac.addr_bytes),
-            mtu,
-            min_mtu: di.min_mtu,
-            max_mtu: di.max_mtu,
-            max_rx_queues: di.max_rx_queues,
-            max_tx_queues: di.max_tx_queues,
-            rx_offload_capa: di.rx_offload_capa,
-            tx_offload_capa: di.tx_offload_capa,
-            rss_offloads: di.flow_type_rss_offloads,
-            // SAFETY: plain query.
-            socket: unsafe { dpdk_sys::rte_eth_dev_socket_id(id) },
-            if_index: di.if_index,
-        })
+        Ok(port_info(self.id(), &raw_dev_info(self.id())?))
     }
 
     /// Configures queues and offloads (once) and returns the queue handles. Rx queues
@@ -207,7 +171,8 @@ impl Port {
                 "already configured; queues are handed out once",
             ));
         }
-        let info = self.info()?;
+        let di = raw_dev_info(id)?;
+        let info = port_info(id, &di);
         if cfg.rx_queues == 0 || cfg.rx_queues > info.max_rx_queues.max(1) {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
@@ -270,7 +235,7 @@ impl Port {
             })?;
             rxq.push(RxQueue::new(self.shared.clone(), q));
         }
-        let mut txconf = info_default_txconf(id)?;
+        let mut txconf = di.default_txconf;
         txconf.offloads = tx_off;
         let mut txq = Vec::new();
         for q in 0..cfg.tx_queues {
@@ -420,11 +385,47 @@ impl Port {
     }
 }
 
-fn info_default_txconf(id: u16) -> Result<dpdk_sys::rte_eth_txconf> {
+/// The device's `rte_eth_dev_info`.
+fn raw_dev_info(id: u16) -> Result<dpdk_sys::rte_eth_dev_info> {
     let mut di: dpdk_sys::rte_eth_dev_info = Default::default();
     // SAFETY: valid port, valid out pointer.
     check("get port info", unsafe {
         dpdk_sys::rte_eth_dev_info_get(id, &mut di)
     })?;
-    Ok(di.default_txconf)
+    Ok(di)
+}
+
+/// Port facts from the device info, plus MTU, MAC and name.
+fn port_info(id: u16, di: &dpdk_sys::rte_eth_dev_info) -> PortInfo {
+    let mut mtu = 0u16;
+    // SAFETY: valid port and out pointer.
+    unsafe { dpdk_sys::rte_eth_dev_get_mtu(id, &mut mtu) };
+    let mut mac: dpdk_sys::rte_ether_addr = Default::default();
+    // SAFETY: valid port and out pointer.
+    unsafe { dpdk_sys::rte_eth_macaddr_get(id, &mut mac) };
+    let driver = if di.driver_name.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the driver name is a static C string.
+        unsafe { CStr::from_ptr(di.driver_name) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    PortInfo {
+        id,
+        name: Port::name_of(id).unwrap_or_default(),
+        driver,
+        mac: MacAddr(mac.addr_bytes),
+        mtu,
+        min_mtu: di.min_mtu,
+        max_mtu: di.max_mtu,
+        max_rx_queues: di.max_rx_queues,
+        max_tx_queues: di.max_tx_queues,
+        rx_offload_capa: di.rx_offload_capa,
+        tx_offload_capa: di.tx_offload_capa,
+        rss_offloads: di.flow_type_rss_offloads,
+        // SAFETY: plain query.
+        socket: unsafe { dpdk_sys::rte_eth_dev_socket_id(id) },
+        if_index: di.if_index,
+    }
 }
