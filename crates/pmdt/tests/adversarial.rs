@@ -198,7 +198,8 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
                     ranges: vec![AckRange {
                         start: u64::MAX / 2 - 10,
                         end: u64::MAX / 2,
-                    }],
+                    }]
+                    .into(),
                     ack_delay_us: 0,
                     data_cumulative: 0,
                     max_data: u64::MAX / 2,
@@ -213,7 +214,7 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
                     timestamp_echo: 0,
                 },
                 body: Body::Ack(Ack {
-                    ranges: vec![AckRange { start: 0, end: 0 }],
+                    ranges: vec![AckRange { start: 0, end: 0 }].into(),
                     ack_delay_us: 0,
                     data_cumulative: 1 << 50,
                     max_data: 1 << 51,

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use crate::range_set::RangeSet;
-use crate::wire::{Ack, AckRange, MAX_ACK_RANGES};
+use crate::wire::{Ack, AckRange, AckRanges, MAX_ACK_RANGES};
 
 #[derive(Debug, Default)]
 pub(crate) struct AckState {
@@ -81,7 +81,7 @@ impl AckState {
 
     pub fn build(&mut self, now: Instant, data_cumulative: u64, max_data: u64) -> Option<Ack> {
         let (largest, at) = self.largest?;
-        let ranges: Vec<AckRange> = self
+        let ranges: AckRanges = self
             .received
             .iter()
             .rev()

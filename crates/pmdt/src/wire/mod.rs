@@ -117,12 +117,16 @@ pub struct AckRange {
     pub end: u64,
 }
 
+/// SACK ranges of one ack, stored inline up to four (the usual case: no allocation
+/// per ack on the hot path).
+pub type AckRanges = smallvec::SmallVec<[AckRange; 4]>;
+
 /// Acknowledgement body: packet-number SACK ranges, the cumulative data offset
 /// received in order, and the flow-control credit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ack {
     /// Ranges, highest first, disjoint, non-adjacent; at most `1 + MAX_ACK_RANGES`.
-    pub ranges: Vec<AckRange>,
+    pub ranges: AckRanges,
     /// Microseconds between receiving the largest acknowledged packet and sending this.
     pub ack_delay_us: u32,
     /// Every stream byte below this offset has been received.
@@ -338,7 +342,7 @@ fn read_ack(r: &mut Reader<'_>) -> Result<Ack, DecodeError> {
     let start = largest
         .checked_sub(first)
         .ok_or(DecodeError::Malformed("ack range below zero"))?;
-    let mut ranges = Vec::with_capacity(1 + extra);
+    let mut ranges = AckRanges::with_capacity(1 + extra);
     ranges.push(AckRange {
         start,
         end: largest,

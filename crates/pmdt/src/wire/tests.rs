@@ -45,7 +45,8 @@ fn every_type_round_trips() {
                 },
                 AckRange { start: 50, end: 80 },
                 AckRange { start: 10, end: 10 },
-            ],
+            ]
+            .into(),
             ack_delay_us: 250,
             data_cumulative: 1 << 33,
             max_data: 1 << 34,
@@ -122,7 +123,7 @@ fn ack_ranges_below_zero_are_rejected() {
         &Packet {
             header: hdr(),
             body: Body::Ack(Ack {
-                ranges: vec![AckRange { start: 3, end: 5 }],
+                ranges: vec![AckRange { start: 3, end: 5 }].into(),
                 ack_delay_us: 0,
                 data_cumulative: 0,
                 max_data: 0,
@@ -161,7 +162,7 @@ proptest! {
             ranges.push(AckRange { start, end });
             smallest = start;
         }
-        roundtrip(&Packet { header: hdr(), body: Body::Ack(Ack { ranges, ack_delay_us: 1, data_cumulative: 5, max_data: 6 }) });
+        roundtrip(&Packet { header: hdr(), body: Body::Ack(Ack { ranges: ranges.into(), ack_delay_us: 1, data_cumulative: 5, max_data: 6 }) });
     }
 
     #[test]
