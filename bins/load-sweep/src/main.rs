@@ -81,6 +81,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.frame_size < 64 || args.frame_size > 1514 {
         return Err("--frame-size must be 64..=1514".into());
     }
+    if !(1..=64).contains(&args.gen_burst) {
+        return Err("--gen-burst must be 1..=64".into());
+    }
     let sock = format!("/tmp/pmdt-load-sweep-{}.sock", std::process::id());
     let _ = std::fs::remove_file(&sock);
     let mut b = Eal::builder()
@@ -132,6 +135,9 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let handle = lcore::launch(&eal, worker_lcore, move || {
         worker::run(rxq, ctl2, est_cfg, tx_ready)
     })?;
+    // Declared after `handle`, so it drops first: an early `?` stops the worker
+    // instead of leaving the join waiting forever.
+    let _stop = worker::StopOnDrop(ctl.clone());
     let reader = rx_ready.recv()?;
 
     let mut frame = vec![0u8; args.frame_size];
@@ -296,6 +302,11 @@ fn find_capacity(gen: &mut Generator<'_>, args: &Args) -> Result<f64, Box<dyn st
         } else {
             hi = mid;
         }
+    }
+    if lo == 0.0 {
+        return Err(
+            format!("the worker dropped packets even at {hi:.0} pps: lower --work-cycles").into(),
+        );
     }
     Ok(best_offered.max(lo * 0.99))
 }

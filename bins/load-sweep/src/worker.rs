@@ -20,6 +20,16 @@ pub struct WorkerControl {
     pub checksum: AtomicU64,
 }
 
+/// Tells the worker to stop when dropped, so every exit path (errors included) ends
+/// the poll loop before the lcore is joined.
+pub struct StopOnDrop(pub Arc<WorkerControl>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        self.0.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// Runs the poll loop until `ctl.stop`. Returns the estimator's reader through `ready`.
 pub fn run(
     mut rx: RxQueue,

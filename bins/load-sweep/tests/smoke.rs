@@ -2,9 +2,14 @@
 //! Short steps: this checks the tool, not the figures (those come from full runs).
 
 use std::process::Command;
+use std::sync::Mutex;
+
+/// The runs pin busy-polling lcores to both cores: two at once would starve each other.
+static DPDK_RUN: Mutex<()> = Mutex::new(());
 
 #[test]
 fn sweep_runs_and_writes_csv_json_markdown_and_png() {
+    let _one_at_a_time = DPDK_RUN.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::env::temp_dir().join(format!("pmdt-load-sweep-smoke-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
         .args([
@@ -62,4 +67,39 @@ fn bad_arguments_are_clear_errors() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value"));
+    let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
+        .args(["--gen-burst", "65"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--gen-burst must be 1..=64"));
+}
+
+#[test]
+fn an_error_after_the_worker_started_stops_it_and_exits() {
+    let _one_at_a_time = DPDK_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    // ~80 ms of work per packet: the worker drops at every probed rate, so the
+    // capacity search fails while the worker lcore is running. The process must
+    // stop the worker and exit with the error (it used to wait for it forever).
+    let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
+        .args([
+            "--warmup",
+            "0.1",
+            "--measure",
+            "0.15",
+            "--work-cycles",
+            "200000000",
+            "--gen-burst",
+            "1",
+        ])
+        .arg("--out")
+        .arg(std::env::temp_dir().join("pmdt-load-sweep-never"))
+        .output()
+        .expect("run pmdt-load-sweep");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("the worker dropped packets even at"),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
