@@ -293,6 +293,56 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         r
     }
 
+    /// Writes through the connection's storage (see [`Connection::write_with`]) and
+    /// reschedules it.
+    pub fn write_with(
+        &mut self,
+        h: ConnectionHandle,
+        f: impl FnOnce(&mut S) -> usize,
+    ) -> Result<usize, crate::connection::WriteError> {
+        let r = match self.connection_mut(h) {
+            Some(c) => c.write_with(f),
+            None => {
+                return Err(crate::connection::WriteError::Closed(
+                    crate::connection::CloseReason::LocalReset(0),
+                ))
+            }
+        };
+        self.touch(h);
+        r
+    }
+
+    /// Marks bytes read whose memory the caller took from the receive storage (see
+    /// [`Connection::consume`]) and reschedules the connection.
+    pub fn consume(&mut self, h: ConnectionHandle, n: u64) -> u64 {
+        let n = self.connection_mut(h).map_or(0, |c| c.consume(n));
+        if n > 0 {
+            self.touch(h);
+        }
+        n
+    }
+
+    /// Starts or stops accepting incoming connections.
+    pub fn set_accept(&mut self, accept: bool) {
+        self.cfg.accept = accept;
+    }
+
+    /// Finishes a connection's stream (no more data) and reschedules it.
+    pub fn finish(&mut self, h: ConnectionHandle) {
+        if let Some(c) = self.connection_mut(h) {
+            c.finish();
+        }
+        self.touch(h);
+    }
+
+    /// Aborts a connection; the peer learns `code`.
+    pub fn reset(&mut self, h: ConnectionHandle, code: u32) {
+        if let Some(c) = self.connection_mut(h) {
+            c.reset(code);
+        }
+        self.touch(h);
+    }
+
     /// Reads from a connection and reschedules it (a read may reopen the window).
     pub fn read(&mut self, h: ConnectionHandle, out: &mut [u8]) -> usize {
         let n = self.connection_mut(h).map_or(0, |c| c.read(out));

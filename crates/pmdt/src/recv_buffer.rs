@@ -157,6 +157,24 @@ impl<R: RecvStorage> RecvBuffer<R> {
         n
     }
 
+    /// Marks up to `n` in-order bytes read without copying (their memory was taken
+    /// out of the storage); returns how many.
+    pub fn skip(&mut self, n: u64) -> u64 {
+        let n = self.readable().min(n);
+        if n == 0 {
+            return 0;
+        }
+        self.read += n;
+        self.received.remove_below(self.read);
+        self.storage.release_to(self.read);
+        n
+    }
+
+    /// Mutable storage.
+    pub fn storage_mut(&mut self) -> &mut R {
+        &mut self.storage
+    }
+
     /// Number of disjoint received ranges (1 when in order): a measure of reordering.
     pub fn fragments(&self) -> usize {
         self.received.len()

@@ -318,6 +318,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         self.recv.storage()
     }
 
+    /// Mutable receive storage: a runtime takes in-order packet memory out of it
+    /// and then reports the bytes with [`Connection::consume`].
+    pub fn recv_storage_mut(&mut self) -> &mut R {
+        self.recv.storage_mut()
+    }
+
     /// Statistics snapshot.
     pub fn stats(&self) -> ConnectionStats {
         let mut s = self.stats.clone();
@@ -349,6 +355,19 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         Ok(n)
     }
 
+    /// Like [`Connection::write`], but the storage takes the data itself (e.g. a
+    /// runtime handing over a packet buffer instead of bytes to copy). `f` returns
+    /// how many stream bytes it added; 0 means the storage is full.
+    pub fn write_with(&mut self, f: impl FnOnce(&mut S) -> usize) -> Result<usize, WriteError> {
+        self.check_writable()?;
+        let n = f(&mut self.send);
+        if n == 0 {
+            self.writable_wanted = true;
+            return Err(WriteError::Blocked);
+        }
+        Ok(n)
+    }
+
     /// Free space in the send buffer.
     pub fn send_capacity(&self) -> u64 {
         self.send.capacity() - (self.send.end() - self.send.start())
@@ -369,6 +388,19 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// otherwise.
     pub fn read(&mut self, out: &mut [u8]) -> usize {
         let n = self.recv.read(out);
+        self.after_read(n);
+        n
+    }
+
+    /// Marks `n` in-order bytes as read without copying them (the caller took their
+    /// memory out of the receive storage). `n` is capped at [`Connection::readable`].
+    pub fn consume(&mut self, n: u64) -> u64 {
+        let n = self.recv.skip(n);
+        self.after_read(n as usize);
+        n
+    }
+
+    fn after_read(&mut self, n: usize) {
         if n > 0 {
             self.readable_signalled = false;
             // Reopen the window early (after a quarter of the buffer) so the
@@ -378,7 +410,6 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 self.acks.request();
             }
         }
-        n
     }
 
     /// Bytes ready to read.

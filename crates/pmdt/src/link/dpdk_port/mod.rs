@@ -1,0 +1,370 @@
+//! The DPDK backend: one rx/tx queue pair of a DPDK port (any vdev or PCI device).
+//! Builds and parses Ethernet/IPv4/UDP, answers ARP for its address and resolves
+//! peers by ARP (static entries allowed), answers ICMP echo, computes IPv4/UDP
+//! checksums (offloaded where the port can), and drops and counts frames not for it.
+//!
+//! Data packets leave without copying the payload: a header mbuf (Ethernet, IPv4,
+//! UDP and pmdt headers) is chained to another reference of the mbuf the
+//! application's data was written into, so a retransmission sends the same memory.
+
+mod arp_table;
+pub mod frame;
+
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::sync::Arc;
+use std::time::Instant;
+
+use dpdk::{
+    Eal, MacAddr, Mbuf, MbufBatch, Mempool, MempoolConfig, Offloads, Port, PortConfig, RxChecksum,
+    RxQueue, TxChecksumOffload, TxQueue,
+};
+
+pub use arp_table::ArpTable;
+use frame::{Frame, RxVerified, HEADERS_LEN};
+
+use super::{Buffer, BufferPool, Link, LinkStats, Outgoing, Received};
+
+/// Frames per rx/tx burst.
+pub const BURST: usize = 32;
+
+/// Options of the DPDK link.
+#[derive(Debug, Clone)]
+pub struct DpdkLinkConfig {
+    /// Device name (`net_tap0`, `net_memif0`, a PCI address) or port number.
+    pub port: String,
+    /// Our IPv4 address.
+    pub ip: Ipv4Addr,
+    /// Our UDP port.
+    pub udp_port: u16,
+    /// Static ARP entries.
+    pub static_arp: Vec<(Ipv4Addr, [u8; 6])>,
+    /// Queue pairs to configure (each I/O lcore drives one).
+    pub queues: u16,
+    /// Receive descriptors per queue.
+    pub rx_desc: u16,
+    /// Transmit descriptors per queue.
+    pub tx_desc: u16,
+    /// Mbufs in the pool (shared by receive, send buffers and application rings).
+    pub pool_size: u32,
+    /// Use the port's IPv4/UDP checksum offloads when it has them.
+    pub checksum_offload: bool,
+    /// MTU to set (None: keep the device's).
+    pub mtu: Option<u16>,
+}
+
+impl Default for DpdkLinkConfig {
+    fn default() -> Self {
+        Self {
+            port: "0".into(),
+            ip: Ipv4Addr::new(10, 0, 0, 1),
+            udp_port: 9000,
+            static_arp: Vec::new(),
+            queues: 1,
+            rx_desc: 1024,
+            tx_desc: 1024,
+            pool_size: 64 * 1024 - 1,
+            checksum_offload: true,
+            mtu: None,
+        }
+    }
+}
+
+/// One queue pair of a started DPDK port, as a pmdt link.
+pub struct DpdkLink {
+    _port: Arc<Port>,
+    rxq: RxQueue,
+    txq: TxQueue,
+    pool: Arc<Mempool>,
+    mac: [u8; 6],
+    ip: Ipv4Addr,
+    udp_port: u16,
+    offload: bool,
+    name: String,
+    arp: ArpTable,
+    rx: MbufBatch<BURST>,
+    tx: MbufBatch<BURST>,
+    stats: LinkStats,
+}
+
+fn port_id(name: &str) -> dpdk::Result<u16> {
+    match name.parse::<u16>() {
+        Ok(id) => Ok(id),
+        Err(_) => Port::id_by_name(name),
+    }
+}
+
+impl DpdkLink {
+    /// Configures and starts the port with `cfg.queues` queue pairs; returns one link
+    /// per queue pair (queue `i` in position `i`).
+    pub fn open(eal: &Eal, cfg: &DpdkLinkConfig) -> dpdk::Result<Vec<DpdkLink>> {
+        let id = port_id(&cfg.port)?;
+        let mut port = Port::open(eal, id)?;
+        let info = port.info()?;
+        let pool = Arc::new(Mempool::new(
+            eal,
+            &MempoolConfig {
+                size: cfg.pool_size,
+                ..Default::default()
+            },
+        )?);
+        let mut pc = PortConfig::default()
+            .queues(cfg.queues.max(1))
+            .descriptors(cfg.rx_desc, cfg.tx_desc);
+        if cfg.checksum_offload {
+            pc = pc.offloads(Offloads::checksums());
+        }
+        if let Some(m) = cfg.mtu {
+            pc = pc.mtu(m);
+        }
+        let (rxqs, txqs) = port.configure(&pc, &pool)?;
+        let need = (dpdk::sys::RTE_ETH_TX_OFFLOAD_IPV4_CKSUM
+            | dpdk::sys::RTE_ETH_TX_OFFLOAD_UDP_CKSUM) as u64;
+        let offload = cfg.checksum_offload && port.enabled_tx_offloads() & need == need;
+        port.start()?;
+        let port = Arc::new(port);
+        let MacAddr(mac) = info.mac;
+        Ok(rxqs
+            .into_iter()
+            .zip(txqs)
+            .map(|(rxq, txq)| DpdkLink {
+                _port: port.clone(),
+                name: format!("dpdk {} q{}", info.name, rxq.queue_id()),
+                rxq,
+                txq,
+                pool: pool.clone(),
+                mac,
+                ip: cfg.ip,
+                udp_port: cfg.udp_port,
+                offload,
+                arp: ArpTable::with_static(&cfg.static_arp),
+                rx: MbufBatch::default(),
+                tx: MbufBatch::default(),
+                stats: LinkStats::default(),
+            })
+            .collect())
+    }
+
+    /// Our MAC address.
+    pub fn mac(&self) -> [u8; 6] {
+        self.mac
+    }
+
+    /// Whether checksums are offloaded to the port.
+    pub fn checksum_offloaded(&self) -> bool {
+        self.offload
+    }
+
+    fn queue_frame(&mut self, bytes: &[u8]) {
+        if self.tx.remaining() == 0 {
+            self.stats.tx_dropped += 1;
+            return;
+        }
+        let Ok(mut m) = self.pool.alloc() else {
+            self.stats.tx_dropped += 1;
+            return;
+        };
+        if m.extend_from_slice(bytes).is_err() {
+            self.stats.tx_dropped += 1;
+            return;
+        }
+        let _ = self.tx.push(m);
+    }
+
+    fn handle_control(&mut self, m: &Mbuf, f: Frame, now: Instant) {
+        match f {
+            Frame::Arp(p) => {
+                let sender = Ipv4Addr::from(p.sender_ipv4);
+                self.arp.learn(sender, p.sender_mac);
+                if p.operation == etherparse::ArpOperation::REQUEST
+                    && p.target_ipv4 == self.ip.octets()
+                {
+                    let reply = frame::arp_reply(self.mac, self.ip, &p);
+                    self.queue_frame(&reply);
+                    self.stats.arp_replies_sent += 1;
+                } else if p.target_ipv4 != self.ip.octets() {
+                    self.stats.rx_not_for_us += 1;
+                }
+            }
+            Frame::EchoRequest {
+                mac,
+                ip,
+                id,
+                seq,
+                data,
+            } => {
+                self.arp.learn(ip, mac);
+                let d = &m.data()[data.0..data.0 + data.1];
+                if let Some(reply) = frame::echo_reply((self.mac, self.ip), (mac, ip), id, seq, d) {
+                    self.queue_frame(&reply);
+                    self.stats.icmp_echo_replies += 1;
+                }
+            }
+            Frame::NotForUs => self.stats.rx_not_for_us += 1,
+            Frame::Malformed => self.stats.rx_malformed += 1,
+            Frame::BadChecksum => self.stats.rx_bad_checksum += 1,
+            Frame::Udp { .. } => {}
+        }
+        let _ = now;
+    }
+}
+
+impl Link for DpdkLink {
+    fn describe(&self) -> String {
+        format!("{} {}:{}", self.name, self.ip, self.udp_port)
+    }
+
+    fn local_addr(&self) -> SocketAddr {
+        SocketAddr::V4(SocketAddrV4::new(self.ip, self.udp_port))
+    }
+
+    fn pool(&self) -> BufferPool {
+        BufferPool::Mempool(self.pool.clone())
+    }
+
+    fn recv(&mut self, now: Instant, out: &mut Vec<Received>, max: usize) -> usize {
+        let n = self.rxq.rx_burst(&mut self.rx);
+        if n == 0 {
+            return 0;
+        }
+        let _ = max; // one burst (at most BURST frames) per call
+        let mut got = 0;
+        let mut batch = std::mem::take(&mut self.rx);
+        for m in batch.drain() {
+            let verified = RxVerified {
+                ip: m.rx_ip_checksum() == RxChecksum::Good,
+                udp: m.rx_l4_checksum() == RxChecksum::Good,
+            };
+            if m.rx_ip_checksum() == RxChecksum::Bad || m.rx_l4_checksum() == RxChecksum::Bad {
+                self.stats.rx_bad_checksum += 1;
+                continue;
+            }
+            if m.nb_segs() != 1 {
+                self.stats.rx_malformed += 1; // jumbo/multi-segment frames are not ours
+                continue;
+            }
+            match frame::parse(m.data(), self.mac, self.ip, verified) {
+                Frame::Udp {
+                    from,
+                    from_mac,
+                    dst_port,
+                    start,
+                    len,
+                } => {
+                    if dst_port != self.udp_port {
+                        self.stats.rx_not_for_us += 1;
+                        continue;
+                    }
+                    if self.arp.lookup(*from.ip()).is_none() {
+                        self.arp.learn(*from.ip(), from_mac);
+                    }
+                    self.stats.rx_datagrams += 1;
+                    self.stats.rx_bytes += len as u64;
+                    out.push(Received {
+                        from: SocketAddr::V4(from),
+                        buf: Buffer::Mbuf(m),
+                        start,
+                        len,
+                    });
+                    got += 1;
+                }
+                other => self.handle_control(&m, other, now),
+            }
+        }
+        self.rx = batch;
+        got
+    }
+
+    fn tx_room(&self) -> usize {
+        self.tx.remaining()
+    }
+
+    fn send(&mut self, now: Instant, pkt: Outgoing<'_>) -> bool {
+        let SocketAddr::V4(dst) = pkt.to else {
+            self.stats.tx_dropped += 1;
+            return false;
+        };
+        if self.tx.remaining() == 0 {
+            self.stats.tx_dropped += 1;
+            return false;
+        }
+        let Some(dst_mac) = self.arp.lookup(*dst.ip()) else {
+            self.stats.arp_unresolved_drops += 1;
+            if self.arp.should_ask(*dst.ip(), now) {
+                let req = frame::arp_request(self.mac, self.ip, *dst.ip());
+                self.queue_frame(&req);
+                self.stats.arp_requests_sent += 1;
+            }
+            return false;
+        };
+        let Ok(mut m) = self.pool.alloc() else {
+            self.stats.tx_dropped += 1;
+            return false;
+        };
+        let payload = pkt.payload.map(|p| p.bytes()).unwrap_or(&[]);
+        let udp_payload = pkt.len();
+        // Chain the payload's own mbuf when the slice is all of it; otherwise copy.
+        let chain = match pkt.payload {
+            Some(p) => match p.buf {
+                Buffer::Mbuf(pm) if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 => {
+                    Some(pm.clone_ref())
+                }
+                _ => None,
+            },
+            None => None,
+        };
+        let inline = if chain.is_some() { 0 } else { payload.len() };
+        let hdr_len = HEADERS_LEN + pkt.header.len();
+        let Ok(room) = m.append(hdr_len + inline) else {
+            self.stats.tx_dropped += 1;
+            return false;
+        };
+        let src = SocketAddrV4::new(self.ip, self.udp_port);
+        frame::write_udp_headers(
+            room,
+            self.mac,
+            dst_mac,
+            src,
+            dst,
+            udp_payload,
+            &[pkt.header, payload],
+            self.offload,
+        );
+        room[HEADERS_LEN..hdr_len].copy_from_slice(pkt.header);
+        if inline > 0 {
+            room[hdr_len..].copy_from_slice(payload);
+            self.stats.payload_copies += 1;
+        }
+        if self.offload {
+            let _ = m.set_tx_checksum_offload(TxChecksumOffload {
+                l2_len: frame::ETH_LEN as u8,
+                l3_len: frame::IPV4_LEN as u16,
+                ipv4: true,
+                udp: true,
+            });
+        }
+        if let Some(tail) = chain {
+            if m.chain(tail).is_err() {
+                self.stats.tx_dropped += 1;
+                return false;
+            }
+        }
+        self.stats.tx_datagrams += 1;
+        self.stats.tx_bytes += udp_payload as u64;
+        let _ = self.tx.push(m);
+        true
+    }
+
+    fn flush(&mut self, _now: Instant) {
+        if !self.tx.is_empty() {
+            self.txq.tx_burst(&mut self.tx);
+        }
+    }
+
+    fn rx_pending(&self) -> Option<u32> {
+        self.rxq.pending()
+    }
+
+    fn stats(&self) -> LinkStats {
+        self.stats.clone()
+    }
+}

@@ -1,0 +1,47 @@
+//! Link counters (one flat struct for every backend and middleware).
+
+use serde::{Deserialize, Serialize};
+
+/// What a link did. Counters a backend does not have stay 0.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LinkStats {
+    /// Datagrams received and handed to the transport.
+    pub rx_datagrams: u64,
+    /// UDP payload bytes received.
+    pub rx_bytes: u64,
+    /// Datagrams sent.
+    pub tx_datagrams: u64,
+    /// UDP payload bytes sent.
+    pub tx_bytes: u64,
+    /// Datagrams that could not be sent (device queue full, no memory, no route).
+    pub tx_dropped: u64,
+    /// Frames not for this host (other MAC/IP/port, other protocols), dropped.
+    pub rx_not_for_us: u64,
+    /// Frames too short or inconsistent to parse, dropped.
+    pub rx_malformed: u64,
+    /// Frames with a wrong IPv4 or UDP checksum, dropped.
+    pub rx_bad_checksum: u64,
+    /// Frames dropped because no receive buffer was free.
+    pub rx_no_buffer: u64,
+    /// ARP requests for our address answered.
+    pub arp_replies_sent: u64,
+    /// ARP requests sent to resolve peers.
+    pub arp_requests_sent: u64,
+    /// Datagrams dropped while their peer's MAC was unresolved.
+    pub arp_unresolved_drops: u64,
+    /// ICMP echo requests answered.
+    pub icmp_echo_replies: u64,
+    /// Payloads that had to be copied into the frame (not sent from the original
+    /// buffer by reference). The zero-copy path keeps this at 0.
+    pub payload_copies: u64,
+    /// Impairment: datagrams dropped by random or burst loss.
+    pub impair_lost: u64,
+    /// Impairment: datagrams duplicated.
+    pub impair_duplicated: u64,
+    /// Impairment: datagrams delayed out of order.
+    pub impair_reordered: u64,
+    /// Impairment: datagrams dropped by the rate limiter's full queue.
+    pub impair_queue_drops: u64,
+    /// Capture: datagrams written to the pcap file.
+    pub captured: u64,
+}

@@ -1,0 +1,336 @@
+//! The kernel UDP backend: a non-blocking `std::net::UdpSocket`, batched with
+//! `recvmmsg`/`sendmmsg` on Linux. Received datagrams land directly in pooled
+//! buffers; sends gather the header and the payload slice (`iovec` pair), so the
+//! payload is not copied in user space.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::time::Instant;
+
+use super::{Buffer, BufferPool, HeapBufMut, HeapPool, Link, LinkStats, Outgoing, Received};
+
+/// Options of the kernel UDP link.
+#[derive(Debug, Clone)]
+pub struct UdpLinkConfig {
+    /// Address to bind (port 0: any free port).
+    pub bind: SocketAddr,
+    /// Datagrams per `recvmmsg`/`sendmmsg` call (1..=64).
+    pub batch: usize,
+    /// Socket send and receive buffer sizes to request, bytes.
+    pub socket_buffer: usize,
+    /// Packet buffers in the pool.
+    pub pool_buffers: usize,
+}
+
+impl Default for UdpLinkConfig {
+    fn default() -> Self {
+        Self {
+            bind: "0.0.0.0:0".parse().expect("valid"),
+            batch: 32,
+            socket_buffer: 8 << 20,
+            pool_buffers: 64 * 1024,
+        }
+    }
+}
+
+const HEADER_ROOM: usize = 2048;
+
+struct TxEntry {
+    to: libc::sockaddr_storage,
+    to_len: libc::socklen_t,
+    header_len: usize,
+    payload: Option<(Buffer, usize, usize)>,
+}
+
+/// A pmdt link over a kernel UDP socket.
+pub struct UdpLink {
+    sock: UdpSocket,
+    local: SocketAddr,
+    batch: usize,
+    pool: HeapPool,
+    rx_bufs: Vec<HeapBufMut>,
+    rx_addrs: Vec<libc::sockaddr_storage>,
+    tx: Vec<TxEntry>,
+    tx_headers: Vec<u8>,
+    stats: LinkStats,
+}
+
+impl UdpLink {
+    /// Binds the socket. Errors say which address and why (e.g. in use).
+    pub fn bind(cfg: &UdpLinkConfig) -> io::Result<Self> {
+        let sock = UdpSocket::bind(cfg.bind).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot bind UDP socket {}: {e}", cfg.bind),
+            )
+        })?;
+        sock.set_nonblocking(true)?;
+        set_buffer(&sock, libc::SO_RCVBUF, cfg.socket_buffer);
+        set_buffer(&sock, libc::SO_SNDBUF, cfg.socket_buffer);
+        let local = sock.local_addr()?;
+        let batch = cfg.batch.clamp(1, 64);
+        // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+        let zero_addr: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+        Ok(Self {
+            sock,
+            local,
+            batch,
+            pool: HeapPool::new(cfg.pool_buffers, 2048),
+            rx_bufs: Vec::with_capacity(batch),
+            rx_addrs: vec![zero_addr; batch],
+            tx: Vec::with_capacity(batch),
+            tx_headers: vec![0; batch * HEADER_ROOM],
+            stats: LinkStats::default(),
+        })
+    }
+}
+
+fn set_buffer(sock: &UdpSocket, opt: libc::c_int, size: usize) {
+    let v = size.min(i32::MAX as usize) as libc::c_int;
+    // SAFETY: valid fd, option value is a c_int of the given size. Failure (e.g. a
+    // limit) only leaves the default size.
+    unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            opt,
+            &v as *const libc::c_int as *const libc::c_void,
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        );
+    }
+}
+
+fn to_sockaddr(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: plain old data; zero is valid.
+    let mut ss: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_storage is large and aligned enough for sockaddr_in.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in, sin) };
+            std::mem::size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: as above, for sockaddr_in6.
+            unsafe { std::ptr::write(&mut ss as *mut _ as *mut libc::sockaddr_in6, sin6) };
+            std::mem::size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (ss, len as libc::socklen_t)
+}
+
+fn from_sockaddr(ss: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match ss.ss_family as libc::c_int {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let sin = unsafe { &*(ss as *const _ as *const libc::sockaddr_in) };
+            let ip = std::net::Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
+            Some(SocketAddr::from((ip, u16::from_be(sin.sin_port))))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a sockaddr_in6.
+            let sin6 = unsafe { &*(ss as *const _ as *const libc::sockaddr_in6) };
+            let ip = std::net::Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Some(SocketAddr::from((ip, u16::from_be(sin6.sin6_port))))
+        }
+        _ => None,
+    }
+}
+
+impl Link for UdpLink {
+    fn describe(&self) -> String {
+        format!("kernel udp {}", self.local)
+    }
+
+    fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    fn pool(&self) -> BufferPool {
+        BufferPool::Heap(self.pool.clone())
+    }
+
+    fn recv(&mut self, _now: Instant, out: &mut Vec<Received>, max: usize) -> usize {
+        let want = max.min(self.batch);
+        while self.rx_bufs.len() < want {
+            match self.pool.take() {
+                Some(b) => self.rx_bufs.push(b),
+                None => break,
+            }
+        }
+        let n = self.rx_bufs.len().min(want);
+        if n == 0 {
+            self.stats.rx_no_buffer += 1;
+            return 0;
+        }
+        let mut iovs: [libc::iovec; 64] = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; 64];
+        // SAFETY: mmsghdr is plain old data; zero is valid.
+        let mut msgs: [libc::mmsghdr; 64] = unsafe { std::mem::zeroed() };
+        for i in 0..n {
+            let space = self.rx_bufs[i].space();
+            iovs[i] = libc::iovec {
+                iov_base: space.as_mut_ptr() as *mut libc::c_void,
+                iov_len: space.len(),
+            };
+            msgs[i].msg_hdr.msg_iov = &mut iovs[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+            msgs[i].msg_hdr.msg_name = &mut self.rx_addrs[i] as *mut _ as *mut libc::c_void;
+            msgs[i].msg_hdr.msg_namelen =
+                std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+        }
+        // SAFETY: msgs[..n] point at live iovecs, buffers and address storage that
+        // outlive the call; the socket is non-blocking.
+        let got = unsafe {
+            libc::recvmmsg(
+                self.sock.as_raw_fd(),
+                msgs.as_mut_ptr(),
+                n as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if got <= 0 {
+            return 0;
+        }
+        let got = got as usize;
+        // Hand the filled buffers over in order; keep the rest for next time.
+        let rest = self.rx_bufs.split_off(got);
+        let filled = std::mem::replace(&mut self.rx_bufs, rest);
+        for (i, mut b) in filled.into_iter().enumerate() {
+            let len = msgs[i].msg_len as usize;
+            let Some(from) = from_sockaddr(&self.rx_addrs[i]) else {
+                self.stats.rx_malformed += 1;
+                continue;
+            };
+            if msgs[i].msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+                self.stats.rx_malformed += 1;
+                continue;
+            }
+            b.set_len(len);
+            self.stats.rx_datagrams += 1;
+            self.stats.rx_bytes += len as u64;
+            out.push(Received {
+                from,
+                buf: Buffer::Heap(b.freeze()),
+                start: 0,
+                len,
+            });
+        }
+        got
+    }
+
+    fn tx_room(&self) -> usize {
+        self.batch - self.tx.len()
+    }
+
+    fn send(&mut self, _now: Instant, pkt: Outgoing<'_>) -> bool {
+        if self.tx.len() >= self.batch || pkt.header.len() > HEADER_ROOM {
+            self.stats.tx_dropped += 1;
+            return false;
+        }
+        let i = self.tx.len();
+        self.tx_headers[i * HEADER_ROOM..i * HEADER_ROOM + pkt.header.len()]
+            .copy_from_slice(pkt.header);
+        let (to, to_len) = to_sockaddr(&pkt.to);
+        self.tx.push(TxEntry {
+            to,
+            to_len,
+            header_len: pkt.header.len(),
+            payload: pkt.payload.map(|p| (p.buf.share(), p.start, p.len)),
+        });
+        true
+    }
+
+    fn flush(&mut self, _now: Instant) {
+        while !self.tx.is_empty() {
+            let n = self.tx.len().min(64);
+            let mut iovs: [[libc::iovec; 2]; 64] = [[libc::iovec {
+                iov_base: std::ptr::null_mut(),
+                iov_len: 0,
+            }; 2]; 64];
+            // SAFETY: plain old data; zero is valid.
+            let mut msgs: [libc::mmsghdr; 64] = unsafe { std::mem::zeroed() };
+            for i in 0..n {
+                let e = &mut self.tx[i];
+                iovs[i][0] = libc::iovec {
+                    iov_base: self.tx_headers[i * HEADER_ROOM..].as_mut_ptr() as *mut libc::c_void,
+                    iov_len: e.header_len,
+                };
+                let mut cnt = 1;
+                if let Some((b, start, len)) = &e.payload {
+                    iovs[i][1] = libc::iovec {
+                        iov_base: b.bytes()[*start..].as_ptr() as *mut libc::c_void,
+                        iov_len: *len,
+                    };
+                    cnt = 2;
+                }
+                msgs[i].msg_hdr.msg_iov = iovs[i].as_mut_ptr();
+                msgs[i].msg_hdr.msg_iovlen = cnt;
+                msgs[i].msg_hdr.msg_name = &mut e.to as *mut _ as *mut libc::c_void;
+                msgs[i].msg_hdr.msg_namelen = e.to_len;
+            }
+            // SAFETY: every msghdr points at live headers, payload buffers (held by
+            // self.tx) and addresses; the kernel only reads them (iov_base is *mut
+            // by the C signature).
+            let sent = unsafe {
+                libc::sendmmsg(
+                    self.sock.as_raw_fd(),
+                    msgs.as_mut_ptr(),
+                    n as libc::c_uint,
+                    0,
+                )
+            };
+            if sent <= 0 {
+                let err = io::Error::last_os_error();
+                if err.kind() == io::ErrorKind::WouldBlock {
+                    return; // socket buffer full: retry on the next flush
+                }
+                // Anything else (unreachable network, refused by ICMP) concerns
+                // the first datagram: drop it and go on.
+                self.stats.tx_dropped += 1;
+                self.drop_front(1);
+                continue;
+            }
+            let sent = sent as usize;
+            for m in &msgs[..sent] {
+                self.stats.tx_datagrams += 1;
+                self.stats.tx_bytes += m.msg_len as u64;
+            }
+            self.drop_front(sent);
+        }
+    }
+
+    fn stats(&self) -> LinkStats {
+        self.stats.clone()
+    }
+}
+
+impl UdpLink {
+    fn drop_front(&mut self, n: usize) {
+        self.tx.drain(..n);
+        let left = self.tx.len();
+        // Move the remaining headers to the front of the header area.
+        self.tx_headers
+            .copy_within(n * HEADER_ROOM..(n + left) * HEADER_ROOM, 0);
+    }
+}

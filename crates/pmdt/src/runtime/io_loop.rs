@@ -1,0 +1,547 @@
+//! The I/O loop: one thread or lcore, no async. Each iteration: rx burst → parse
+//! (in the link) → endpoint → events to application rings → application data into
+//! connections → timers → transmit → tx burst, then load accounting and, when idle,
+//! a bounded back-off.
+
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use crossbeam_queue::ArrayQueue;
+use load_estimator::{EstimatorConfig, LoadEstimator};
+
+use super::cycles;
+use super::shared::StreamShared;
+use super::stats::LoopStats;
+use super::storage::{ChunkRecv, ChunkSend, Segment};
+use super::stream::Stream;
+use super::IdlePolicy;
+use crate::connection::{CloseReason, Event};
+use crate::endpoint::{ConnectionHandle, Endpoint};
+use crate::link::{Buffer, BufferPool, Link, Outgoing, PayloadSlice, Received};
+
+/// Requests from application threads (control path only; data goes through rings).
+pub(crate) enum Control {
+    Connect {
+        to: SocketAddr,
+        reply: SyncSender<std::io::Result<Stream>>,
+    },
+    Listen {
+        accept: SyncSender<Stream>,
+    },
+    Shutdown,
+}
+
+/// Loop options.
+pub(crate) struct LoopConfig {
+    pub burst: usize,
+    pub ring_slots: usize,
+    pub idle: IdlePolicy,
+    pub shutdown_timeout: Duration,
+    pub max_connections: usize,
+}
+
+struct IoStream {
+    shared: Arc<StreamShared>,
+    from_app: rtrb::Consumer<Buffer>,
+    to_app: rtrb::Producer<Segment>,
+    delivered: u64,
+    finish_applied: bool,
+    reset_applied: bool,
+    blocked: bool,
+    peer_fin: bool,
+    closed: Option<CloseReason>,
+    in_deliver: bool,
+}
+
+pub(crate) struct IoLoop {
+    link: Box<dyn Link>,
+    ep: Endpoint<ChunkSend, ChunkRecv>,
+    pool: BufferPool,
+    chunk: usize,
+    cfg: LoopConfig,
+    streams: Vec<Option<IoStream>>,
+    live: usize,
+    doorbell: Arc<ArrayQueue<usize>>,
+    deliver: Vec<usize>,
+    retry: Vec<usize>,
+    control: Receiver<Control>,
+    accept: Option<SyncSender<Stream>>,
+    rx: Vec<Received>,
+    hdr: Vec<u8>,
+    estimator: LoadEstimator,
+    stats: Arc<ArcSwap<LoopStats>>,
+    iterations: u64,
+    idle_sleeps: u64,
+    started: Instant,
+    shutting_down: Option<Instant>,
+}
+
+impl IoLoop {
+    pub fn new(
+        link: Box<dyn Link>,
+        ep: Endpoint<ChunkSend, ChunkRecv>,
+        chunk: usize,
+        cfg: LoopConfig,
+        control: Receiver<Control>,
+        stats: Arc<ArcSwap<LoopStats>>,
+    ) -> Self {
+        let pool = link.pool();
+        let est = LoadEstimator::new(EstimatorConfig::new(cycles::hz(), cfg.burst as u32));
+        Self {
+            pool,
+            doorbell: Arc::new(ArrayQueue::new(cfg.max_connections.max(1))),
+            rx: Vec::with_capacity(cfg.burst),
+            link,
+            ep,
+            chunk,
+            streams: Vec::new(),
+            live: 0,
+            deliver: Vec::new(),
+            retry: Vec::new(),
+            control,
+            accept: None,
+            hdr: vec![0; 2048],
+            estimator: est,
+            stats,
+            iterations: 0,
+            idle_sleeps: 0,
+            started: Instant::now(),
+            shutting_down: None,
+            cfg,
+        }
+    }
+
+    /// Runs until shut down (and every connection closed or the shutdown timeout).
+    pub fn run(mut self) {
+        let mut idle_run = 0u32;
+        let mut sleep = Duration::from_micros(1);
+        let mut next_publish = Instant::now();
+        loop {
+            let now = Instant::now();
+            let tsc = cycles::now();
+            let (n_rx, work) = self.iteration(now);
+            self.estimator.on_poll(tsc, n_rx as u32);
+            self.iterations += 1;
+            if now >= next_publish {
+                next_publish = now + Duration::from_millis(100);
+                if let Some(p) = self.link.rx_pending() {
+                    self.estimator.set_rx_pending(p);
+                }
+                self.estimator.publish(cycles::now());
+                self.publish(now);
+            }
+            if let Some(t) = self.shutting_down {
+                if self.live == 0 || now >= t {
+                    self.publish(now);
+                    return;
+                }
+            }
+            if work {
+                idle_run = 0;
+                sleep = Duration::from_micros(1);
+                continue;
+            }
+            idle_run = idle_run.saturating_add(1);
+            if let IdlePolicy::Backoff {
+                spin_iterations,
+                max_sleep,
+            } = self.cfg.idle
+            {
+                if idle_run > spin_iterations {
+                    let mut s = sleep;
+                    for d in [self.ep.poll_timeout(), self.link.next_deadline()]
+                        .into_iter()
+                        .flatten()
+                    {
+                        s = s.min(d.saturating_duration_since(now));
+                    }
+                    if !s.is_zero() {
+                        std::thread::sleep(s);
+                        self.idle_sleeps += 1;
+                    }
+                    sleep = (sleep * 2).min(max_sleep);
+                }
+            }
+        }
+    }
+
+    fn publish(&mut self, now: Instant) {
+        self.stats.store(Arc::new(LoopStats {
+            link_name: self.link.describe(),
+            link: self.link.stats(),
+            endpoint: self.ep.stats().clone(),
+            load: self.estimator.report().clone(),
+            connections: self.live,
+            iterations: self.iterations,
+            idle_sleeps: self.idle_sleeps,
+            uptime_s: now.duration_since(self.started).as_secs_f64(),
+        }));
+        for (i, s) in self.streams.iter().enumerate() {
+            if let (Some(s), Some(c)) = (s, self.ep.connection(ConnectionHandle(i))) {
+                *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = c.stats();
+            }
+        }
+    }
+
+    /// One pass; returns (datagrams received, whether anything happened).
+    fn iteration(&mut self, now: Instant) -> (usize, bool) {
+        let mut work = self.control(now);
+        // Receive.
+        self.rx.clear();
+        let n = self.link.recv(now, &mut self.rx, self.cfg.burst);
+        for r in self.rx.drain(..) {
+            let payload = &r.buf.bytes()[r.start..r.start + r.len];
+            self.ep.handle_in(now, r.from, payload, &r.buf);
+        }
+        work |= n > 0;
+        // New connections.
+        while let Some(h) = self.ep.accept() {
+            self.on_accept(h);
+            work = true;
+        }
+        // Events.
+        while let Some((h, ev)) = self.ep.poll_event() {
+            self.on_event(h, ev);
+            work = true;
+        }
+        // Application data and requests.
+        while let Some(i) = self.doorbell.pop() {
+            self.drain_app(i, now);
+            work = true;
+        }
+        for i in std::mem::take(&mut self.retry) {
+            self.drain_app(i, now);
+        }
+        // Deliveries to applications.
+        if !self.deliver.is_empty() {
+            let list = std::mem::take(&mut self.deliver);
+            for i in list {
+                if let Some(Some(s)) = self.streams.get_mut(i) {
+                    s.in_deliver = false;
+                }
+                self.deliver_to_app(i);
+            }
+            work = true;
+        }
+        // Timers.
+        if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+            self.ep.handle_timeout(now);
+            while let Some((h, ev)) = self.ep.poll_event() {
+                self.on_event(h, ev);
+            }
+            work = true;
+        }
+        // Transmit.
+        let sent = self.transmit(now);
+        self.link.flush(now);
+        (n, work || sent > 0)
+    }
+
+    fn control(&mut self, now: Instant) -> bool {
+        let mut any = false;
+        loop {
+            match self.control.try_recv() {
+                Ok(Control::Connect { to, reply }) => {
+                    any = true;
+                    if self.shutting_down.is_some() {
+                        let _ = reply.send(Err(std::io::Error::other("runtime shutting down")));
+                        continue;
+                    }
+                    if self.live >= self.cfg.max_connections {
+                        let _ = reply.send(Err(std::io::Error::other(format!(
+                            "too many connections (limit {})",
+                            self.cfg.max_connections
+                        ))));
+                        continue;
+                    }
+                    let h = self.ep.connect(now, to);
+                    let stream = self.new_stream(h, to);
+                    let _ = reply.send(Ok(stream));
+                }
+                Ok(Control::Listen { accept }) => {
+                    any = true;
+                    self.accept = Some(accept);
+                    self.ep.set_accept(true);
+                }
+                Ok(Control::Shutdown) | Err(TryRecvError::Disconnected) => {
+                    if self.shutting_down.is_none() {
+                        self.begin_shutdown(now);
+                    }
+                    return any;
+                }
+                Err(TryRecvError::Empty) => return any,
+            }
+        }
+    }
+
+    fn begin_shutdown(&mut self, now: Instant) {
+        self.shutting_down = Some(now + self.cfg.shutdown_timeout);
+        self.ep.set_accept(false);
+        self.accept = None;
+        let handles: Vec<_> = self.ep.handles().collect();
+        for h in handles {
+            if let Some(Some(s)) = self.streams.get(h.0) {
+                s.shared.discard.store(true, Ordering::Release);
+                s.shared.finish.store(true, Ordering::Release);
+                s.shared.ring_doorbell();
+            } else {
+                self.ep.close(now, h);
+            }
+        }
+    }
+
+    fn new_stream(&mut self, h: ConnectionHandle, remote: SocketAddr) -> Stream {
+        let shared = Arc::new(StreamShared::new(h.0, remote, self.doorbell.clone()));
+        let (app_tx, from_app) = rtrb::RingBuffer::new(self.cfg.ring_slots);
+        let (to_app, app_rx) = rtrb::RingBuffer::new(self.cfg.ring_slots);
+        if self.streams.len() <= h.0 {
+            self.streams.resize_with(h.0 + 1, || None);
+        }
+        self.streams[h.0] = Some(IoStream {
+            shared: shared.clone(),
+            from_app,
+            to_app,
+            delivered: 0,
+            finish_applied: false,
+            reset_applied: false,
+            blocked: false,
+            peer_fin: false,
+            closed: None,
+            in_deliver: false,
+        });
+        self.live += 1;
+        Stream {
+            shared,
+            tx: app_tx,
+            rx: app_rx,
+            cur: None,
+            pool: self.pool.clone(),
+            chunk: self.chunk,
+        }
+    }
+
+    fn on_accept(&mut self, h: ConnectionHandle) {
+        let Some(remote) = self.ep.connection(h).map(|c| c.remote()) else {
+            return;
+        };
+        let Some(accept) = self.accept.clone() else {
+            self.ep.reset(h, crate::connection::REFUSED_CODE);
+            return;
+        };
+        if self.live >= self.cfg.max_connections {
+            self.ep.reset(h, crate::connection::REFUSED_CODE);
+            return;
+        }
+        let stream = self.new_stream(h, remote);
+        match accept.try_send(stream) {
+            Ok(()) => {}
+            Err(TrySendError::Full(s)) | Err(TrySendError::Disconnected(s)) => {
+                // Backlog full or nobody listening: refuse.
+                drop(s);
+                self.ep.reset(h, crate::connection::REFUSED_CODE);
+            }
+        }
+    }
+
+    fn on_event(&mut self, h: ConnectionHandle, ev: Event) {
+        let Some(Some(s)) = self.streams.get_mut(h.0) else {
+            if let Event::Closed(_) = ev {
+                self.ep.release(h);
+            }
+            return;
+        };
+        match ev {
+            Event::Connected => {
+                s.shared.connected.store(true, Ordering::Release);
+                s.shared.waiter.wake();
+            }
+            Event::Readable => {}
+            Event::Writable => {
+                s.blocked = false;
+                self.retry.push(h.0);
+                return;
+            }
+            Event::PeerFinished => s.peer_fin = true,
+            Event::Closed(r) => s.closed = Some(r),
+        }
+        if !s.in_deliver {
+            s.in_deliver = true;
+            self.deliver.push(h.0);
+        }
+    }
+
+    /// Moves application data from the stream's ring into its connection.
+    fn drain_app(&mut self, i: usize, now: Instant) {
+        let h = ConnectionHandle(i);
+        let Some(Some(s)) = self.streams.get_mut(i) else {
+            return;
+        };
+        s.shared.queued.store(false, Ordering::Release);
+        let reset = s.shared.reset.load(Ordering::Acquire);
+        if reset != 0 && !s.reset_applied {
+            s.reset_applied = true;
+            self.ep.reset(h, reset as u32);
+            return;
+        }
+        let mut popped = false;
+        if !s.blocked && !s.from_app.is_empty() {
+            let from_app = &mut s.from_app;
+            let r = self.ep.write_with(h, |st| {
+                let mut total = 0;
+                while let Ok(b) = from_app.peek() {
+                    if b.bytes().len() as u64 > st.free() {
+                        break;
+                    }
+                    let b = from_app.pop().expect("peeked");
+                    total += st.push(b).unwrap_or(0);
+                }
+                total
+            });
+            match r {
+                Ok(_) => popped = true,
+                Err(crate::connection::WriteError::Blocked) => s.blocked = true,
+                Err(_) => {
+                    // Closed or finished: nothing more will be sent; free the data.
+                    while s.from_app.pop().is_ok() {}
+                    popped = true;
+                }
+            }
+        }
+        if s.from_app.is_empty() && s.shared.finish.load(Ordering::Acquire) && !s.finish_applied {
+            s.finish_applied = true;
+            if s.shared.discard.load(Ordering::Acquire) {
+                // Closing: finish this side and end once everything is acknowledged.
+                self.ep.close(now, h);
+            } else {
+                self.ep.finish(h);
+            }
+        }
+        if s.shared.discard.load(Ordering::Acquire) && !s.in_deliver {
+            s.in_deliver = true;
+            self.deliver.push(i);
+        }
+        if popped {
+            s.shared.waiter.wake();
+        }
+        // Data pushed after we cleared `queued` rang again; data that did not fit
+        // waits for Writable.
+    }
+
+    /// Moves in-order received data to the application's ring; publishes end of
+    /// stream and close once everything before them was handed over.
+    fn deliver_to_app(&mut self, i: usize) {
+        let h = ConnectionHandle(i);
+        let Some(Some(s)) = self.streams.get_mut(i) else {
+            return;
+        };
+        let discard = s.shared.discard.load(Ordering::Acquire);
+        let mut moved = 0u64;
+        let mut pushed = false;
+        if let Some(c) = self.ep.connection_mut(h) {
+            let storage = c.recv_storage_mut();
+            while discard || s.to_app.slots() > 0 {
+                let Some(seg) = storage.pop_at(s.delivered) else {
+                    break;
+                };
+                s.delivered += seg.len as u64;
+                moved += seg.len as u64;
+                if !discard {
+                    let _ = s.to_app.push(seg);
+                    pushed = true;
+                }
+            }
+        }
+        if moved > 0 {
+            self.ep.consume(h, moved);
+        }
+        let Some(Some(s)) = self.streams.get_mut(i) else {
+            return;
+        };
+        let drained = self.ep.connection(h).is_none_or(|c| c.readable() == 0);
+        if !drained {
+            // The application ring is full: try again next iteration.
+            if !s.in_deliver {
+                s.in_deliver = true;
+                self.deliver.push(i);
+            }
+        }
+        if drained && s.peer_fin && !s.shared.peer_finished.load(Ordering::Relaxed) {
+            s.shared.peer_finished.store(true, Ordering::Release);
+            pushed = true;
+        }
+        if let Some(r) = s.closed {
+            let data_lost = !matches!(r, CloseReason::Graceful);
+            if drained || data_lost {
+                if let Some(c) = self.ep.connection(h) {
+                    *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = c.stats();
+                }
+                s.shared.set_closed(r);
+                s.shared.waiter.wake();
+                self.streams[i] = None;
+                self.live -= 1;
+                self.ep.release(h);
+                return;
+            }
+        }
+        if pushed {
+            s.shared.waiter.wake();
+        }
+    }
+
+    fn transmit(&mut self, now: Instant) -> usize {
+        let mut sent = 0;
+        let mut room = self.link.tx_room();
+        while room > 0 {
+            if let Some((to, n)) = self.ep.poll_stateless(&mut self.hdr) {
+                self.link.send(
+                    now,
+                    Outgoing {
+                        to,
+                        header: &self.hdr[..n],
+                        payload: None,
+                    },
+                );
+                room -= 1;
+                sent += 1;
+                continue;
+            }
+            let Some((h, t)) = self.ep.poll_transmit_header(now, &mut self.hdr) else {
+                break;
+            };
+            let pkt = match t.payload {
+                Some(p) => {
+                    let chunk = self
+                        .ep
+                        .connection(h)
+                        .and_then(|c| c.send_storage().chunk_at(p.offset));
+                    let Some((buf, pos)) = chunk else {
+                        debug_assert!(false, "payload offset is held");
+                        continue;
+                    };
+                    Outgoing {
+                        to: t.destination,
+                        header: &self.hdr[..t.header_len],
+                        payload: Some(PayloadSlice {
+                            buf,
+                            start: pos,
+                            len: p.len,
+                        }),
+                    }
+                }
+                None => Outgoing {
+                    to: t.destination,
+                    header: &self.hdr[..t.len],
+                    payload: None,
+                },
+            };
+            self.link.send(now, pkt);
+            room -= 1;
+            sent += 1;
+        }
+        sent
+    }
+}

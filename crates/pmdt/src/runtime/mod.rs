@@ -1,0 +1,527 @@
+//! The runtime: a dedicated I/O loop (a DPDK lcore or a pinned thread) drives the
+//! sans-IO endpoint over a [`Link`]; application threads use blocking or
+//! non-blocking [`Stream`]s that talk to it through SPSC rings.
+//!
+//! ```no_run
+//! use std::io::{Read, Write};
+//! use pmdt::runtime::{Runtime, Backend};
+//! use pmdt::link::udp::UdpLinkConfig;
+//!
+//! // Receiver
+//! let rt = Runtime::builder()
+//!     .backend(Backend::Udp(UdpLinkConfig { bind: "127.0.0.1:9000".parse()?, ..Default::default() }))
+//!     .start()?;
+//! let listener = rt.listen(9000)?;
+//! std::thread::spawn(move || {
+//!     let mut s = listener.accept().unwrap();
+//!     let mut data = Vec::new();
+//!     s.read_to_end(&mut data).unwrap();
+//! });
+//!
+//! // Sender
+//! let client = Runtime::builder().backend(Backend::Udp(UdpLinkConfig::default())).start()?;
+//! let mut s = client.connect("127.0.0.1:9000".parse()?)?;
+//! s.write_all(b"hello")?;
+//! s.close()?; // returns once the receiver acknowledged every byte
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod cycles;
+mod io_loop;
+mod shared;
+mod stats;
+pub mod storage;
+mod stream;
+
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+
+use crate::config::{EndpointConfig, TransportConfig};
+use crate::endpoint::Endpoint;
+use crate::link::impair::{ImpairConfig, Impaired};
+use crate::link::pcap::Captured;
+use crate::link::udp::{UdpLink, UdpLinkConfig};
+use crate::link::Link;
+use io_loop::{Control, IoLoop, LoopConfig};
+pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
+use storage::{ChunkRecv, ChunkSend};
+pub use stream::{close_error, Stream};
+
+/// What the I/O loop does when there is nothing to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdlePolicy {
+    /// Poll continuously (lowest latency; owns a core).
+    BusyPoll,
+    /// After `spin_iterations` empty iterations, sleep in doubling steps from 1 µs up
+    /// to `max_sleep` (never past the next timer), so pollers sharing cores progress.
+    Backoff {
+        /// Empty iterations before the first sleep.
+        spin_iterations: u32,
+        /// Longest single sleep.
+        max_sleep: Duration,
+    },
+}
+
+impl Default for IdlePolicy {
+    fn default() -> Self {
+        IdlePolicy::Backoff {
+            spin_iterations: 256,
+            max_sleep: Duration::from_micros(100),
+        }
+    }
+}
+
+/// Where the I/O loop runs.
+#[derive(Clone)]
+pub enum IoCore {
+    /// A std thread, optionally pinned to a CPU.
+    Thread {
+        /// CPU to pin to.
+        cpu: Option<usize>,
+    },
+    /// A DPDK worker lcore (one per queue for multi-queue ports: `ids[i]` drives
+    /// queue `i`).
+    #[cfg(feature = "dpdk")]
+    Lcores {
+        /// The EAL (kept alive by the runtime).
+        eal: dpdk::Eal,
+        /// Worker lcore ids.
+        ids: Vec<u32>,
+    },
+}
+
+impl std::fmt::Debug for IoCore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IoCore::Thread { cpu } => write!(f, "Thread(cpu {cpu:?})"),
+            #[cfg(feature = "dpdk")]
+            IoCore::Lcores { ids, .. } => write!(f, "Lcores({ids:?})"),
+        }
+    }
+}
+
+/// The link the runtime drives.
+pub enum Backend {
+    /// A kernel UDP socket.
+    Udp(UdpLinkConfig),
+    /// A DPDK port (one I/O loop per queue pair).
+    #[cfg(feature = "dpdk")]
+    Dpdk {
+        /// The initialized EAL.
+        eal: dpdk::Eal,
+        /// Port options.
+        cfg: crate::link::dpdk_port::DpdkLinkConfig,
+    },
+    /// Ready-made links (e.g. an in-memory pair end), one I/O loop each.
+    Links(Vec<Box<dyn Link>>),
+}
+
+/// Builds a [`Runtime`].
+pub struct RuntimeBuilder {
+    backend: Option<Backend>,
+    transport: TransportConfig,
+    io_core: IoCore,
+    burst: usize,
+    ring_slots: usize,
+    idle: IdlePolicy,
+    impair: Option<ImpairConfig>,
+    pcap: Option<PathBuf>,
+    shutdown_timeout: Duration,
+    max_connections: usize,
+    accept_backlog: usize,
+    seed: Option<u64>,
+}
+
+impl Default for RuntimeBuilder {
+    fn default() -> Self {
+        Self {
+            backend: None,
+            transport: TransportConfig::default(),
+            io_core: IoCore::Thread { cpu: None },
+            burst: 32,
+            ring_slots: 4096,
+            idle: IdlePolicy::default(),
+            impair: None,
+            pcap: None,
+            shutdown_timeout: Duration::from_secs(5),
+            max_connections: 4096,
+            accept_backlog: 128,
+            seed: None,
+        }
+    }
+}
+
+impl RuntimeBuilder {
+    /// The link to drive (required).
+    pub fn backend(mut self, b: Backend) -> Self {
+        self.backend = Some(b);
+        self
+    }
+    /// Protocol options (window, congestion control, rate, buffers, timeouts).
+    pub fn transport(mut self, t: TransportConfig) -> Self {
+        self.transport = t;
+        self
+    }
+    /// Where the I/O loop runs (default: an unpinned thread).
+    pub fn io_core(mut self, c: IoCore) -> Self {
+        self.io_core = c;
+        self
+    }
+    /// Datagrams per receive burst (default 32).
+    pub fn burst(mut self, n: usize) -> Self {
+        self.burst = n.max(1);
+        self
+    }
+    /// Slots of each application ring, in packet buffers (default 4096).
+    pub fn ring_slots(mut self, n: usize) -> Self {
+        self.ring_slots = n.max(2);
+        self
+    }
+    /// Idle behaviour of the loop.
+    pub fn idle(mut self, p: IdlePolicy) -> Self {
+        self.idle = p;
+        self
+    }
+    /// Impair what this runtime sends (loss, delay, reordering, ...).
+    pub fn impair(mut self, c: ImpairConfig) -> Self {
+        self.impair = Some(c);
+        self
+    }
+    /// Capture traffic to a pcap file.
+    pub fn pcap(mut self, path: impl Into<PathBuf>) -> Self {
+        self.pcap = Some(path.into());
+        self
+    }
+    /// Longest a shutdown waits for connections to close gracefully (default 5 s).
+    pub fn shutdown_timeout(mut self, t: Duration) -> Self {
+        self.shutdown_timeout = t;
+        self
+    }
+    /// Most simultaneous connections per I/O loop (default 4096).
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+    /// Accepted connections waiting for `accept` before new ones are refused.
+    pub fn accept_backlog(mut self, n: usize) -> Self {
+        self.accept_backlog = n.max(1);
+        self
+    }
+    /// Seed for connection ids and the cookie key (reproducible runs).
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = Some(s);
+        self
+    }
+
+    fn wrap(&self, mut link: Box<dyn Link>, i: usize) -> io::Result<Box<dyn Link>> {
+        if let Some(c) = &self.impair {
+            let mut c = c.clone();
+            c.seed = c.seed.wrapping_add(i as u64);
+            link = Box::new(
+                Impaired::new(link, c)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?,
+            );
+        }
+        if let Some(p) = &self.pcap {
+            let path = if i == 0 {
+                p.clone()
+            } else {
+                p.with_extension(format!("q{i}.pcap"))
+            };
+            link = Box::new(Captured::new(link, &path)?);
+        }
+        Ok(link)
+    }
+
+    /// Creates the link(s) and starts the I/O loop(s).
+    pub fn start(mut self) -> io::Result<Runtime> {
+        self.transport
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let backend = self.backend.take().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no backend chosen for the runtime",
+            )
+        })?;
+        let links: Vec<Box<dyn Link>> = match backend {
+            Backend::Udp(c) => vec![Box::new(UdpLink::bind(&c)?)],
+            #[cfg(feature = "dpdk")]
+            Backend::Dpdk { eal, cfg } => crate::link::dpdk_port::DpdkLink::open(&eal, &cfg)
+                .map_err(|e| io::Error::other(e.to_string()))?
+                .into_iter()
+                .map(|l| Box::new(l) as Box<dyn Link>)
+                .collect(),
+            Backend::Links(l) => l,
+        };
+        if links.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "no link"));
+        }
+        let local = links[0].local_addr();
+        let chunk = self.transport.max_payload() as usize;
+        let mut loops = Vec::new();
+        for (i, link) in links.into_iter().enumerate() {
+            let link = self.wrap(link, i)?;
+            let pool = link.pool();
+            let (send_pool, recv_chunk) = (pool.clone(), chunk);
+            let ep = Endpoint::with_storage(
+                EndpointConfig {
+                    transport: self.transport.clone(),
+                    accept: false,
+                    max_connections: self.max_connections,
+                    seed: self.seed.map(|s| s.wrapping_add(i as u64)),
+                    ..Default::default()
+                },
+                Instant::now(),
+                Box::new(move |cap| ChunkSend::new(cap, send_pool.clone(), recv_chunk)),
+                Box::new(ChunkRecv::new),
+            )
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            let (ctl_tx, ctl_rx) = mpsc::channel();
+            let stats = Arc::new(ArcSwap::from_pointee(LoopStats::default()));
+            let lp = IoLoop::new(
+                link,
+                ep,
+                chunk,
+                LoopConfig {
+                    burst: self.burst,
+                    ring_slots: self.ring_slots,
+                    idle: self.idle,
+                    shutdown_timeout: self.shutdown_timeout,
+                    max_connections: self.max_connections,
+                },
+                ctl_rx,
+                stats.clone(),
+            );
+            let join = self.launch(i, lp)?;
+            loops.push(LoopHandle {
+                control: ctl_tx,
+                join: Some(join),
+                stats,
+            });
+        }
+        Ok(Runtime {
+            loops,
+            local,
+            next: std::sync::atomic::AtomicUsize::new(0),
+            listening: Mutex::new(false),
+            accept_backlog: self.accept_backlog,
+        })
+    }
+
+    fn launch(&self, i: usize, lp: IoLoop) -> io::Result<Join> {
+        match &self.io_core {
+            IoCore::Thread { cpu } => {
+                let cpu = *cpu;
+                let h = std::thread::Builder::new()
+                    .name(format!("pmdt-io{i}"))
+                    .spawn(move || {
+                        if let Some(c) = cpu {
+                            pin_to(c + i);
+                        }
+                        lp.run()
+                    })?;
+                Ok(Join::Thread(h))
+            }
+            #[cfg(feature = "dpdk")]
+            IoCore::Lcores { eal, ids } => {
+                let id = *ids.get(i).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("queue {i} has no I/O lcore (lcores given: {ids:?})"),
+                    )
+                })?;
+                let h = dpdk::lcore::launch(eal, id, move || lp.run())
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                Ok(Join::Lcore(h))
+            }
+        }
+    }
+}
+
+fn pin_to(cpu: usize) {
+    // SAFETY: cpu_set_t is plain old data; CPU_SET writes inside it; the call only
+    // affects this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+enum Join {
+    Thread(std::thread::JoinHandle<()>),
+    #[cfg(feature = "dpdk")]
+    Lcore(dpdk::lcore::LcoreJoinHandle<()>),
+}
+
+struct LoopHandle {
+    control: Sender<Control>,
+    join: Option<Join>,
+    stats: Arc<ArcSwap<LoopStats>>,
+}
+
+/// A running pmdt runtime: one or more I/O loops and their links. Dropping it shuts
+/// down gracefully (see [`Runtime::shutdown`]).
+pub struct Runtime {
+    loops: Vec<LoopHandle>,
+    local: SocketAddr,
+    next: std::sync::atomic::AtomicUsize,
+    listening: Mutex<bool>,
+    accept_backlog: usize,
+}
+
+/// Accepts incoming connections.
+pub struct Listener {
+    rx: Receiver<Stream>,
+    local: SocketAddr,
+}
+
+impl Listener {
+    /// Waits for the next incoming connection (established once returned).
+    pub fn accept(&self) -> io::Result<Stream> {
+        self.rx
+            .recv()
+            .map_err(|_| io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down"))
+    }
+
+    /// Like [`Listener::accept`], giving up after `timeout`.
+    pub fn accept_timeout(&self, timeout: Duration) -> io::Result<Stream> {
+        self.rx.recv_timeout(timeout).map_err(|e| match e {
+            mpsc::RecvTimeoutError::Timeout => {
+                io::Error::new(io::ErrorKind::TimedOut, "no incoming connection")
+            }
+            mpsc::RecvTimeoutError::Disconnected => {
+                io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
+            }
+        })
+    }
+
+    /// The address connections arrive at.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+}
+
+impl Runtime {
+    /// A builder.
+    pub fn builder() -> RuntimeBuilder {
+        RuntimeBuilder::default()
+    }
+
+    /// The local address (of the first link).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+
+    /// Opens a connection and waits until it is established (or fails: the error
+    /// says why, e.g. unreachable, refused).
+    pub fn connect(&self, to: SocketAddr) -> io::Result<Stream> {
+        self.connect_timeout(to, None)
+    }
+
+    /// Like [`Runtime::connect`], with a limit on the wait (`None`: the transport's
+    /// own handshake timeout decides).
+    pub fn connect_timeout(&self, to: SocketAddr, timeout: Option<Duration>) -> io::Result<Stream> {
+        let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % self.loops.len();
+        let (tx, rx) = mpsc::sync_channel(1);
+        self.loops[i]
+            .control
+            .send(Control::Connect { to, reply: tx })
+            .map_err(|_| {
+                io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
+            })?;
+        let stream = rx.recv().map_err(|_| {
+            io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
+        })??;
+        stream.wait_established(timeout)?;
+        Ok(stream)
+    }
+
+    /// Starts accepting connections on `port` (the runtime's own UDP port, or 0 for
+    /// it). One listener per runtime.
+    pub fn listen(&self, port: u16) -> io::Result<Listener> {
+        if port != 0 && port != self.local.port() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "this runtime is bound to port {}; build another runtime to listen on {port}",
+                    self.local.port()
+                ),
+            ));
+        }
+        let mut l = self.listening.lock().unwrap_or_else(|e| e.into_inner());
+        if *l {
+            return Err(io::Error::new(
+                io::ErrorKind::AddrInUse,
+                "already listening",
+            ));
+        }
+        let (tx, rx) = mpsc::sync_channel(self.accept_backlog);
+        for lp in &self.loops {
+            lp.control
+                .send(Control::Listen { accept: tx.clone() })
+                .map_err(|_| io::Error::new(io::ErrorKind::NotConnected, "runtime shut down"))?;
+        }
+        *l = true;
+        Ok(Listener {
+            rx,
+            local: self.local,
+        })
+    }
+
+    /// Statistics of every I/O loop (link, endpoint, load estimate).
+    pub fn stats(&self) -> RuntimeStats {
+        RuntimeStats {
+            loops: self
+                .loops
+                .iter()
+                .map(|l| (**l.stats.load()).clone())
+                .collect(),
+        }
+    }
+
+    /// Graceful shutdown: connections close (up to the shutdown timeout), the loops
+    /// stop, links (ports) are released. Blocks until done.
+    pub fn shutdown(mut self) -> io::Result<()> {
+        self.stop()
+    }
+
+    fn stop(&mut self) -> io::Result<()> {
+        for l in &self.loops {
+            let _ = l.control.send(Control::Shutdown);
+        }
+        let mut err = None;
+        for l in &mut self.loops {
+            match l.join.take() {
+                Some(Join::Thread(h)) => {
+                    err = h
+                        .join()
+                        .err()
+                        .map(|_| io::Error::other("the I/O thread panicked"))
+                        .or(err);
+                }
+                #[cfg(feature = "dpdk")]
+                Some(Join::Lcore(h)) => {
+                    if let Err(e) = h.join() {
+                        err = Some(io::Error::other(format!("the I/O lcore failed: {e}")))
+                    }
+                }
+                None => {}
+            }
+        }
+        err.map_or(Ok(()), Err)
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let _ = self.stop();
+    }
+}

@@ -1,0 +1,121 @@
+//! State shared by an application-side stream and the I/O loop: flags set by one
+//! side and read by the other (no lock on the data path), and a parker for the
+//! application thread.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::Thread;
+use std::time::Duration;
+
+use crossbeam_queue::ArrayQueue;
+
+use crate::connection::CloseReason;
+use crate::stats::ConnectionStats;
+
+/// Parks an application thread until the I/O loop has something for it.
+#[derive(Default)]
+pub(crate) struct Waiter {
+    waiting: AtomicBool,
+    thread: Mutex<Option<Thread>>,
+}
+
+impl Waiter {
+    /// Parks until `ready()` or a wake-up (or `timeout`, a safety net).
+    pub fn wait(&self, timeout: Duration, ready: impl Fn() -> bool) {
+        {
+            let mut t = self.thread.lock().unwrap_or_else(|e| e.into_inner());
+            if t.as_ref()
+                .is_none_or(|t| t.id() != std::thread::current().id())
+            {
+                *t = Some(std::thread::current());
+            }
+        }
+        self.waiting.store(true, Ordering::SeqCst);
+        if !ready() {
+            std::thread::park_timeout(timeout);
+        }
+        self.waiting.store(false, Ordering::SeqCst);
+    }
+
+    /// Wakes the parked thread, if any (cheap when nobody waits).
+    #[inline]
+    pub fn wake(&self) {
+        if self.waiting.load(Ordering::SeqCst) && self.waiting.swap(false, Ordering::SeqCst) {
+            if let Some(t) = self
+                .thread
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+            {
+                t.unpark();
+            }
+        }
+    }
+}
+
+/// Per-stream shared state.
+pub(crate) struct StreamShared {
+    pub id: usize,
+    pub remote: SocketAddr,
+    pub connected: AtomicBool,
+    /// Set after every byte of the peer's stream was pushed to the application ring.
+    pub peer_finished: AtomicBool,
+    pub closed_flag: AtomicBool,
+    pub closed: Mutex<Option<CloseReason>>,
+    /// Application: no more data after what is in the ring.
+    pub finish: AtomicBool,
+    /// Application: drop incoming data (closing without reading).
+    pub discard: AtomicBool,
+    /// Application: abort with code (bit 32 set = requested).
+    pub reset: AtomicU64,
+    /// Application dropped its handle.
+    pub dropped: AtomicBool,
+    /// In the I/O loop's doorbell queue.
+    pub queued: AtomicBool,
+    pub waiter: Waiter,
+    pub stats: Mutex<ConnectionStats>,
+    pub doorbell: Arc<ArrayQueue<usize>>,
+}
+
+impl StreamShared {
+    pub fn new(id: usize, remote: SocketAddr, doorbell: Arc<ArrayQueue<usize>>) -> Self {
+        Self {
+            id,
+            remote,
+            connected: AtomicBool::new(false),
+            peer_finished: AtomicBool::new(false),
+            closed_flag: AtomicBool::new(false),
+            closed: Mutex::new(None),
+            finish: AtomicBool::new(false),
+            discard: AtomicBool::new(false),
+            reset: AtomicU64::new(0),
+            dropped: AtomicBool::new(false),
+            queued: AtomicBool::new(false),
+            waiter: Waiter::default(),
+            stats: Mutex::new(ConnectionStats::default()),
+            doorbell,
+        }
+    }
+
+    /// Tells the I/O loop this stream has something for it.
+    #[inline]
+    pub fn ring_doorbell(&self) {
+        if !self.queued.swap(true, Ordering::AcqRel) {
+            // Capacity covers every live stream and each is queued at most once.
+            let _ = self.doorbell.push(self.id);
+        }
+    }
+
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        if !self.closed_flag.load(Ordering::Acquire) {
+            return None;
+        }
+        *self.closed.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn set_closed(&self, r: CloseReason) {
+        *self.closed.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        self.closed_flag.store(true, Ordering::Release);
+    }
+}

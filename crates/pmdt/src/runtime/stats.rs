@@ -1,0 +1,44 @@
+//! Runtime statistics: one serde snapshot per I/O loop, published every 100 ms.
+
+use serde::{Deserialize, Serialize};
+
+use crate::link::LinkStats;
+use crate::stats::{ConnectionStats, EndpointStats};
+use load_estimator::LoadReport;
+
+/// A snapshot of one I/O loop.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LoopStats {
+    /// What the loop drives (link description).
+    pub link_name: String,
+    /// Link counters.
+    pub link: LinkStats,
+    /// Endpoint counters.
+    pub endpoint: EndpointStats,
+    /// Load of the I/O core (the load estimator's report).
+    pub load: LoadReport,
+    /// Live connections.
+    pub connections: usize,
+    /// Loop iterations.
+    pub iterations: u64,
+    /// Times the idle loop slept.
+    pub idle_sleeps: u64,
+    /// Seconds since the loop started.
+    pub uptime_s: f64,
+}
+
+/// A snapshot of the whole runtime.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RuntimeStats {
+    /// One entry per I/O loop.
+    pub loops: Vec<LoopStats>,
+}
+
+/// One connection's figures, as listed by telemetry and the binaries.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ConnectionEntry {
+    /// Peer address.
+    pub peer: String,
+    /// Counters.
+    pub stats: ConnectionStats,
+}

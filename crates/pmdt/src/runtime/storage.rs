@@ -1,0 +1,264 @@
+//! Connection storage over packet buffers: the send side keeps the buffers the
+//! application's data was written into (one per packet payload) until acknowledged;
+//! the receive side keeps references to the datagrams payloads arrived in until the
+//! I/O loop hands them to the application.
+
+use std::collections::VecDeque;
+
+use crate::link::{Buffer, BufferPool};
+use crate::recv_buffer::RecvStorage;
+use crate::send_buffer::SendStorage;
+
+/// Unacknowledged stream bytes as a queue of whole buffers.
+pub struct ChunkSend {
+    chunks: VecDeque<(u64, Buffer)>,
+    start: u64,
+    end: u64,
+    cap: u64,
+    pool: BufferPool,
+    chunk: usize,
+}
+
+impl ChunkSend {
+    /// Storage for up to `cap` bytes; `pool` and `chunk` serve [`SendStorage::write`]
+    /// (copying writes, used only when data does not arrive as buffers).
+    pub fn new(cap: u64, pool: BufferPool, chunk: usize) -> Self {
+        Self {
+            chunks: VecDeque::with_capacity((cap as usize / chunk.max(1)).min(1 << 16) + 1),
+            start: 0,
+            end: 0,
+            cap,
+            pool,
+            chunk,
+        }
+    }
+
+    /// Free bytes.
+    pub fn free(&self) -> u64 {
+        self.cap - (self.end - self.start)
+    }
+
+    /// Appends a buffer of stream bytes; hands it back if it does not fit.
+    pub fn push(&mut self, b: Buffer) -> Result<usize, Buffer> {
+        let n = b.bytes().len();
+        if n == 0 {
+            return Ok(0);
+        }
+        if n as u64 > self.free() {
+            return Err(b);
+        }
+        self.chunks.push_back((self.end, b));
+        self.end += n as u64;
+        Ok(n)
+    }
+
+    /// The buffer holding stream offset `offset` and the offset's position in it.
+    pub fn chunk_at(&self, offset: u64) -> Option<(&Buffer, usize)> {
+        let i = self.chunks.partition_point(|(o, _)| *o <= offset);
+        let (o, b) = self.chunks.get(i.checked_sub(1)?)?;
+        let pos = (offset - o) as usize;
+        (pos < b.bytes().len()).then_some((b, pos))
+    }
+}
+
+impl SendStorage for ChunkSend {
+    fn capacity(&self) -> u64 {
+        self.cap
+    }
+    fn start(&self) -> u64 {
+        self.start
+    }
+    fn end(&self) -> u64 {
+        self.end
+    }
+    fn write(&mut self, data: &[u8]) -> usize {
+        let mut done = 0;
+        while done < data.len() {
+            let want = (data.len() - done)
+                .min(self.chunk)
+                .min(self.free() as usize);
+            if want == 0 {
+                break;
+            }
+            let Some(b) = self.pool.copy_from(&data[done..], want) else {
+                break;
+            };
+            match self.push(b) {
+                Ok(n) => done += n,
+                Err(_) => break,
+            }
+        }
+        done
+    }
+    fn contiguous_len(&self, offset: u64) -> u64 {
+        self.chunk_at(offset)
+            .map_or(0, |(b, pos)| (b.bytes().len() - pos) as u64)
+    }
+    fn copy_out(&self, offset: u64, out: &mut [u8]) {
+        let mut done = 0;
+        while done < out.len() {
+            let Some((b, pos)) = self.chunk_at(offset + done as u64) else {
+                return;
+            };
+            let k = (b.bytes().len() - pos).min(out.len() - done);
+            out[done..done + k].copy_from_slice(&b.bytes()[pos..pos + k]);
+            done += k;
+        }
+    }
+    fn release_to(&mut self, offset: u64) {
+        while let Some((o, b)) = self.chunks.front() {
+            if o + b.bytes().len() as u64 > offset {
+                break;
+            }
+            self.chunks.pop_front();
+        }
+        self.start = self.start.max(offset.min(self.end));
+    }
+}
+
+/// A received segment: `buf.bytes()[pos..pos + len]` holds stream bytes from `offset`.
+pub struct Segment {
+    /// Stream offset of the first byte.
+    pub offset: u64,
+    /// The datagram memory.
+    pub buf: Buffer,
+    /// Position in the buffer.
+    pub pos: usize,
+    /// Length.
+    pub len: usize,
+}
+
+/// Received stream bytes as references to the datagrams they arrived in, sorted by
+/// offset (arrivals in order append at the back; no allocation once warm).
+pub struct ChunkRecv {
+    segs: VecDeque<Segment>,
+}
+
+impl ChunkRecv {
+    /// Storage expecting around `cap / 1024` segments.
+    pub fn new(cap: u64) -> Self {
+        Self {
+            segs: VecDeque::with_capacity((cap as usize / 1024).min(1 << 16) + 1),
+        }
+    }
+
+    /// Takes the first segment if it starts at `offset` (in-order data).
+    pub fn pop_at(&mut self, offset: u64) -> Option<Segment> {
+        if self.segs.front().is_some_and(|s| s.offset == offset) {
+            self.segs.pop_front()
+        } else {
+            None
+        }
+    }
+
+    /// Held segments.
+    pub fn len(&self) -> usize {
+        self.segs.len()
+    }
+
+    /// Whether nothing is held.
+    pub fn is_empty(&self) -> bool {
+        self.segs.is_empty()
+    }
+}
+
+impl RecvStorage for ChunkRecv {
+    type Packet = Buffer;
+
+    fn insert(&mut self, offset: u64, data: &[u8], packet: &Buffer) {
+        let Some(pos) = packet.position_of(data) else {
+            debug_assert!(false, "data lies in the packet");
+            return;
+        };
+        let seg = Segment {
+            offset,
+            buf: packet.share(),
+            pos,
+            len: data.len(),
+        };
+        if self.segs.back().is_none_or(|s| s.offset < offset) {
+            self.segs.push_back(seg);
+        } else {
+            let i = self.segs.partition_point(|s| s.offset < offset);
+            self.segs.insert(i, seg);
+        }
+    }
+
+    fn read(&mut self, offset: u64, out: &mut [u8]) {
+        let mut done = 0;
+        let mut i = self
+            .segs
+            .partition_point(|s| s.offset + s.len as u64 <= offset);
+        while done < out.len() {
+            let Some(s) = self.segs.get(i) else {
+                return;
+            };
+            let at = offset + done as u64;
+            let skip = (at - s.offset) as usize;
+            let k = (s.len - skip).min(out.len() - done);
+            out[done..done + k].copy_from_slice(&s.buf.bytes()[s.pos + skip..s.pos + skip + k]);
+            done += k;
+            i += 1;
+        }
+    }
+
+    fn release_to(&mut self, offset: u64) {
+        while let Some(s) = self.segs.front_mut() {
+            let end = s.offset + s.len as u64;
+            if end <= offset {
+                self.segs.pop_front();
+            } else {
+                if s.offset < offset {
+                    let cut = (offset - s.offset) as usize;
+                    s.pos += cut;
+                    s.len -= cut;
+                    s.offset = offset;
+                }
+                break;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::HeapPool;
+
+    #[test]
+    fn send_chunks_are_found_by_offset_and_released() {
+        let pool = BufferPool::Heap(HeapPool::new(16, 64));
+        let mut s = ChunkSend::new(100, pool.clone(), 40);
+        assert_eq!(s.write(&[1u8; 90]), 90);
+        assert_eq!(s.contiguous_len(0), 40);
+        assert_eq!(s.contiguous_len(45), 35);
+        let (b, pos) = s.chunk_at(85).unwrap();
+        assert_eq!((b.bytes().len(), pos), (10, 5));
+        let big = pool.copy_from(&[2u8; 20], 20).unwrap();
+        assert!(s.push(big).is_err(), "only 10 bytes free");
+        s.release_to(80);
+        assert_eq!(s.start(), 80);
+        assert_eq!(s.contiguous_len(80), 10);
+        assert!(s.chunk_at(10).is_none(), "released");
+    }
+
+    #[test]
+    fn recv_segments_sort_read_and_pop_in_order() {
+        let pool = HeapPool::new(8, 64);
+        let a = Buffer::Heap(pool.copy_from(b"xxabcdef").unwrap());
+        let b = Buffer::Heap(pool.copy_from(b"ghij").unwrap());
+        let mut r = ChunkRecv::new(1024);
+        r.insert(6, &b.bytes()[..4], &b);
+        r.insert(0, &a.bytes()[2..8], &a);
+        let mut out = [0u8; 8];
+        r.read(1, &mut out);
+        assert_eq!(&out, b"bcdefghi");
+        assert!(r.pop_at(1).is_none());
+        let s = r.pop_at(0).unwrap();
+        assert_eq!(&s.buf.bytes()[s.pos..s.pos + s.len], b"abcdef");
+        r.release_to(8);
+        let s = r.pop_at(8).unwrap();
+        assert_eq!(&s.buf.bytes()[s.pos..s.pos + s.len], b"ij");
+        assert!(r.is_empty());
+    }
+}

@@ -1,0 +1,270 @@
+//! The application's end of a connection: `std::io::Read`/`Write` (blocking, the
+//! thread parks; it never spins) plus non-blocking `try_read`/`try_write`. Data
+//! moves through two bounded SPSC rings (rtrb) to and from the I/O loop.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::shared::StreamShared;
+use super::storage::Segment;
+use crate::connection::CloseReason;
+use crate::link::{Buffer, BufferPool};
+use crate::stats::ConnectionStats;
+
+/// How long a parked thread sleeps at most before re-checking (a safety net; the
+/// I/O loop wakes it as soon as there is something to do).
+const PARK: Duration = Duration::from_millis(5);
+
+/// An established pmdt connection, as seen by an application thread. Dropping it
+/// finishes the stream gracefully in the background (like a socket's close).
+pub struct Stream {
+    pub(crate) shared: Arc<StreamShared>,
+    pub(crate) tx: rtrb::Producer<Buffer>,
+    pub(crate) rx: rtrb::Consumer<Segment>,
+    pub(crate) cur: Option<Segment>,
+    pub(crate) pool: BufferPool,
+    pub(crate) chunk: usize,
+}
+
+/// The `io::Error` for a close reason.
+pub fn close_error(r: CloseReason) -> io::Error {
+    let kind = match r {
+        CloseReason::Graceful => io::ErrorKind::NotConnected,
+        CloseReason::PeerClosed(_) => io::ErrorKind::BrokenPipe,
+        CloseReason::PeerReset(_) => io::ErrorKind::ConnectionReset,
+        CloseReason::LocalReset(_) => io::ErrorKind::ConnectionAborted,
+        CloseReason::TimedOut => io::ErrorKind::TimedOut,
+        CloseReason::Unreachable => io::ErrorKind::HostUnreachable,
+        CloseReason::Refused => io::ErrorKind::ConnectionRefused,
+    };
+    io::Error::new(kind, format!("pmdt connection {r}"))
+}
+
+impl std::fmt::Debug for Stream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stream")
+            .field("peer", &self.shared.remote)
+            .field("closed", &self.shared.close_reason())
+            .finish()
+    }
+}
+
+impl Stream {
+    /// The peer's address.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.shared.remote
+    }
+
+    /// Why the connection ended, once it has.
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.close_reason()
+    }
+
+    /// Statistics of the connection (refreshed by the I/O loop every 100 ms and at
+    /// close).
+    pub fn stats(&self) -> ConnectionStats {
+        self.shared
+            .stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    pub(crate) fn wait_established(&self, timeout: Option<Duration>) -> io::Result<()> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        loop {
+            if self.shared.connected.load(Ordering::Acquire) {
+                return Ok(());
+            }
+            if let Some(r) = self.shared.close_reason() {
+                return Err(close_error(r));
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "pmdt connect: no answer within the timeout",
+                ));
+            }
+            let s = &self.shared;
+            s.waiter.wait(PARK, || {
+                s.connected.load(Ordering::Acquire) || s.closed_flag.load(Ordering::Acquire)
+            });
+        }
+    }
+
+    fn check_writable(&self) -> io::Result<()> {
+        if let Some(r) = self.shared.close_reason() {
+            return Err(close_error(r));
+        }
+        if self.shared.finish.load(Ordering::Relaxed) {
+            return Err(io::Error::new(
+                io::ErrorKind::BrokenPipe,
+                "pmdt stream already finished",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Writes what fits without blocking: copies into packet buffers (the one copy
+    /// on the sending side) and queues them for the I/O loop. `WouldBlock` when the
+    /// ring or the packet pool is full.
+    pub fn try_write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.check_writable()?;
+        let mut done = 0;
+        while done < data.len() && self.tx.slots() > 0 {
+            let Some(b) = self.pool.copy_from(&data[done..], self.chunk) else {
+                break;
+            };
+            done += b.bytes().len();
+            if self.tx.push(b).is_err() {
+                unreachable!("a slot was free and this is the only producer");
+            }
+        }
+        if done > 0 {
+            self.shared.ring_doorbell();
+            Ok(done)
+        } else if data.is_empty() {
+            Ok(0)
+        } else {
+            Err(io::ErrorKind::WouldBlock.into())
+        }
+    }
+
+    /// Reads what is available without blocking. `Ok(0)`: end of stream (the peer
+    /// finished and everything was read); `WouldBlock`: nothing yet.
+    pub fn try_read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        // Read the flag before the ring: the I/O loop sets it after pushing the
+        // last data, so seeing it means every segment is visible.
+        let fin = self.shared.peer_finished.load(Ordering::Acquire);
+        let closed = self.shared.closed_flag.load(Ordering::Acquire);
+        let mut done = 0;
+        while done < out.len() {
+            if self.cur.is_none() {
+                match self.rx.pop() {
+                    Ok(s) => self.cur = Some(s),
+                    Err(_) => break,
+                }
+            }
+            let s = self.cur.as_mut().expect("set above");
+            let k = s.len.min(out.len() - done);
+            out[done..done + k].copy_from_slice(&s.buf.bytes()[s.pos..s.pos + k]);
+            s.pos += k;
+            s.len -= k;
+            done += k;
+            if s.len == 0 {
+                self.cur = None; // the datagram's memory returns to its pool
+            }
+        }
+        if done > 0 || out.is_empty() {
+            return Ok(done);
+        }
+        if fin {
+            return Ok(0);
+        }
+        if closed {
+            return match self.shared.close_reason() {
+                Some(CloseReason::Graceful) | None => Ok(0),
+                Some(r) => Err(close_error(r)),
+            };
+        }
+        Err(io::ErrorKind::WouldBlock.into())
+    }
+
+    /// No more data from this side; the peer reads end of stream after the last
+    /// byte. Reading continues to work.
+    pub fn finish(&mut self) {
+        self.shared.finish.store(true, Ordering::Release);
+        self.shared.ring_doorbell();
+    }
+
+    /// Aborts the connection at once; the peer sees a reset with `code`.
+    pub fn reset(self, code: u32) {
+        self.shared
+            .reset
+            .store((1u64 << 32) | code as u64, Ordering::Release);
+        self.shared.ring_doorbell();
+    }
+
+    /// Graceful close: finishes this side, discards data still arriving, and returns
+    /// once the peer acknowledged every byte written (`Ok`) or the connection ended
+    /// otherwise (the error says why: timeout, reset, unreachable).
+    pub fn close(mut self) -> io::Result<()> {
+        self.shared.discard.store(true, Ordering::Release);
+        self.finish();
+        loop {
+            while self.rx.pop().is_ok() {}
+            self.cur = None;
+            if let Some(r) = self.shared.close_reason() {
+                return match r {
+                    CloseReason::Graceful => Ok(()),
+                    r => Err(close_error(r)),
+                };
+            }
+            let s = &self.shared;
+            s.waiter
+                .wait(PARK, || s.closed_flag.load(Ordering::Acquire));
+        }
+    }
+
+    fn wait_io(&self, writing: bool) {
+        let s = &self.shared;
+        let tx = &self.tx;
+        let rx = &self.rx;
+        s.waiter.wait(PARK, || {
+            s.closed_flag.load(Ordering::Acquire)
+                || if writing {
+                    tx.slots() > 0
+                } else {
+                    !rx.is_empty() || s.peer_finished.load(Ordering::Acquire)
+                }
+        });
+    }
+}
+
+impl io::Write for Stream {
+    /// Blocks (parking the thread) until some bytes were taken.
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        loop {
+            match self.try_write(data) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.tx.slots() > 0 {
+                        // Ring has room but the packet pool is exhausted: back off.
+                        std::thread::sleep(Duration::from_micros(100));
+                    } else {
+                        self.wait_io(true);
+                    }
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl io::Read for Stream {
+    /// Blocks (parking the thread) until data, end of stream, or an error.
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.try_read(out) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.wait_io(false),
+                r => return r,
+            }
+        }
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // Background graceful finish; the I/O loop frees the connection once done.
+        self.shared.discard.store(true, Ordering::Release);
+        self.shared.finish.store(true, Ordering::Release);
+        self.shared.dropped.store(true, Ordering::Release);
+        self.shared.ring_doorbell();
+    }
+}

@@ -1,0 +1,215 @@
+//! The runtime end to end over the in-memory link and the kernel UDP backend (no
+//! DPDK needed): application threads, SPSC rings, I/O threads, impairment.
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::thread;
+use std::time::Duration;
+
+use pmdt::link::impair::ImpairConfig;
+use pmdt::link::memory::MemoryLink;
+use pmdt::link::udp::UdpLinkConfig;
+use pmdt::link::Link;
+use pmdt::runtime::{Backend, Runtime, RuntimeBuilder};
+use pmdt::{CloseReason, TransportConfig};
+
+fn data(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn transport() -> TransportConfig {
+    TransportConfig {
+        initial_rtt: Duration::from_millis(5),
+        idle_timeout: Duration::from_secs(3),
+        keepalive: Some(Duration::from_millis(500)),
+        ..Default::default()
+    }
+}
+
+fn memory_pair(impair: Option<ImpairConfig>) -> (Runtime, Runtime, SocketAddr) {
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, lb) = MemoryLink::pair(a, b, 8192);
+    let mut client = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]));
+    if let Some(c) = impair.clone() {
+        client = client.impair(c);
+    }
+    let mut server = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Links(vec![Box::new(lb) as Box<dyn Link>]));
+    if let Some(c) = impair {
+        server = server.impair(ImpairConfig { seed: 99, ..c });
+    }
+    (client.start().unwrap(), server.start().unwrap(), b)
+}
+
+/// Sends `payloads` over one connection each and checks every byte on the far side.
+fn transfer(client: &Runtime, server: &Runtime, to: SocketAddr, payloads: Vec<Vec<u8>>) {
+    let listener = server.listen(0).unwrap();
+    let n = payloads.len();
+    let rx = thread::spawn(move || {
+        let mut got = Vec::new();
+        for _ in 0..n {
+            let mut s = listener.accept().unwrap();
+            got.push(thread::spawn(move || {
+                let mut v = Vec::new();
+                s.read_to_end(&mut v).unwrap();
+                v
+            }));
+        }
+        let mut all: Vec<Vec<u8>> = got.into_iter().map(|h| h.join().unwrap()).collect();
+        all.sort();
+        all
+    });
+    let mut senders = Vec::new();
+    for p in payloads.clone() {
+        let mut s = client.connect(to).unwrap();
+        senders.push(thread::spawn(move || {
+            // Uneven write sizes exercise partial chunks.
+            for part in p.chunks(7001) {
+                s.write_all(part).unwrap();
+            }
+            s.close().unwrap();
+        }));
+    }
+    for s in senders {
+        s.join().unwrap();
+    }
+    let mut want = payloads;
+    want.sort();
+    let got = rx.join().unwrap();
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.len(), w.len());
+        assert!(g == w, "received bytes differ");
+    }
+}
+
+#[test]
+fn transfers_verified_bytes_over_memory_link() {
+    let (c, s, to) = memory_pair(None);
+    transfer(&c, &s, to, vec![data(3_000_000, 1)]);
+    thread::sleep(Duration::from_millis(150)); // a stats period
+    let st = c.stats();
+    assert_eq!(st.loops.len(), 1);
+    assert!(st.loops[0].link.tx_datagrams > 2000);
+}
+
+#[test]
+fn transfers_through_loss_reordering_and_duplication() {
+    let imp = ImpairConfig {
+        loss: 0.02,
+        reorder: 0.05,
+        reorder_delay: Duration::from_millis(2),
+        duplicate: 0.02,
+        delay: Duration::from_millis(1),
+        ..Default::default()
+    };
+    let (c, s, to) = memory_pair(Some(imp));
+    transfer(&c, &s, to, vec![data(1_000_000, 2), data(500_000, 3)]);
+    thread::sleep(Duration::from_millis(150)); // a stats period
+    let st = c.stats().loops[0].link.clone();
+    assert!(st.impair_lost > 0 && st.impair_reordered > 0 && st.impair_duplicated > 0);
+}
+
+#[test]
+fn many_concurrent_connections() {
+    let (c, s, to) = memory_pair(None);
+    let payloads = (0..24)
+        .map(|i| data(40_000 + i * 1000, 10 + i as u64))
+        .collect();
+    transfer(&c, &s, to, payloads);
+}
+
+#[test]
+fn kernel_udp_backend_transfers() {
+    let udp = |addr: &str| {
+        Runtime::builder()
+            .transport(transport())
+            .backend(Backend::Udp(UdpLinkConfig {
+                bind: addr.parse().unwrap(),
+                ..Default::default()
+            }))
+            .start()
+            .unwrap()
+    };
+    let server = udp("127.0.0.1:0");
+    let client = udp("127.0.0.1:0");
+    let to = server.local_addr();
+    transfer(&client, &server, to, vec![data(2_000_000, 4)]);
+}
+
+#[test]
+fn vanished_peer_ends_in_timeout_error() {
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, lb) = MemoryLink::pair(a, b, 8192);
+    let cable = la.cable();
+    let t = TransportConfig {
+        idle_timeout: Duration::from_millis(800),
+        ..transport()
+    };
+    let client = RuntimeBuilder::default()
+        .transport(t.clone())
+        .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    let server = RuntimeBuilder::default()
+        .transport(t)
+        .shutdown_timeout(Duration::ZERO)
+        .backend(Backend::Links(vec![Box::new(lb) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    let l = server.listen(0).unwrap();
+    let mut s = client.connect(b).unwrap();
+    let _peer = l.accept().unwrap();
+    s.write_all(&data(10_000, 5)).unwrap();
+    // The server disappears without a word.
+    cable.store(true, std::sync::atomic::Ordering::Relaxed);
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 64];
+    let err = s.read(&mut buf).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
+    assert_eq!(s.close_reason(), Some(CloseReason::TimedOut));
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
+
+#[test]
+fn connect_to_nobody_is_unreachable() {
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, _lb) = MemoryLink::pair(a, b, 64);
+    let client = Runtime::builder()
+        .transport(TransportConfig {
+            idle_timeout: Duration::from_millis(500),
+            ..transport()
+        })
+        .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    let err = client.connect(b).unwrap_err();
+    assert!(
+        matches!(
+            err.kind(),
+            std::io::ErrorKind::HostUnreachable | std::io::ErrorKind::TimedOut
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn listening_on_another_port_is_a_clear_error() {
+    let (_c, s, _) = memory_pair(None);
+    let err = s.listen(1234).err().unwrap();
+    assert!(err.to_string().contains("bound to port 2000"), "{err}");
+}
