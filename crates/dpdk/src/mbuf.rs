@@ -202,6 +202,39 @@ impl Mbuf {
         Mbuf(self.0)
     }
 
+    /// Another reference to bytes `[start, start + len)` of a single-segment packet:
+    /// an indirect mbuf from `pool` (`rte_pktmbuf_clone`) whose data window is
+    /// narrowed to the range. The bytes are shared, not copied; the original's
+    /// buffer stays alive until both are dropped.
+    pub fn slice_ref(&self, pool: &crate::Mempool, start: usize, len: usize) -> Result<Mbuf> {
+        let op = "slice mbuf by reference";
+        if self.nb_segs() != 1 || start + len > self.len() {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                op,
+                format!(
+                    "range {start}+{len} outside a {}-byte single-segment packet",
+                    self.len()
+                ),
+            ));
+        }
+        // SAFETY: valid mbuf and pool; rte_pktmbuf_clone returns a new indirect mbuf
+        // (or null) that holds a reference to our buffer.
+        let p = unsafe { sys::rte_pktmbuf_clone(self.as_ptr(), pool.as_ptr()) };
+        let Some(nn) = NonNull::new(p) else {
+            return Err(Error::new(ErrorKind::Exhausted, op, "mempool exhausted"));
+        };
+        // SAFETY: the indirect mbuf is ours alone; narrowing its own data window
+        // (offset/lengths) stays within the shared buffer and never writes the data.
+        unsafe {
+            let m = &mut *nn.as_ptr();
+            m.data_off += start as u16;
+            m.data_len = len as u16;
+            m.pkt_len = len as u32;
+            Ok(Mbuf::from_raw(nn.as_ptr()))
+        }
+    }
+
     /// Appends `n` bytes at the end of the packet (last segment) and returns them.
     pub fn append(&mut self, n: usize) -> Result<&mut [u8]> {
         self.ensure_unique("append to mbuf")?;

@@ -211,6 +211,26 @@ fn mbuf_editing_sharing_and_chains() {
     drop(keep);
     drop(shared);
     assert_eq!(pool.in_use(), 0);
+
+    // A byte range by reference: an indirect mbuf over the same memory.
+    let mut m = pool.alloc().unwrap();
+    m.extend_from_slice(b"0123456789").unwrap();
+    let part = m.slice_ref(&pool, 3, 4).unwrap();
+    assert_eq!(part.data(), b"3456");
+    assert_eq!(part.data().as_ptr(), m.data()[3..].as_ptr(), "same memory");
+    assert!(!part.is_unique() && !m.is_unique());
+    assert_eq!(
+        m.slice_ref(&pool, 8, 4).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    drop(m);
+    assert_eq!(
+        part.data(),
+        b"3456",
+        "the range outlives the original handle"
+    );
+    drop(part);
+    assert_eq!(pool.in_use(), 0, "both mbufs back in the pool");
 }
 
 #[test]

@@ -402,7 +402,14 @@ impl IoLoop {
                 total
             });
             match r {
-                Ok(_) => popped = true,
+                Ok(_) => {
+                    popped = true;
+                    if !s.from_app.is_empty() {
+                        // The storage filled up mid-way: ask for Writable.
+                        let _ = self.ep.write_with(h, |_| 0);
+                        s.blocked = true;
+                    }
+                }
                 Err(crate::connection::WriteError::Blocked) => s.blocked = true,
                 Err(_) => {
                     // Closed or finished: nothing more will be sent; free the data.

@@ -36,8 +36,9 @@ mod stream;
 use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
@@ -310,7 +311,7 @@ impl RuntimeBuilder {
             loops,
             local,
             next: std::sync::atomic::AtomicUsize::new(0),
-            listening: Mutex::new(false),
+            listening: Arc::new(AtomicBool::new(false)),
             accept_backlog: self.accept_backlog,
         })
     }
@@ -373,7 +374,7 @@ pub struct Runtime {
     loops: Vec<LoopHandle>,
     local: SocketAddr,
     next: std::sync::atomic::AtomicUsize,
-    listening: Mutex<bool>,
+    listening: Arc<AtomicBool>,
     accept_backlog: usize,
 }
 
@@ -381,6 +382,14 @@ pub struct Runtime {
 pub struct Listener {
     rx: Receiver<Stream>,
     local: SocketAddr,
+    listening: Arc<AtomicBool>,
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        // New connections are refused until the next `listen`.
+        self.listening.store(false, Ordering::Release);
+    }
 }
 
 impl Listener {
@@ -456,11 +465,10 @@ impl Runtime {
                 ),
             ));
         }
-        let mut l = self.listening.lock().unwrap_or_else(|e| e.into_inner());
-        if *l {
+        if self.listening.swap(true, Ordering::AcqRel) {
             return Err(io::Error::new(
                 io::ErrorKind::AddrInUse,
-                "already listening",
+                "already listening (one listener per runtime)",
             ));
         }
         let (tx, rx) = mpsc::sync_channel(self.accept_backlog);
@@ -469,10 +477,10 @@ impl Runtime {
                 .send(Control::Listen { accept: tx.clone() })
                 .map_err(|_| io::Error::new(io::ErrorKind::NotConnected, "runtime shut down"))?;
         }
-        *l = true;
         Ok(Listener {
             rx,
             local: self.local,
+            listening: self.listening.clone(),
         })
     }
 

@@ -302,12 +302,15 @@ impl Link for DpdkLink {
         };
         let payload = pkt.payload.map(|p| p.bytes()).unwrap_or(&[]);
         let udp_payload = pkt.len();
-        // Chain the payload's own mbuf when the slice is all of it; otherwise copy.
+        // Chain the payload's own mbuf when the slice is all of it.
+        // A part of it (a packet cut short by the credit or window) is an indirect
+        // mbuf over the same memory.
         let chain = match pkt.payload {
             Some(p) => match p.buf {
                 Buffer::Mbuf(pm) if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 => {
                     Some(pm.clone_ref())
                 }
+                Buffer::Mbuf(pm) => pm.slice_ref(&self.pool, p.start, p.len).ok(),
                 _ => None,
             },
             None => None,

@@ -1,0 +1,446 @@
+//! The runtime over real DPDK vdevs (needs root and hugepages; `make test` sets
+//! them up). One EAL per process, so every test of this binary shares it; a lock
+//! runs them one at a time (busy-polling loops on a 2-core machine).
+//!
+//! - memif between two runtimes in this process: verified transfers, with
+//!   impairment, with many connections;
+//! - TAP ↔ kernel UDP interop both ways (the kernel stack talks to our ARP, IPv4,
+//!   UDP and checksums), ICMP echo, and malformed frames injected at the receiver
+//!   with a raw socket while a transfer runs.
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use dpdk::Eal;
+use pmdt::link::dpdk_port::DpdkLinkConfig;
+use pmdt::link::impair::ImpairConfig;
+use pmdt::link::udp::UdpLinkConfig;
+use pmdt::runtime::{Backend, IoCore, Runtime};
+use pmdt::TransportConfig;
+
+const VDEVS: &[&str] = &[
+    "net_memif0,role=server,socket=/tmp/pmdt-rt-memif.sock,id=3",
+    "net_memif1,role=client,socket=/tmp/pmdt-rt-memif.sock,id=3",
+    "net_memif2,role=server,socket=/tmp/pmdt-rt-memif2.sock,id=4",
+    "net_memif3,role=client,socket=/tmp/pmdt-rt-memif2.sock,id=4",
+    "net_tap0,iface=pmdtrt0",
+];
+const TAP_HOST: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
+const TAP_DPDK: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 2);
+
+fn eal() -> (Eal, MutexGuard<'static, ()>) {
+    static EAL: OnceLock<Eal> = OnceLock::new();
+    static LOCK: Mutex<()> = Mutex::new(());
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let eal = EAL
+        .get_or_init(|| {
+            let mut b = Eal::builder()
+                .program("pmdt-runtime-test")
+                .lcores("0,1")
+                .main_lcore(0)
+                .no_pci(true)
+                .memory_mb(1024)
+                .log_level("warning");
+            for v in VDEVS {
+                b = b.vdev(*v);
+            }
+            b.init()
+                .expect("EAL init (root and hugepages needed: run `make setup`)")
+        })
+        .clone();
+    (eal, guard)
+}
+
+fn data(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
+fn transport() -> TransportConfig {
+    TransportConfig {
+        initial_rtt: Duration::from_millis(5),
+        idle_timeout: Duration::from_secs(5),
+        send_buffer: 2 << 20,
+        recv_buffer: 2 << 20,
+        ..Default::default()
+    }
+}
+
+fn dpdk_runtime(
+    eal: &Eal,
+    port: &str,
+    ip: Ipv4Addr,
+    io: IoCore,
+    impair: Option<ImpairConfig>,
+) -> Runtime {
+    let mut b = Runtime::builder()
+        .transport(transport())
+        .ring_slots(1024)
+        .io_core(io)
+        .backend(Backend::Dpdk {
+            eal: eal.clone(),
+            cfg: DpdkLinkConfig {
+                port: port.into(),
+                ip,
+                udp_port: 9000,
+                pool_size: 16383,
+                ..Default::default()
+            },
+        });
+    if let Some(c) = impair {
+        b = b.impair(c);
+    }
+    b.start().expect("runtime on a DPDK port")
+}
+
+/// Sends each payload over its own connection from `client` to `server` and checks
+/// every byte.
+fn transfer(client: &Runtime, server: &Runtime, to: SocketAddr, payloads: Vec<Vec<u8>>) {
+    let listener = server.listen(0).unwrap();
+    let n = payloads.len();
+    let rx = thread::spawn(move || {
+        let mut got: Vec<Vec<u8>> = (0..n)
+            .map(|_| {
+                let mut s = listener.accept().unwrap();
+                thread::spawn(move || {
+                    let mut v = Vec::new();
+                    s.read_to_end(&mut v).unwrap();
+                    v
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect();
+        got.sort();
+        got
+    });
+    let senders: Vec<_> = payloads
+        .iter()
+        .cloned()
+        .map(|p| {
+            let mut s = client.connect(to).unwrap();
+            thread::spawn(move || {
+                for part in p.chunks(64 * 1024 + 17) {
+                    s.write_all(part).unwrap();
+                }
+                s.close().unwrap();
+            })
+        })
+        .collect();
+    for s in senders {
+        s.join().unwrap();
+    }
+    let mut want = payloads;
+    want.sort();
+    let got = rx.join().unwrap();
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert_eq!(g.len(), w.len());
+        assert!(g == w, "received bytes differ");
+    }
+}
+
+#[test]
+fn memif_transfers_plain_impaired_and_many_connections() {
+    let (eal, _g) = eal();
+    let a = dpdk_runtime(
+        &eal,
+        "net_memif0",
+        Ipv4Addr::new(10, 1, 0, 1),
+        IoCore::Lcores {
+            eal: eal.clone(),
+            ids: vec![1],
+        },
+        None,
+    );
+    let b = dpdk_runtime(
+        &eal,
+        "net_memif1",
+        Ipv4Addr::new(10, 1, 0, 2),
+        IoCore::Thread { cpu: Some(0) },
+        None,
+    );
+    let to: SocketAddr = "10.1.0.2:9000".parse().unwrap();
+    if std::env::var("DBG").is_ok() {
+        thread::scope(|sc| {
+            sc.spawn(|| {
+                for _ in 0..8 {
+                    thread::sleep(Duration::from_secs(1));
+                    let (x, y) = (a.stats().loops[0].clone(), b.stats().loops[0].clone());
+                    eprintln!(
+                        "A {:?} {:?}\nB {:?} {:?}",
+                        x.link, x.endpoint, y.link, y.endpoint
+                    );
+                }
+            });
+            transfer(&a, &b, to, vec![data(8_000_000, 1)]);
+        });
+    }
+    transfer(&a, &b, to, vec![data(8_000_000, 1)]);
+    transfer(
+        &a,
+        &b,
+        to,
+        (0..16)
+            .map(|i| data(100_000 + i * 999, 20 + i as u64))
+            .collect(),
+    );
+    thread::sleep(Duration::from_millis(150));
+    let sa = a.stats().loops[0].clone();
+    let sb = b.stats().loops[0].clone();
+    assert_eq!(
+        sa.link.payload_copies, 0,
+        "data left from the application's mbufs"
+    );
+    assert!(sa.link.arp_requests_sent >= 1 && sb.link.arp_replies_sent >= 1);
+    assert!(sa.load.iterations > 0, "the load estimator ran in the loop");
+    drop((a, b));
+
+    // The same through loss, reordering and duplication on both directions.
+    let imp = ImpairConfig {
+        loss: 0.01,
+        reorder: 0.03,
+        reorder_delay: Duration::from_millis(1),
+        duplicate: 0.01,
+        ..Default::default()
+    };
+    let a = dpdk_runtime(
+        &eal,
+        "net_memif2",
+        Ipv4Addr::new(10, 2, 0, 1),
+        IoCore::Lcores {
+            eal: eal.clone(),
+            ids: vec![1],
+        },
+        Some(imp.clone()),
+    );
+    let b = dpdk_runtime(
+        &eal,
+        "net_memif3",
+        Ipv4Addr::new(10, 2, 0, 2),
+        IoCore::Thread { cpu: Some(0) },
+        Some(ImpairConfig { seed: 7, ..imp }),
+    );
+    transfer(
+        &a,
+        &b,
+        "10.2.0.2:9000".parse().unwrap(),
+        vec![data(3_000_000, 3)],
+    );
+    thread::sleep(Duration::from_millis(150));
+    let sa = a.stats().loops[0].link.clone();
+    assert!(sa.impair_lost > 0 && sa.impair_reordered > 0 && sa.impair_duplicated > 0);
+}
+
+fn ip(args: &str) {
+    let st = Command::new("ip")
+        .args(args.split_whitespace())
+        .status()
+        .expect("ip(8)");
+    assert!(st.success(), "ip {args} failed");
+}
+
+/// Sends raw Ethernet frames out of interface `ifname` (they arrive at the TAP port).
+fn inject(ifname: &str, frames: &[Vec<u8>]) {
+    let c = std::ffi::CString::new(ifname).unwrap();
+    // SAFETY: plain socket calls with valid arguments; the fd is closed at the end.
+    unsafe {
+        let idx = libc::if_nametoindex(c.as_ptr());
+        assert!(idx > 0, "no interface {ifname}");
+        let fd = libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0);
+        assert!(fd >= 0, "AF_PACKET socket");
+        let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+        sll.sll_family = libc::AF_PACKET as u16;
+        sll.sll_ifindex = idx as i32;
+        sll.sll_halen = 6;
+        for f in frames {
+            let r = libc::sendto(
+                fd,
+                f.as_ptr() as *const libc::c_void,
+                f.len(),
+                0,
+                &sll as *const libc::sockaddr_ll as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_ll>() as u32,
+            );
+            assert_eq!(r, f.len() as isize, "raw send");
+        }
+        libc::close(fd);
+    }
+}
+
+/// Sends an ICMP echo request to `to` from the host and waits for the reply.
+fn ping(to: Ipv4Addr) -> bool {
+    use etherparse::{IcmpEchoHeader, Icmpv4Header, Icmpv4Type};
+    let icmp = Icmpv4Header::with_checksum(
+        Icmpv4Type::EchoRequest(IcmpEchoHeader { id: 0x4242, seq: 1 }),
+        b"pmdt",
+    );
+    let mut pkt = icmp.to_bytes().to_vec();
+    pkt.extend_from_slice(b"pmdt");
+    // SAFETY: raw ICMP socket calls with valid buffers; closed at the end.
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP);
+        assert!(fd >= 0);
+        let tv = libc::timeval {
+            tv_sec: 0,
+            tv_usec: 200_000,
+        };
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_RCVTIMEO,
+            &tv as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::timeval>() as u32,
+        );
+        let sin = libc::sockaddr_in {
+            sin_family: libc::AF_INET as u16,
+            sin_port: 0,
+            sin_addr: libc::in_addr {
+                s_addr: u32::from_ne_bytes(to.octets()),
+            },
+            sin_zero: [0; 8],
+        };
+        let mut ok = false;
+        for _ in 0..10 {
+            libc::sendto(
+                fd,
+                pkt.as_ptr() as *const libc::c_void,
+                pkt.len(),
+                0,
+                &sin as *const _ as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_in>() as u32,
+            );
+            let mut buf = [0u8; 256];
+            let n = libc::recv(fd, buf.as_mut_ptr() as *mut libc::c_void, buf.len(), 0);
+            if n >= 28 {
+                let ihl = (buf[0] & 0xf) as usize * 4;
+                // An echo reply (type 0) from `to` with our identifier.
+                if buf[12..16] == to.octets()
+                    && buf[ihl] == 0
+                    && buf[ihl + 4..ihl + 6] == [0x42, 0x42]
+                {
+                    ok = true;
+                    break;
+                }
+            }
+        }
+        libc::close(fd);
+        ok
+    }
+}
+
+fn junk_frames(dst_mac: [u8; 6]) -> Vec<Vec<u8>> {
+    use etherparse::PacketBuilder;
+    let src_mac = [2, 0, 0, 0, 0, 0x99];
+    let mut frames = Vec::new();
+    // Random bytes.
+    frames.push(data(80, 99));
+    // Truncated IPv4 header to our MAC.
+    let mut t = dst_mac.to_vec();
+    t.extend_from_slice(&src_mac);
+    t.extend_from_slice(&[0x08, 0x00, 0x45, 0x00, 0x00, 0x14]);
+    frames.push(t);
+    // A UDP datagram for us with a wrong checksum.
+    let b = PacketBuilder::ethernet2(src_mac, dst_mac)
+        .ipv4(TAP_HOST.octets(), TAP_DPDK.octets(), 64)
+        .udp(5555, 9000);
+    let mut f = Vec::new();
+    b.write(&mut f, &data(100, 5)).unwrap();
+    let last = f.len() - 1;
+    f[last] ^= 0xff;
+    frames.push(f);
+    // A well-formed UDP datagram whose payload is not pmdt.
+    let b = PacketBuilder::ethernet2(src_mac, dst_mac)
+        .ipv4(TAP_HOST.octets(), TAP_DPDK.octets(), 64)
+        .udp(5555, 9000);
+    let mut f = Vec::new();
+    b.write(&mut f, b"definitely not a pmdt header, just bytes")
+        .unwrap();
+    frames.push(f);
+    frames
+}
+
+#[test]
+fn tap_interop_with_kernel_udp_both_ways_ping_and_junk() {
+    let (eal, _g) = eal();
+    let dp = dpdk_runtime(
+        &eal,
+        "net_tap0",
+        TAP_DPDK,
+        IoCore::Lcores {
+            eal: eal.clone(),
+            ids: vec![1],
+        },
+        None,
+    );
+    ip(&format!("addr replace {TAP_HOST}/24 dev pmdtrt0"));
+    ip("link set pmdtrt0 up");
+    let kernel = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Udp(UdpLinkConfig {
+            bind: SocketAddr::from((TAP_HOST, 0)),
+            ..Default::default()
+        }))
+        .start()
+        .unwrap();
+
+    assert!(ping(TAP_DPDK), "the DPDK port answers ICMP echo");
+
+    // Kernel UDP → DPDK, with junk frames injected at the receiver meanwhile.
+    let mac = {
+        let out = Command::new("ip")
+            .args(["neigh", "show", &TAP_DPDK.to_string()])
+            .output()
+            .unwrap();
+        let s = String::from_utf8_lossy(&out.stdout).to_string();
+        let m = s
+            .split_whitespace()
+            .skip_while(|w| *w != "lladdr")
+            .nth(1)
+            .map(str::to_string);
+        m.expect("the kernel resolved the DPDK port's MAC by ARP")
+    };
+    let mac: Vec<u8> = mac
+        .split(':')
+        .map(|h| u8::from_str_radix(h, 16).unwrap())
+        .collect();
+    let junk = junk_frames(mac.clone().try_into().unwrap());
+    let injector = thread::spawn(move || {
+        for _ in 0..20 {
+            inject("pmdtrt0", &junk);
+            thread::sleep(Duration::from_millis(10));
+        }
+    });
+    transfer(
+        &kernel,
+        &dp,
+        SocketAddr::from((TAP_DPDK, 9000)),
+        vec![data(4_000_000, 8)],
+    );
+    injector.join().unwrap();
+    thread::sleep(Duration::from_millis(150));
+    let s = dp.stats().loops[0].clone();
+    assert!(s.link.rx_malformed >= 20, "{:?}", s.link);
+    assert!(s.link.rx_not_for_us >= 20, "{:?}", s.link);
+    assert!(s.link.rx_bad_checksum >= 20, "{:?}", s.link);
+    assert!(s.endpoint.malformed >= 20, "{:?}", s.endpoint);
+    assert!(s.link.icmp_echo_replies >= 1);
+
+    // DPDK → kernel UDP.
+    let kernel_addr = kernel.local_addr();
+    let started = Instant::now();
+    transfer(&dp, &kernel, kernel_addr, vec![data(4_000_000, 9)]);
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
