@@ -33,6 +33,7 @@ mod mbuf;
 mod mempool;
 mod port;
 pub mod ring;
+pub mod telemetry;
 
 pub use batch::{Drain, MbufBatch, DEFAULT_BURST};
 pub use eal::{Eal, EalBuilder, MemoryMode};

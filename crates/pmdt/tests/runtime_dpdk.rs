@@ -206,6 +206,15 @@ fn memif_transfers_plain_impaired_and_many_connections() {
     );
     assert!(sa.link.arp_requests_sent >= 1 && sb.link.arp_replies_sent >= 1);
     assert!(sa.load.iterations > 0, "the load estimator ran in the loop");
+
+    // The same figures over DPDK telemetry (what dpdk-telemetry.py reads).
+    let stats = telemetry("/pmdt/stats");
+    let v: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    let tx = v["/pmdt/stats"]["rt0/loop0/link/tx_datagrams"].as_u64();
+    assert!(tx.is_some_and(|t| t > 5000), "{stats}");
+    let load = telemetry("/pmdt/load");
+    assert!(load.contains("capacity_pps"), "{load}");
+    assert!(telemetry("/pmdt/connections").contains("/pmdt/connections"));
     drop((a, b));
 
     // The same through loss, reordering and duplication on both directions.
@@ -242,6 +251,40 @@ fn memif_transfers_plain_impaired_and_many_connections() {
     thread::sleep(Duration::from_millis(150));
     let sa = a.stats().loops[0].link.clone();
     assert!(sa.impair_lost > 0 && sa.impair_reordered > 0 && sa.impair_duplicated > 0);
+}
+
+/// Sends one command over the EAL's telemetry socket and returns the JSON reply.
+fn telemetry(cmd: &str) -> String {
+    use std::os::unix::net::UnixStream;
+    // SAFETY: returns a static C string owned by the EAL.
+    let dir = unsafe { std::ffi::CStr::from_ptr(dpdk::sys::rte_eal_get_runtime_dir()) }
+        .to_string_lossy()
+        .into_owned();
+    let path = format!("{dir}/dpdk_telemetry.v2");
+    // SAFETY: a SOCK_SEQPACKET unix socket connected to the telemetry path; the fd
+    // is handed to UnixStream, which closes it.
+    let mut s = unsafe {
+        use std::os::fd::FromRawFd;
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET, 0);
+        assert!(fd >= 0);
+        let mut addr: libc::sockaddr_un = std::mem::zeroed();
+        addr.sun_family = libc::AF_UNIX as u16;
+        for (i, b) in path.bytes().enumerate() {
+            addr.sun_path[i] = b as libc::c_char;
+        }
+        let r = libc::connect(
+            fd,
+            &addr as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_un>() as u32,
+        );
+        assert_eq!(r, 0, "connect to {path}");
+        UnixStream::from_raw_fd(fd)
+    };
+    let mut buf = vec![0u8; 64 * 1024];
+    let _hello = s.read(&mut buf).unwrap();
+    s.write_all(cmd.as_bytes()).unwrap();
+    let n = s.read(&mut buf).unwrap();
+    String::from_utf8_lossy(&buf[..n]).into_owned()
 }
 
 fn ip(args: &str) {

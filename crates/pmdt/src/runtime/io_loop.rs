@@ -15,7 +15,7 @@ use load_estimator::{EstimatorConfig, LoadEstimator};
 
 use super::cycles;
 use super::shared::StreamShared;
-use super::stats::LoopStats;
+use super::stats::{ConnectionEntry, LoopStats};
 use super::storage::{ChunkRecv, ChunkSend, Segment};
 use super::stream::Stream;
 use super::IdlePolicy;
@@ -170,6 +170,19 @@ impl IoLoop {
     }
 
     fn publish(&mut self, now: Instant) {
+        let mut list = Vec::new();
+        for (i, s) in self.streams.iter().enumerate() {
+            if let (Some(s), Some(c)) = (s, self.ep.connection(ConnectionHandle(i))) {
+                let st = c.stats();
+                if list.len() < 256 {
+                    list.push(ConnectionEntry {
+                        peer: s.shared.remote.to_string(),
+                        stats: st.clone(),
+                    });
+                }
+                *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = st;
+            }
+        }
         self.stats.store(Arc::new(LoopStats {
             link_name: self.link.describe(),
             link: self.link.stats(),
@@ -179,12 +192,8 @@ impl IoLoop {
             iterations: self.iterations,
             idle_sleeps: self.idle_sleeps,
             uptime_s: now.duration_since(self.started).as_secs_f64(),
+            connection_list: list,
         }));
-        for (i, s) in self.streams.iter().enumerate() {
-            if let (Some(s), Some(c)) = (s, self.ep.connection(ConnectionHandle(i))) {
-                *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = c.stats();
-            }
-        }
     }
 
     /// One pass; returns (datagrams received, whether anything happened).

@@ -32,6 +32,8 @@ mod shared;
 mod stats;
 pub mod storage;
 mod stream;
+#[cfg(feature = "dpdk")]
+mod telemetry;
 
 use std::io;
 use std::net::SocketAddr;
@@ -251,6 +253,8 @@ impl RuntimeBuilder {
                 "no backend chosen for the runtime",
             )
         })?;
+        #[cfg(feature = "dpdk")]
+        let is_dpdk = matches!(backend, Backend::Dpdk { .. });
         let links: Vec<Box<dyn Link>> = match backend {
             Backend::Udp(c) => vec![Box::new(UdpLink::bind(&c)?)],
             #[cfg(feature = "dpdk")]
@@ -306,6 +310,14 @@ impl RuntimeBuilder {
                 join: Some(join),
                 stats,
             });
+        }
+        #[cfg(feature = "dpdk")]
+        if is_dpdk {
+            telemetry::forget_dead();
+            let weak = loops.iter().map(|l| Arc::downgrade(&l.stats)).collect();
+            if let Err(e) = telemetry::publish(weak) {
+                eprintln!("pmdt: telemetry commands not registered: {e}");
+            }
         }
         Ok(Runtime {
             loops,

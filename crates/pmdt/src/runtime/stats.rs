@@ -25,6 +25,8 @@ pub struct LoopStats {
     pub idle_sleeps: u64,
     /// Seconds since the loop started.
     pub uptime_s: f64,
+    /// Live connections (the first 256).
+    pub connection_list: Vec<ConnectionEntry>,
 }
 
 /// A snapshot of the whole runtime.
