@@ -20,6 +20,7 @@ pub mod pacer;
 pub mod range_set;
 pub mod recv_buffer;
 pub mod rtt;
+pub mod rtt_histogram;
 pub mod runtime;
 pub mod send_buffer;
 pub mod sim;

@@ -51,6 +51,8 @@ pub struct ConnectionStats {
     pub blocked_credit_us: u64,
     /// Time with nothing to send (application-limited) while established, µs.
     pub blocked_app_us: u64,
+    /// Every RTT sample, for percentiles.
+    pub rtt_histogram: crate::rtt_histogram::RttHistogram,
 }
 
 /// Counters of an endpoint (datagrams not attributable to a healthy connection).

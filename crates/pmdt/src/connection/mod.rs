@@ -578,6 +578,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                             let rtt =
                                 Duration::from_micros(rtt_us as u64).max(Duration::from_micros(1));
                             self.rtt.update(rtt, Duration::ZERO, self.cfg.max_ack_delay);
+                            self.stats.rtt_histogram.record(rtt.as_micros() as u64);
                         }
                     }
                     self.events.push_back(Event::Connected);
@@ -736,12 +737,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         if let Some(p) = newly_largest {
             let ack_delay = Duration::from_micros(a.ack_delay_us as u64);
-            self.rtt.update(
-                now.saturating_duration_since(p.time)
-                    .max(Duration::from_micros(1)),
-                ack_delay,
-                self.cfg.max_ack_delay,
-            );
+            let sample = now
+                .saturating_duration_since(p.time)
+                .max(Duration::from_micros(1));
+            self.rtt.update(sample, ack_delay, self.cfg.max_ack_delay);
+            self.stats.rtt_histogram.record(sample.as_micros() as u64);
         }
         if any_new {
             self.pto_count = 0;

@@ -12,6 +12,7 @@ mod buffer;
 pub mod dpdk_port;
 mod heap_buf;
 pub mod impair;
+pub mod impair_model;
 pub mod memory;
 pub mod pcap;
 mod stats;

@@ -42,6 +42,8 @@ pub(crate) struct LoopConfig {
     pub idle: IdlePolicy,
     pub shutdown_timeout: Duration,
     pub max_connections: usize,
+    /// Synthetic processing cost per received datagram, in cycles (experiments).
+    pub work_cycles: u64,
 }
 
 struct IoStream {
@@ -205,6 +207,12 @@ impl IoLoop {
         for r in self.rx.drain(..) {
             let payload = &r.buf.bytes()[r.start..r.start + r.len];
             self.ep.handle_in(now, r.from, payload, &r.buf);
+            if self.cfg.work_cycles > 0 {
+                let t0 = cycles::now();
+                while cycles::now().wrapping_sub(t0) < self.cfg.work_cycles {
+                    std::hint::spin_loop();
+                }
+            }
         }
         work |= n > 0;
         // New connections.

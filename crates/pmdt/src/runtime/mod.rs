@@ -139,6 +139,7 @@ pub struct RuntimeBuilder {
     max_connections: usize,
     accept_backlog: usize,
     seed: Option<u64>,
+    work: Duration,
 }
 
 impl Default for RuntimeBuilder {
@@ -156,6 +157,7 @@ impl Default for RuntimeBuilder {
             max_connections: 4096,
             accept_backlog: 128,
             seed: None,
+            work: Duration::ZERO,
         }
     }
 }
@@ -214,6 +216,12 @@ impl RuntimeBuilder {
     /// Accepted connections waiting for `accept` before new ones are refused.
     pub fn accept_backlog(mut self, n: usize) -> Self {
         self.accept_backlog = n.max(1);
+        self
+    }
+    /// Synthetic processing cost the I/O loop spends per received datagram (load
+    /// experiments: the load estimator sees it as real work).
+    pub fn per_packet_work(mut self, d: Duration) -> Self {
+        self.work = d;
         self
     }
     /// Seed for connection ids and the cookie key (reproducible runs).
@@ -300,6 +308,7 @@ impl RuntimeBuilder {
                     idle: self.idle,
                     shutdown_timeout: self.shutdown_timeout,
                     max_connections: self.max_connections,
+                    work_cycles: (self.work.as_secs_f64() * cycles::hz() as f64) as u64,
                 },
                 ctl_rx,
                 stats.clone(),
