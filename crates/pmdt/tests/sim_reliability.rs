@@ -76,6 +76,7 @@ fn streams_arrive_exactly_under_every_impairment_mix() {
         for seed in 1..=20u64 {
             for cc in [
                 CongestionKind::NewReno,
+                CongestionKind::Cubic,
                 CongestionKind::Paced {
                     rate_bps: 150_000_000,
                 },

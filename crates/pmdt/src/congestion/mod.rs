@@ -4,10 +4,12 @@
 //! packet window, the receiver's credit and the controller's window; pacing spreads
 //! packets at the controller's rate (always available, see [`crate::pacer`]).
 
+mod cubic;
 mod fixed;
 mod new_reno;
 mod paced;
 
+pub use cubic::Cubic;
 pub use fixed::Fixed;
 pub use new_reno::NewReno;
 pub use paced::Paced;
@@ -49,7 +51,7 @@ pub trait Controller: Send + std::fmt::Debug {
     fn pacing_rate(&self) -> Option<u64> {
         None
     }
-    /// Short name (`fixed`, `paced`, `newreno`).
+    /// Short name (`fixed`, `paced`, `newreno`, `cubic`).
     fn name(&self) -> &'static str;
 }
 
@@ -71,6 +73,8 @@ pub enum CongestionKind {
     /// AIMD, TCP-friendly (RFC 6582 / RFC 9002 §7).
     #[default]
     NewReno,
+    /// CUBIC (RFC 9438): faster window recovery on high-BDP paths.
+    Cubic,
 }
 
 impl CongestionKind {
@@ -80,6 +84,7 @@ impl CongestionKind {
             Self::Fixed { window_packets } => Box::new(Fixed::new(window_packets * mss)),
             Self::Paced { rate_bps } => Box::new(Paced::new(rate_bps / 8)),
             Self::NewReno => Box::new(NewReno::new(mss)),
+            Self::Cubic => Box::new(Cubic::new(mss)),
         }
     }
 }
