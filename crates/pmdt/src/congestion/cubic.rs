@@ -156,8 +156,16 @@ mod tests {
         }
         // K = cbrt(100 * 0.3 / 0.4) ≈ 4.2 s: back near w_max around then, then beyond.
         let at = |s: f64| w[(s * 10.0).round() as usize] as f64 / 1000.0;
-        assert!(at(1.0) > 80.0 && at(1.0) < 100.0, "concave growth: {}", at(1.0));
-        assert!((95.0..=110.0).contains(&at(4.2)), "plateau near w_max: {}", at(4.2));
+        assert!(
+            at(1.0) > 80.0 && at(1.0) < 100.0,
+            "concave growth: {}",
+            at(1.0)
+        );
+        assert!(
+            (95.0..=110.0).contains(&at(4.2)),
+            "plateau near w_max: {}",
+            at(4.2)
+        );
         assert!(at(9.0) > 130.0, "convex probing beyond w_max: {}", at(9.0));
         let slope_early = at(1.0) - at(0.5);
         let slope_plateau = at(4.4) - at(3.9);

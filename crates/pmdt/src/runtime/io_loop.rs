@@ -139,6 +139,7 @@ impl IoLoop {
             if let Some(t) = self.shutting_down {
                 if self.live == 0 || now >= t {
                     self.publish(now);
+                    self.abandon_streams();
                     return;
                 }
             }
@@ -169,6 +170,16 @@ impl IoLoop {
                 }
             }
         }
+    }
+
+    /// The loop is ending with connections still open (shutdown timeout): their
+    /// application handles learn it instead of waiting forever.
+    fn abandon_streams(&mut self) {
+        for s in self.streams.iter_mut().filter_map(Option::take) {
+            s.shared.set_closed(CloseReason::LocalReset(0));
+            s.shared.waiter.wake();
+        }
+        self.live = 0;
     }
 
     fn publish(&mut self, now: Instant) {

@@ -191,7 +191,8 @@ impl Stream {
     /// Graceful close: finishes this side, discards data still arriving, and returns
     /// once the peer acknowledged every byte written (`Ok`) or the connection ended
     /// otherwise (the error says why: timeout, reset, unreachable).
-    pub fn close(mut self) -> io::Result<()> {
+    /// The handle stays usable for [`Stream::stats`] and [`Stream::close_reason`].
+    pub fn close(&mut self) -> io::Result<()> {
         self.shared.discard.store(true, Ordering::Release);
         self.finish();
         loop {

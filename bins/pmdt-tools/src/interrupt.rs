@@ -1,0 +1,31 @@
+//! Ctrl-C (SIGINT/SIGTERM) as a flag the tools poll, so they stop cleanly.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Set once the user asked to stop.
+#[derive(Clone)]
+pub struct Interrupt(Arc<AtomicBool>);
+
+impl Interrupt {
+    /// Installs the handler (once per process).
+    pub fn install() -> Self {
+        let flag = Arc::new(AtomicBool::new(false));
+        let f = flag.clone();
+        if let Err(e) = ctrlc::set_handler(move || {
+            if f.swap(true, Ordering::SeqCst) {
+                eprintln!("second interrupt: exiting now");
+                std::process::exit(130);
+            }
+            eprintln!("interrupted: stopping cleanly (Ctrl-C again to exit at once)");
+        }) {
+            eprintln!("warning: no Ctrl-C handler: {e}");
+        }
+        Self(flag)
+    }
+
+    /// Whether to stop.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,259 @@
+//! Options every tool shares for its link: `--backend dpdk|udp`, the EAL and port
+//! (vdevs, PCI devices, lcores, memory), addresses, and raw EAL arguments. The
+//! defaults make the one-host demo work with no options: the receiver is the memif
+//! server, the sender the client, each pinned to its own core.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use dpdk::{Eal, MemoryMode};
+use pmdt::link::dpdk_port::DpdkLinkConfig;
+use pmdt::link::udp::UdpLinkConfig;
+use pmdt::runtime::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
+use serde::{Deserialize, Serialize};
+
+use crate::cli_error::{self, CliError};
+
+/// Which link the runtime drives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// A DPDK port (vdev or PCI device).
+    #[default]
+    Dpdk,
+    /// A kernel UDP socket.
+    Udp,
+}
+
+/// Which end of the demo link a tool is (picks the defaults).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// pmdt-recv: memif server, 10.88.0.2, I/O on CPU 1.
+    Receiver,
+    /// pmdt-send: memif client, 10.88.0.1, I/O on CPU 0.
+    Sender,
+}
+
+/// The default memif socket shared by the demo's two processes.
+pub const DEMO_SOCKET: &str = "/tmp/pmdt-demo.sock";
+
+/// Link options.
+#[derive(Debug, Clone, Args, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct LinkArgs {
+    /// Link backend.
+    #[arg(long, value_enum, default_value_t = BackendKind::Dpdk)]
+    pub backend: BackendKind,
+    /// DPDK virtual device, repeatable (default: the demo memif link,
+    /// `net_memif0,role=server|client,socket=/tmp/pmdt-demo.sock`).
+    #[arg(long = "vdev", value_name = "SPEC")]
+    pub vdev: Vec<String>,
+    /// PCI device to use (EAL allow-list), repeatable, e.g. 0000:03:00.0.
+    #[arg(long = "pci", value_name = "BDF")]
+    pub pci: Vec<String>,
+    /// DPDK port: device name or port id (default: the first vdev or PCI device).
+    #[arg(long)]
+    pub port: Option<String>,
+    /// EAL lcore map; the last lcore runs the I/O loop (default: receiver `0@0,1@1`,
+    /// sender `0@1,1@0`, so the two I/O loops of a one-host demo get a core each).
+    #[arg(long)]
+    pub lcores: Option<String>,
+    /// Run the EAL without hugepages (slower; no setup needed).
+    #[arg(long)]
+    pub no_huge: bool,
+    /// EAL memory in MiB.
+    #[arg(long, default_value_t = 512)]
+    pub memory_mb: u32,
+    /// EAL file prefix (default: unique per process).
+    #[arg(long)]
+    pub file_prefix: Option<String>,
+    /// Our IPv4 address on the DPDK port (default: receiver 10.88.0.2, sender 10.88.0.1).
+    #[arg(long)]
+    pub ip: Option<Ipv4Addr>,
+    /// Our UDP port (default: receiver 9000, sender 9001).
+    #[arg(long)]
+    pub udp_port: Option<u16>,
+    /// Static ARP entry IP=MAC, repeatable (peers are otherwise resolved by ARP).
+    #[arg(long = "arp", value_name = "IP=MAC")]
+    pub arp: Vec<String>,
+    /// Mbufs in the packet pool.
+    #[arg(long, default_value_t = 65535)]
+    pub pool_size: u32,
+    /// Do not use the port's checksum offloads.
+    #[arg(long)]
+    pub no_offload: bool,
+    /// UDP backend: local address to bind (default: receiver 0.0.0.0:9000, sender
+    /// 0.0.0.0:0).
+    #[arg(long)]
+    pub bind: Option<SocketAddr>,
+    /// Raw EAL argument, repeatable (e.g. --eal=--log-level=debug).
+    #[arg(long = "eal", value_name = "ARG", allow_hyphen_values = true)]
+    pub eal: Vec<String>,
+    /// Write every datagram sent and received to this pcap file.
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
+    /// Busy-poll the I/O core (lowest latency; default backs off when idle).
+    #[arg(long)]
+    pub busy_poll: bool,
+}
+
+fn parse_mac(s: &str) -> Option<[u8; 6]> {
+    let v: Vec<u8> = s
+        .split(':')
+        .map(|h| u8::from_str_radix(h, 16))
+        .collect::<Result<_, _>>()
+        .ok()?;
+    v.try_into().ok()
+}
+
+impl LinkArgs {
+    fn demo_vdev(role: Role) -> String {
+        let r = match role {
+            Role::Receiver => "server",
+            Role::Sender => "client",
+        };
+        format!("net_memif0,role={r},socket={DEMO_SOCKET},id=0")
+    }
+
+    /// Our address on the link.
+    pub fn local_ip(&self, role: Role) -> Ipv4Addr {
+        self.ip.unwrap_or(match role {
+            Role::Receiver => Ipv4Addr::new(10, 88, 0, 2),
+            Role::Sender => Ipv4Addr::new(10, 88, 0, 1),
+        })
+    }
+
+    /// Our UDP port.
+    pub fn local_port(&self, role: Role) -> u16 {
+        self.udp_port.unwrap_or(match role {
+            Role::Receiver => 9000,
+            Role::Sender => 9001,
+        })
+    }
+
+    /// Starts the EAL when the backend is DPDK.
+    pub fn eal(&self, role: Role, prog: &str) -> Result<Option<Eal>, CliError> {
+        if self.backend != BackendKind::Dpdk {
+            return Ok(None);
+        }
+        let lcores = self.lcores.clone().unwrap_or_else(|| {
+            match role {
+                Role::Receiver => "0@0,1@1",
+                Role::Sender => "0@1,1@0",
+            }
+            .to_string()
+        });
+        let mut b = Eal::builder()
+            .program(prog)
+            .memory_mb(self.memory_mb)
+            .log_level("warning");
+        b = if lcores.contains('@') || lcores.contains('(') {
+            b.extra_args(["--lcores".to_string(), lcores])
+        } else {
+            b.lcores(lcores)
+        };
+        if self.vdev.is_empty() && self.pci.is_empty() {
+            b = b.vdev(Self::demo_vdev(role)).no_pci(true);
+        }
+        for v in &self.vdev {
+            b = b.vdev(v.clone());
+        }
+        if self.pci.is_empty() && !self.vdev.is_empty() {
+            b = b.no_pci(true);
+        }
+        for p in &self.pci {
+            b = b.allow_pci(p.clone());
+        }
+        if self.no_huge {
+            b = b.memory(MemoryMode::NoHuge);
+        }
+        if let Some(p) = &self.file_prefix {
+            b = b.file_prefix(p.clone());
+        }
+        b = b.extra_args(self.eal.iter().cloned());
+        b.init().map(Some).map_err(|e| cli_error::from_dpdk(&e))
+    }
+
+    fn port_name(&self) -> String {
+        if let Some(p) = &self.port {
+            return p.clone();
+        }
+        if let Some(v) = self.vdev.first() {
+            return v.split(',').next().unwrap_or("0").to_string();
+        }
+        if let Some(p) = self.pci.first() {
+            return p.clone();
+        }
+        "net_memif0".into()
+    }
+
+    /// The runtime builder's backend and I/O core for these options.
+    pub fn apply(
+        &self,
+        role: Role,
+        eal: Option<&Eal>,
+        mut b: RuntimeBuilder,
+    ) -> Result<RuntimeBuilder, CliError> {
+        if self.busy_poll {
+            b = b.idle(IdlePolicy::BusyPoll);
+        }
+        if let Some(p) = &self.pcap {
+            b = b.pcap(p.clone());
+        }
+        match (self.backend, eal) {
+            (BackendKind::Dpdk, Some(eal)) => {
+                let mut arp = Vec::new();
+                for e in &self.arp {
+                    let (ip, mac) = e
+                        .split_once('=')
+                        .and_then(|(i, m)| Some((i.parse::<Ipv4Addr>().ok()?, parse_mac(m)?)))
+                        .ok_or_else(|| {
+                            CliError::new(format!("--arp {e:?} is not IP=MAC"))
+                                .hint("e.g. --arp 10.88.0.2=02:00:00:00:00:02")
+                        })?;
+                    arp.push((ip, mac));
+                }
+                let workers = dpdk::lcore::worker_ids();
+                let io = *workers.last().ok_or_else(|| {
+                    CliError::new("the EAL has no worker lcore for the I/O loop")
+                        .hint("give two lcores, e.g. --lcores 0,1 (the last runs the I/O loop)")
+                })?;
+                Ok(b.io_core(IoCore::Lcores {
+                    eal: eal.clone(),
+                    ids: vec![io],
+                })
+                .backend(Backend::Dpdk {
+                    eal: eal.clone(),
+                    cfg: DpdkLinkConfig {
+                        port: self.port_name(),
+                        ip: self.local_ip(role),
+                        udp_port: self.local_port(role),
+                        static_arp: arp,
+                        pool_size: self.pool_size,
+                        checksum_offload: !self.no_offload,
+                        ..Default::default()
+                    },
+                }))
+            }
+            _ => {
+                let bind = self.bind.unwrap_or_else(|| match role {
+                    Role::Receiver => "0.0.0.0:9000".parse().expect("valid"),
+                    Role::Sender => "0.0.0.0:0".parse().expect("valid"),
+                });
+                let cpu = match role {
+                    Role::Receiver => 1,
+                    Role::Sender => 0,
+                };
+                let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+                Ok(b.io_core(IoCore::Thread {
+                    cpu: (cpus > 1).then_some(cpu % cpus),
+                })
+                .backend(Backend::Udp(UdpLinkConfig {
+                    bind,
+                    ..Default::default()
+                })))
+            }
+        }
+    }
+}

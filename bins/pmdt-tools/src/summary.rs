@@ -1,0 +1,209 @@
+//! The end-of-run summary: printed for people, and as one JSON object with `--json`.
+
+use pmdt::rtt_histogram::RttHistogram;
+use pmdt::runtime::RuntimeStats;
+use pmdt::ConnectionStats;
+use serde::Serialize;
+
+use crate::units::fmt_rate;
+
+/// Lower-case hex of a digest.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// RTT figures in µs.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RttSummary {
+    /// Smallest sample.
+    pub min: u64,
+    /// Median.
+    pub p50: u64,
+    /// 99th percentile.
+    pub p99: u64,
+}
+
+impl RttSummary {
+    /// From a connection's stats (or merged ones).
+    pub fn from_hist(min: u64, h: &RttHistogram) -> Self {
+        Self {
+            min,
+            p50: h.quantile(0.5),
+            p99: h.quantile(0.99),
+        }
+    }
+}
+
+/// One connection's figures.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FlowSummary {
+    /// Flow number (1-based).
+    pub flow: usize,
+    /// Peer address.
+    pub peer: String,
+    /// Stream bytes transferred (acknowledged for the sender, received for the receiver).
+    pub bytes: u64,
+    /// Seconds from connect/accept to close.
+    pub seconds: f64,
+    /// bytes × 8 / seconds.
+    pub goodput_bps: f64,
+    /// Datagrams sent.
+    pub packets_sent: u64,
+    /// Data packets retransmitted.
+    pub packets_retransmitted: u64,
+    /// RTT.
+    pub rtt_us: RttSummary,
+    /// SHA-256 of the stream.
+    pub sha256: String,
+    /// Where the data went (receiver) or came from (sender).
+    pub path: Option<String>,
+    /// How the flow ended, if not well.
+    pub error: Option<String>,
+}
+
+impl FlowSummary {
+    /// Fills the transport figures from the connection's stats.
+    pub fn with_stats(mut self, s: &ConnectionStats) -> Self {
+        self.packets_sent = s.packets_sent;
+        self.packets_retransmitted = s.packets_retransmitted;
+        self.rtt_us = RttSummary::from_hist(s.rtt_min_us, &s.rtt_histogram);
+        self
+    }
+}
+
+/// The I/O core's load, from the load estimator.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LoadSummary {
+    /// Load (0..1, ours) over the last period.
+    pub load: f64,
+    /// Slow EWMA.
+    pub load_slow: f64,
+    /// Packets per second handled.
+    pub packets_per_s: f64,
+    /// Estimated capacity, packets per second.
+    pub capacity_pps: f64,
+    /// Drop risk 0..1.
+    pub drop_risk: f64,
+    /// Thesis method 3 (busy cycles share), for comparison.
+    pub method3_busy_cycles: f64,
+}
+
+/// The whole run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    /// `pmdt-send` or `pmdt-recv`.
+    pub tool: String,
+    /// What the runtime drove.
+    pub link: String,
+    /// Total stream bytes.
+    pub bytes: u64,
+    /// Wall time, s.
+    pub seconds: f64,
+    /// Total goodput, bit/s.
+    pub goodput_bps: f64,
+    /// Datagrams sent (all flows).
+    pub packets_sent: u64,
+    /// Retransmitted data packets (all flows).
+    pub packets_retransmitted: u64,
+    /// RTT over all flows.
+    pub rtt_us: RttSummary,
+    /// SHA-256 of the stream (when there is exactly one flow).
+    pub sha256: Option<String>,
+    /// Per-flow figures.
+    pub flows: Vec<FlowSummary>,
+    /// Load of the I/O core.
+    pub load: LoadSummary,
+    /// Link counters.
+    pub link_stats: pmdt::link::LinkStats,
+    /// Stopped by Ctrl-C.
+    pub interrupted: bool,
+}
+
+impl Summary {
+    /// Totals from flows and runtime statistics.
+    pub fn build(
+        tool: &str,
+        flows: Vec<FlowSummary>,
+        stats: &[ConnectionStats],
+        rt: &RuntimeStats,
+        seconds: f64,
+        interrupted: bool,
+    ) -> Self {
+        let mut hist = RttHistogram::default();
+        let mut min = u64::MAX;
+        for s in stats {
+            hist.merge(&s.rtt_histogram);
+            if s.rtt_min_us > 0 {
+                min = min.min(s.rtt_min_us);
+            }
+        }
+        let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
+        let lp = rt.loops.first().cloned().unwrap_or_default();
+        Summary {
+            tool: tool.into(),
+            link: lp.link_name.clone(),
+            bytes,
+            seconds,
+            goodput_bps: if seconds > 0.0 {
+                bytes as f64 * 8.0 / seconds
+            } else {
+                0.0
+            },
+            packets_sent: flows.iter().map(|f| f.packets_sent).sum(),
+            packets_retransmitted: flows.iter().map(|f| f.packets_retransmitted).sum(),
+            rtt_us: RttSummary::from_hist(if min == u64::MAX { 0 } else { min }, &hist),
+            sha256: (flows.len() == 1).then(|| flows[0].sha256.clone()),
+            load: LoadSummary {
+                load: lp.load.load,
+                load_slow: lp.load.load_slow,
+                packets_per_s: lp.load.packets_per_s,
+                capacity_pps: lp.load.capacity_pps,
+                drop_risk: lp.load.drop_risk,
+                method3_busy_cycles: lp.load.method3_busy_cycles,
+            },
+            link_stats: lp.link,
+            flows,
+            interrupted,
+        }
+    }
+
+    /// The human-readable version.
+    pub fn print_human(&self) {
+        eprintln!(
+            "{}: {} bytes in {:.3} s = {} over {} flow(s){}",
+            self.tool,
+            self.bytes,
+            self.seconds,
+            fmt_rate(self.goodput_bps),
+            self.flows.len(),
+            if self.interrupted {
+                " (interrupted)"
+            } else {
+                ""
+            }
+        );
+        eprintln!(
+            "  packets sent {}, retransmitted {}, rtt min/p50/p99 {}/{}/{} us, I/O core load {:.1}%",
+            self.packets_sent,
+            self.packets_retransmitted,
+            self.rtt_us.min,
+            self.rtt_us.p50,
+            self.rtt_us.p99,
+            self.load.load_slow * 100.0
+        );
+        for f in &self.flows {
+            eprintln!(
+                "  flow {} {}: {} bytes, {}, sha256 {}{}",
+                f.flow,
+                f.peer,
+                f.bytes,
+                fmt_rate(f.goodput_bps),
+                f.sha256,
+                f.error
+                    .as_ref()
+                    .map(|e| format!(", error: {e}"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+}

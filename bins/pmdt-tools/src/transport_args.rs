@@ -1,0 +1,92 @@
+//! Protocol options shared by the sender and receiver.
+
+use std::time::Duration;
+
+use clap::{Args, ValueEnum};
+use pmdt::{CongestionKind, TransportConfig};
+use serde::{Deserialize, Serialize};
+
+use crate::cli_error::CliError;
+use crate::units::parse_rate;
+
+/// Congestion control choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Cc {
+    /// A static window of `--window` packets.
+    Fixed,
+    /// Paced at `--rate`, loss does not slow it (dedicated links).
+    Paced,
+    /// TCP-friendly AIMD.
+    #[default]
+    Newreno,
+    /// CUBIC (RFC 9438).
+    Cubic,
+}
+
+/// Protocol options.
+#[derive(Debug, Clone, Args, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct TransportArgs {
+    /// Sending window in packets.
+    #[arg(long, default_value_t = 2048)]
+    pub window: u64,
+    /// Congestion control.
+    #[arg(long, value_enum, default_value_t = Cc::Newreno)]
+    pub cc: Cc,
+    /// Target rate for --cc paced (e.g. 5gbit, 800mbit).
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Largest UDP payload (pmdt header + data), bytes; at most MTU - 28.
+    #[arg(long, default_value_t = 1472)]
+    pub payload: u16,
+    /// Send and receive buffer per connection, bytes.
+    #[arg(long, default_value_t = 8 << 20)]
+    pub buffer: u64,
+    /// Give up on a silent peer after this many seconds.
+    #[arg(long, default_value_t = 10.0)]
+    pub idle_timeout: f64,
+}
+
+impl TransportArgs {
+    /// The protocol configuration.
+    pub fn config(&self) -> Result<TransportConfig, CliError> {
+        let congestion = match self.cc {
+            Cc::Fixed => CongestionKind::Fixed {
+                window_packets: self.window,
+            },
+            Cc::Paced => {
+                let r = self.rate.as_deref().ok_or_else(|| {
+                    CliError::new("--cc paced needs --rate").hint("e.g. --cc paced --rate 5gbit")
+                })?;
+                CongestionKind::Paced {
+                    rate_bps: parse_rate(r).map_err(CliError::new)?,
+                }
+            }
+            Cc::Newreno => CongestionKind::NewReno,
+            Cc::Cubic => CongestionKind::Cubic,
+        };
+        if self.rate.is_some() && self.cc != Cc::Paced {
+            return Err(CliError::new("--rate applies to --cc paced only")
+                .hint("use --cc paced --rate 5gbit"));
+        }
+        if !(self.idle_timeout > 0.0 && self.idle_timeout < 3600.0) {
+            return Err(CliError::new(
+                "--idle-timeout must be between 0 and 3600 seconds",
+            ));
+        }
+        let t = TransportConfig {
+            window_packets: self.window,
+            max_datagram: self.payload,
+            send_buffer: self.buffer,
+            recv_buffer: self.buffer,
+            congestion,
+            idle_timeout: Duration::from_secs_f64(self.idle_timeout),
+            keepalive: Some(Duration::from_secs_f64(self.idle_timeout / 4.0)),
+            ..Default::default()
+        };
+        t.validate()
+            .map_err(|e| CliError::new(format!("invalid transport options: {e}")))?;
+        Ok(t)
+    }
+}
