@@ -26,26 +26,28 @@ where
         CliError::new(format!("config {}: {e}", path.display()))
             .hint("keys are the long option names with `_` for `-`, e.g. rate = \"5gbit\"")
     })?;
-    merge(&cli, &matches, file)
+    let ids: Vec<String> = T::command()
+        .get_arguments()
+        .map(|a| a.get_id().to_string())
+        .collect();
+    merge(&cli, &matches, &ids, file)
         .map_err(|e| CliError::new(format!("config {}: {e}", path.display())))
 }
 
-/// `cli` with every value not given on the command line taken from `file`.
+/// `cli` with every value not given on the command line taken from `file`; `ids`
+/// are the valid option names.
 pub fn merge<T: Serialize + DeserializeOwned>(
     cli: &T,
     matches: &ArgMatches,
+    ids: &[String],
     file: toml::Table,
 ) -> Result<T, String> {
     let mut merged = toml::Table::try_from(cli).map_err(|e| e.to_string())?;
-    let known: Vec<String> = merged.keys().cloned().collect();
     for (k, v) in file {
-        if !known.contains(&k) && !matches.ids().any(|id| id.as_str() == k) {
+        if k == "config" || !ids.contains(&k) {
             return Err(format!("unknown option {k:?}"));
         }
-        let from_cli = matches.try_get_raw(&k).ok().flatten().is_some()
-            && matches.value_source(&k) == Some(ValueSource::CommandLine);
-        let flag_on_cli = matches.value_source(&k) == Some(ValueSource::CommandLine);
-        if !(from_cli || flag_on_cli) {
+        if matches.value_source(&k) != Some(ValueSource::CommandLine) {
             merged.insert(k, v);
         }
     }

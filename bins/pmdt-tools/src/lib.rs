@@ -11,3 +11,4 @@ pub mod progress;
 pub mod summary;
 pub mod transport_args;
 pub mod units;
+pub mod wan_path;

@@ -208,7 +208,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     eprintln!(
         "{PROG}: listening on {} ({})",
         rt.local_addr(),
-        rt.stats().loops[0].link_name
+        rt.link_name()
     );
     let stop = Interrupt::install();
     let done = Arc::new(AtomicU64::new(0));

@@ -168,7 +168,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         return Err(CliError::new("--flows must be at least 1"));
     }
     if let Some(t) = cli.time {
-        if !(t > 0.0) {
+        if t.is_nan() || t <= 0.0 {
             return Err(CliError::new("--time must be above 0 seconds"));
         }
     }

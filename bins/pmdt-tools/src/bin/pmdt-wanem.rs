@@ -1,1 +1,306 @@
-fn main() {}
+//! pmdt-wanem: a WAN emulator between two DPDK ports (like the Netropy box the RMDT
+//! paper used): loss (random and Gilbert-Elliott bursts), delay, jitter,
+//! reordering, duplication and a rate-limited drop-tail queue, in both directions
+//! or one. Prints what it did every second and at the end.
+//!
+//! Default topology (one host): port A is a memif server on /tmp/pmdt-wan-a.sock
+//! (connect pmdt-send there), port B one on /tmp/pmdt-wan-b.sock (connect pmdt-recv).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use dpdk::{Eal, MemoryMode, Mempool, MempoolConfig, Port, PortConfig};
+use pmdt::link::impair_model::{GilbertElliott, ImpairConfig, ImpairModel};
+use pmdt_tools::cli_error::{self, CliError};
+use pmdt_tools::interrupt::Interrupt;
+use pmdt_tools::units::parse_rate;
+use pmdt_tools::wan_path::{PathStats, WanPath};
+use serde::{Deserialize, Serialize};
+
+const PROG: &str = "pmdt-wanem";
+
+/// Emulate a lossy, slow, long link between two DPDK ports.
+#[derive(Debug, Parser, Serialize, Deserialize, Default)]
+#[command(name = PROG, version, about, long_about = None)]
+#[serde(default)]
+struct Cli {
+    /// The two ports' vdevs, A then B (default: memif servers on
+    /// /tmp/pmdt-wan-a.sock and /tmp/pmdt-wan-b.sock).
+    #[arg(long = "vdev", value_name = "SPEC")]
+    vdev: Vec<String>,
+    /// PCI devices for A and B instead of vdevs.
+    #[arg(long = "pci", value_name = "BDF")]
+    pci: Vec<String>,
+    /// Random loss probability (0..1), e.g. 0.01.
+    #[arg(long, default_value_t = 0.0)]
+    loss: f64,
+    /// Burst loss: probability of entering the bad state per packet.
+    #[arg(long)]
+    burst_enter: Option<f64>,
+    /// Burst loss: probability of leaving the bad state per packet.
+    #[arg(long, default_value_t = 0.3)]
+    burst_leave: f64,
+    /// Burst loss: loss probability in the bad state.
+    #[arg(long, default_value_t = 0.5)]
+    burst_loss: f64,
+    /// One-way delay, ms.
+    #[arg(long, default_value_t = 0.0)]
+    delay_ms: f64,
+    /// Extra random delay up to this, ms.
+    #[arg(long, default_value_t = 0.0)]
+    jitter_ms: f64,
+    /// Probability a packet is held back (reordered).
+    #[arg(long, default_value_t = 0.0)]
+    reorder: f64,
+    /// Hold-back of reordered packets, ms.
+    #[arg(long, default_value_t = 1.0)]
+    reorder_ms: f64,
+    /// Probability a packet is duplicated.
+    #[arg(long, default_value_t = 0.0)]
+    duplicate: f64,
+    /// Bottleneck rate (e.g. 1gbit).
+    #[arg(long)]
+    rate: Option<String>,
+    /// Bottleneck queue, bytes.
+    #[arg(long, default_value_t = 1 << 20)]
+    queue_bytes: u64,
+    /// Impair only A→B (B→A forwarded untouched).
+    #[arg(long)]
+    one_way: bool,
+    /// Random seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Stop after this many seconds (default: until Ctrl-C).
+    #[arg(long)]
+    duration: Option<f64>,
+    /// EAL lcore (the forwarding loop runs on the main lcore).
+    #[arg(long, default_value = "0")]
+    lcores: String,
+    /// Run the EAL without hugepages.
+    #[arg(long)]
+    no_huge: bool,
+    /// Raw EAL argument, repeatable.
+    #[arg(long = "eal", value_name = "ARG", allow_hyphen_values = true)]
+    eal: Vec<String>,
+    /// Print one JSON summary object on stdout at the end.
+    #[arg(long)]
+    json: bool,
+    /// Read options from this TOML file (flags given here win).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+#[derive(Serialize)]
+struct Report {
+    seconds: f64,
+    a_to_b: PathStats,
+    b_to_a: PathStats,
+    impairment: ImpairConfig,
+}
+
+fn impairment(cli: &Cli) -> Result<ImpairConfig, CliError> {
+    let ms = |v: f64, name: &str| {
+        if v.is_finite() && v >= 0.0 {
+            Ok(Duration::from_secs_f64(v / 1000.0))
+        } else {
+            Err(CliError::new(format!(
+                "--{name} must be a non-negative number of ms"
+            )))
+        }
+    };
+    let c = ImpairConfig {
+        loss: cli.loss,
+        burst: cli.burst_enter.map(|p| GilbertElliott {
+            p_good_to_bad: p,
+            p_bad_to_good: cli.burst_leave,
+            loss_in_bad: cli.burst_loss,
+        }),
+        delay: ms(cli.delay_ms, "delay-ms")?,
+        jitter: ms(cli.jitter_ms, "jitter-ms")?,
+        reorder: cli.reorder,
+        reorder_delay: ms(cli.reorder_ms, "reorder-ms")?,
+        duplicate: cli.duplicate,
+        rate_bps: cli
+            .rate
+            .as_deref()
+            .map(parse_rate)
+            .transpose()
+            .map_err(CliError::new)?,
+        queue_bytes: cli.queue_bytes,
+        seed: cli.seed,
+    };
+    c.validate().map_err(CliError::new)?;
+    if let Some(b) = &c.burst {
+        for (n, p) in [
+            ("burst-enter", b.p_good_to_bad),
+            ("burst-leave", b.p_bad_to_good),
+            ("burst-loss", b.loss_in_bad),
+        ] {
+            if !(0.0..=1.0).contains(&p) {
+                return Err(CliError::new(format!("--{n} must be in [0, 1], got {p}")));
+            }
+        }
+    }
+    Ok(c)
+}
+
+fn open_port(
+    eal: &Eal,
+    name: &str,
+    pool: &Arc<Mempool>,
+) -> Result<(dpdk::RxQueue, dpdk::TxQueue, Port), CliError> {
+    let mut port = Port::open_by_name(eal, name).map_err(|e| cli_error::from_dpdk(&e))?;
+    let (mut rx, mut tx) = port
+        .configure(&PortConfig::default(), pool)
+        .map_err(|e| cli_error::from_dpdk(&e))?;
+    port.start().map_err(|e| cli_error::from_dpdk(&e))?;
+    Ok((rx.remove(0), tx.remove(0), port))
+}
+
+fn run(cli: Cli) -> Result<i32, CliError> {
+    let imp = impairment(&cli)?;
+    let mut vdevs = cli.vdev.clone();
+    if vdevs.is_empty() && cli.pci.is_empty() {
+        vdevs = vec![
+            "net_memif0,role=server,socket=/tmp/pmdt-wan-a.sock,id=0".into(),
+            "net_memif1,role=server,socket=/tmp/pmdt-wan-b.sock,id=0".into(),
+        ];
+    }
+    let names: Vec<String> = if cli.pci.is_empty() {
+        vdevs
+            .iter()
+            .map(|v| v.split(',').next().unwrap_or("").to_string())
+            .collect()
+    } else {
+        cli.pci.clone()
+    };
+    if names.len() != 2 {
+        return Err(CliError::new(format!(
+            "need exactly two ports (A and B), got {}",
+            names.len()
+        ))
+        .hint("give --vdev twice (or --pci twice)"));
+    }
+    let mut b = Eal::builder()
+        .program(PROG)
+        .lcores(cli.lcores.clone())
+        .log_level("warning");
+    for v in &vdevs {
+        b = b.vdev(v.clone());
+    }
+    if cli.pci.is_empty() {
+        b = b.no_pci(true);
+    }
+    for p in &cli.pci {
+        b = b.allow_pci(p.clone());
+    }
+    if cli.no_huge {
+        b = b.memory(MemoryMode::NoHuge);
+    }
+    b = b.extra_args(cli.eal.iter().cloned());
+    let eal = b.init().map_err(|e| cli_error::from_dpdk(&e))?;
+    let pool = Arc::new(
+        Mempool::new(
+            &eal,
+            &MempoolConfig {
+                size: 65535,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| cli_error::from_dpdk(&e))?,
+    );
+    let (rx_a, tx_a, _port_a) = open_port(&eal, &names[0], &pool)?;
+    let (rx_b, tx_b, _port_b) = open_port(&eal, &names[1], &pool)?;
+    let model_ab = ImpairModel::new(imp.clone()).map_err(CliError::new)?;
+    let model_ba = (!cli.one_way)
+        .then(|| {
+            ImpairModel::new(ImpairConfig {
+                seed: imp.seed ^ 0x5eed,
+                ..imp.clone()
+            })
+        })
+        .transpose()
+        .map_err(CliError::new)?;
+    let mut ab = WanPath::new(rx_a, tx_b, Some(model_ab));
+    let mut ba = WanPath::new(rx_b, tx_a, model_ba);
+    eprintln!(
+        "{PROG}: {} <-> {}: loss {} delay {} ms jitter {} ms reorder {} duplicate {} rate {}{}",
+        names[0],
+        names[1],
+        cli.loss,
+        cli.delay_ms,
+        cli.jitter_ms,
+        cli.reorder,
+        cli.duplicate,
+        cli.rate.as_deref().unwrap_or("unlimited"),
+        if cli.one_way { " (A->B only)" } else { "" }
+    );
+    let stop = Interrupt::install();
+    let started = Instant::now();
+    let end = cli.duration.map(|d| started + Duration::from_secs_f64(d));
+    let mut next_print = started + Duration::from_secs(1);
+    let mut idle = 0u32;
+    while !stop.is_set() && end.is_none_or(|e| Instant::now() < e) {
+        let now = Instant::now();
+        let busy = ab.poll(now) | ba.poll(now);
+        if busy {
+            idle = 0;
+        } else {
+            idle += 1;
+            if idle > 256 {
+                // Back off when idle, but never past the next delayed frame.
+                let mut s = Duration::from_micros(50);
+                for d in [ab.next_due(), ba.next_due()].into_iter().flatten() {
+                    s = s.min(d.saturating_duration_since(now));
+                }
+                std::thread::sleep(s);
+            }
+        }
+        if now >= next_print {
+            next_print += Duration::from_secs(1);
+            eprintln!(
+                "{PROG}: A->B fwd {} lost {} dup {} reord {} qdrop {} held {} | B->A fwd {} lost {}",
+                ab.stats.forwarded,
+                ab.stats.lost,
+                ab.stats.duplicated,
+                ab.stats.reordered,
+                ab.stats.queue_drops,
+                ab.stats.held,
+                ba.stats.forwarded,
+                ba.stats.lost
+            );
+        }
+    }
+    let report = Report {
+        seconds: started.elapsed().as_secs_f64(),
+        a_to_b: ab.stats.clone(),
+        b_to_a: ba.stats.clone(),
+        impairment: imp,
+    };
+    eprintln!(
+        "{PROG}: done after {:.1} s: A->B {:?}; B->A {:?}",
+        report.seconds, report.a_to_b, report.b_to_a
+    );
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("serializable")
+        );
+    }
+    Ok(if stop.is_set() { 130 } else { 0 })
+}
+
+fn main() {
+    let cli = pmdt_tools::config_file::parse::<Cli>(|c| c.config.clone())
+        .unwrap_or_else(|e| e.exit(PROG, 2));
+    match run(cli) {
+        Ok(code) => {
+            let _ = std::io::stdout().flush();
+            std::process::exit(code)
+        }
+        Err(e) => e.exit(PROG, 1),
+    }
+}

@@ -277,10 +277,14 @@ impl RuntimeBuilder {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no link"));
         }
         let local = links[0].local_addr();
+        let mut link_name = String::new();
         let chunk = self.transport.max_payload() as usize;
         let mut loops = Vec::new();
         for (i, link) in links.into_iter().enumerate() {
             let link = self.wrap(link, i)?;
+            if i == 0 {
+                link_name = link.describe();
+            }
             let pool = link.pool();
             let (send_pool, recv_chunk) = (pool.clone(), chunk);
             let ep = Endpoint::with_storage(
@@ -331,6 +335,7 @@ impl RuntimeBuilder {
         Ok(Runtime {
             loops,
             local,
+            link_name,
             next: std::sync::atomic::AtomicUsize::new(0),
             listening: Arc::new(AtomicBool::new(false)),
             accept_backlog: self.accept_backlog,
@@ -394,6 +399,7 @@ struct LoopHandle {
 pub struct Runtime {
     loops: Vec<LoopHandle>,
     local: SocketAddr,
+    link_name: String,
     next: std::sync::atomic::AtomicUsize,
     listening: Arc<AtomicBool>,
     accept_backlog: usize,
@@ -443,6 +449,11 @@ impl Runtime {
     /// A builder.
     pub fn builder() -> RuntimeBuilder {
         RuntimeBuilder::default()
+    }
+
+    /// What the runtime drives, e.g. `dpdk net_memif0 q0 10.88.0.2:9000`.
+    pub fn link_name(&self) -> &str {
+        &self.link_name
     }
 
     /// The local address (of the first link).

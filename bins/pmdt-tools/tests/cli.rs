@@ -1,0 +1,448 @@
+//! The tools end to end, as users run them: separate processes, real DPDK (memif
+//! between processes), the kernel UDP backend, pmdt-wanem in the middle, a killed
+//! peer, Ctrl-C, and bad arguments. Assertions are on exit codes, JSON summaries
+//! and SHA-256 of the files.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+const SEND: &str = env!("CARGO_BIN_EXE_pmdt-send");
+const RECV: &str = env!("CARGO_BIN_EXE_pmdt-recv");
+const WANEM: &str = env!("CARGO_BIN_EXE_pmdt-wanem");
+
+/// DPDK processes busy-poll: one scenario at a time on a 2-core machine.
+fn serial() -> MutexGuard<'static, ()> {
+    static M: Mutex<()> = Mutex::new(());
+    M.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pmdt-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn random_file(path: &Path, len: usize) -> String {
+    let mut x = 0x1234_5678_9abc_def1u64;
+    let data: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(path, &data).unwrap();
+    sha_hex(&data)
+}
+
+fn sha_hex(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn spawn(bin: &str, args: &[&str]) -> Child {
+    Command::new(bin)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tool")
+}
+
+/// Waits for a child with a limit (kills it after `limit`).
+fn finish(mut c: Child, limit: Duration) -> Output {
+    let start = Instant::now();
+    loop {
+        if c.try_wait().unwrap().is_some() {
+            return c.wait_with_output().unwrap();
+        }
+        if start.elapsed() > limit {
+            let _ = c.kill();
+            let o = c.wait_with_output().unwrap();
+            panic!(
+                "process ran over {limit:?}; stderr:\n{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON ({e}); stdout {} stderr {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn assert_summary_fields(v: &Value) {
+    for k in [
+        "bytes",
+        "seconds",
+        "goodput_bps",
+        "packets_sent",
+        "packets_retransmitted",
+        "flows",
+        "load",
+    ] {
+        assert!(!v[k].is_null(), "summary lacks {k}: {v}");
+    }
+    for k in ["min", "p50", "p99"] {
+        assert!(v["rtt_us"][k].is_u64(), "rtt_us.{k}: {v}");
+    }
+    assert!(v["load"]["load_slow"].is_f64());
+}
+
+fn memif(role: &str, sock: &Path) -> String {
+    format!("net_memif0,role={role},socket={}", sock.display())
+}
+
+#[test]
+fn file_over_memif_between_two_processes_arrives_intact() {
+    let _g = serial();
+    let d = tmp("memif");
+    let src = d.join("src.bin");
+    let want = random_file(&src, 20_000_000);
+    let sock = d.join("m.sock");
+    let out = d.join("got.bin");
+    let r = spawn(
+        RECV,
+        &[
+            "--vdev",
+            &memif("server", &sock),
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = spawn(
+        SEND,
+        &[
+            "--vdev",
+            &memif("client", &sock),
+            "-F",
+            src.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let so = finish(s, Duration::from_secs(60));
+    let ro = finish(r, Duration::from_secs(30));
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    let sj = json(&so);
+    let rj = json(&ro);
+    assert_summary_fields(&sj);
+    assert_summary_fields(&rj);
+    assert_eq!(rj["bytes"], 20_000_000);
+    assert_eq!(rj["sha256"], want.as_str());
+    assert_eq!(sj["sha256"], want.as_str());
+    assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
+    assert!(!d.join("got.bin.part").exists());
+    assert!(rj["link"].as_str().unwrap().contains("net_memif0"));
+}
+
+#[test]
+fn through_wanem_with_loss_reordering_and_duplication() {
+    let _g = serial();
+    let d = tmp("wanem");
+    let (a, b) = (d.join("a.sock"), d.join("b.sock"));
+    let w = spawn(
+        WANEM,
+        &[
+            "--vdev",
+            &format!("net_memif0,role=server,socket={}", a.display()),
+            "--vdev",
+            &format!("net_memif1,role=server,socket={}", b.display()),
+            "--loss",
+            "0.01",
+            "--reorder",
+            "0.02",
+            "--duplicate",
+            "0.01",
+            "--delay-ms",
+            "1",
+            "--duration",
+            "40",
+            "--json",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let r = spawn(RECV, &["--vdev", &memif("client", &b), "--json"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = spawn(
+        SEND,
+        &[
+            "--vdev",
+            &memif("client", &a),
+            "-n",
+            "8M",
+            "--cc",
+            "cubic",
+            "--json",
+        ],
+    );
+    let so = finish(s, Duration::from_secs(60));
+    let ro = finish(r, Duration::from_secs(30));
+    // Stop the emulator (Ctrl-C) and read its report.
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(w.id() as i32, libc::SIGINT) };
+    let wo = finish(w, Duration::from_secs(10));
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    let (sj, rj, wj) = (json(&so), json(&ro), json(&wo));
+    assert_eq!(rj["bytes"], 8_000_000);
+    assert_eq!(rj["sha256"], sj["sha256"]);
+    assert!(sj["packets_retransmitted"].as_u64().unwrap() > 0);
+    let ab = &wj["a_to_b"];
+    assert!(ab["lost"].as_u64().unwrap() > 0 && ab["reordered"].as_u64().unwrap() > 0);
+    assert!(ab["duplicated"].as_u64().unwrap() > 0);
+    assert_eq!(wo.status.code(), Some(130));
+}
+
+#[test]
+fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
+    let _g = serial();
+    let d = tmp("udp");
+    let cfg = d.join("send.toml");
+    std::fs::write(
+        &cfg,
+        "backend = \"udp\"\nbytes = \"3M\"\nflows = 3\ncc = \"newreno\"\n",
+    )
+    .unwrap();
+    let r = spawn(
+        RECV,
+        &[
+            "--backend",
+            "udp",
+            "--bind",
+            "127.0.0.1:39321",
+            "-N",
+            "3",
+            "-o",
+            d.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    let s = spawn(
+        SEND,
+        &[
+            "--config",
+            cfg.to_str().unwrap(),
+            "--to",
+            "127.0.0.1:39321",
+            "--json",
+        ],
+    );
+    let so = finish(s, Duration::from_secs(60));
+    let ro = finish(r, Duration::from_secs(30));
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    let (sj, rj) = (json(&so), json(&ro));
+    assert_eq!(
+        sj["flows"].as_array().unwrap().len(),
+        3,
+        "flows from the file"
+    );
+    assert_eq!(rj["bytes"], 9_000_000, "3 flows × 3 MB from the file");
+    let mut sent: Vec<String> = sj["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["sha256"].as_str().unwrap().to_string())
+        .collect();
+    let mut got: Vec<String> = rj["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["sha256"].as_str().unwrap().to_string())
+        .collect();
+    sent.sort();
+    got.sort();
+    assert_eq!(sent, got);
+    // One file per connection in the directory, each matching its hash.
+    for f in rj["flows"].as_array().unwrap() {
+        let p = f["path"].as_str().unwrap();
+        assert_eq!(
+            sha_hex(&std::fs::read(p).unwrap()),
+            f["sha256"].as_str().unwrap()
+        );
+    }
+}
+
+#[test]
+fn a_killed_receiver_ends_the_sender_with_a_timeout_error() {
+    let _g = serial();
+    let d = tmp("kill");
+    let sock = d.join("m.sock");
+    let mut r = spawn(RECV, &["--vdev", &memif("server", &sock)]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = spawn(
+        SEND,
+        &[
+            "--vdev",
+            &memif("client", &sock),
+            "-n",
+            "100G",
+            "--idle-timeout",
+            "2",
+            "--cc",
+            "paced",
+            "--rate",
+            "200mbit",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    r.kill().unwrap(); // SIGKILL: no goodbye
+    let _ = r.wait();
+    let killed = Instant::now();
+    let so = finish(s, Duration::from_secs(30));
+    let err = stderr(&so);
+    assert_eq!(so.status.code(), Some(1), "{err}");
+    assert!(err.contains("timed out"), "{err}");
+    assert!(err.contains("hint:"), "{err}");
+    assert!(
+        killed.elapsed() < Duration::from_secs(12),
+        "ended within the idle timeout (+ teardown)"
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_receiver_without_leaving_a_partial_file() {
+    let _g = serial();
+    let d = tmp("sigint");
+    let sock = d.join("m.sock");
+    let out = d.join("big.bin");
+    let r = spawn(
+        RECV,
+        &[
+            "--vdev",
+            &memif("server", &sock),
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = spawn(
+        SEND,
+        &[
+            "--vdev",
+            &memif("client", &sock),
+            "-n",
+            "100G",
+            "--idle-timeout",
+            "2",
+            "--cc",
+            "paced",
+            "--rate",
+            "200mbit",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(r.id() as i32, libc::SIGINT) };
+    let ro = finish(r, Duration::from_secs(20));
+    assert_eq!(ro.status.code(), Some(130), "{}", stderr(&ro));
+    let rj = json(&ro);
+    assert_eq!(rj["interrupted"], true);
+    assert!(
+        rj["bytes"].as_u64().unwrap() > 0,
+        "the summary counts what arrived"
+    );
+    assert!(!out.exists(), "no partial file under the final name");
+    assert!(
+        !d.join("big.bin.part").exists(),
+        "the partial file is removed"
+    );
+    let so = finish(s, Duration::from_secs(30));
+    assert_ne!(so.status.code(), Some(0));
+}
+
+#[test]
+fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
+    let cases: &[(&str, &[&str], &str)] = &[
+        (
+            SEND,
+            &["--flows", "0", "--backend", "udp"],
+            "--flows must be at least 1",
+        ),
+        (
+            SEND,
+            &["--rate", "5gbit", "--backend", "udp"],
+            "--rate applies to --cc paced",
+        ),
+        (SEND, &["--cc", "paced", "--backend", "udp"], "needs --rate"),
+        (SEND, &["-n", "lots", "--backend", "udp"], "is not a size"),
+        (
+            SEND,
+            &["--payload", "50", "--backend", "udp"],
+            "max_datagram",
+        ),
+        (
+            RECV,
+            &["-o", "/nonexistent-dir/x.bin", "--backend", "udp"],
+            "does not exist",
+        ),
+        (
+            RECV,
+            &["-o", "/tmp/x.bin", "-N", "2", "--backend", "udp"],
+            "is a file",
+        ),
+        (WANEM, &["--loss", "2"], "probability"),
+        (WANEM, &["--vdev", "net_null0"], "exactly two ports"),
+        (
+            SEND,
+            &["--backend", "dpdk", "--vdev", "net_nosuchpmd0"],
+            "DPDK",
+        ),
+    ];
+    let _g = serial();
+    for (bin, args, want) in cases {
+        let mut c = spawn(bin, args);
+        let mut err = String::new();
+        c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        let st = c.wait().unwrap();
+        assert!(!st.success(), "{bin} {args:?} succeeded");
+        assert!(err.contains(want), "{bin} {args:?}: {err}");
+        assert!(err.contains("error:") || err.contains("error"), "{err}");
+        assert!(!err.contains("panicked"), "{bin} {args:?} panicked: {err}");
+    }
+    // Unknown key in a config file.
+    let d = tmp("badcfg");
+    let cfg = d.join("x.toml");
+    std::fs::write(&cfg, "no_such_option = 1\n").unwrap();
+    let o = Command::new(SEND)
+        .args(["--config", cfg.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unknown option"), "{}", stderr(&o));
+    // Address in use on the UDP backend.
+    let hold = std::net::UdpSocket::bind("127.0.0.1:39333").unwrap();
+    let o = Command::new(RECV)
+        .args(["--backend", "udp", "--bind", "127.0.0.1:39333"])
+        .output()
+        .unwrap();
+    drop(hold);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("hint:"), "{}", stderr(&o));
+}
