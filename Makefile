@@ -1,8 +1,9 @@
 # pmdt: set-up, tests, benchmarks. Run as root (DPDK needs hugepages and TAP devices).
 SHELL := /bin/bash
-CARGO ?= cargo
+# rustup installs into ~/.cargo/bin, which may not be on PATH yet on a fresh machine.
+CARGO ?= $(shell command -v cargo 2>/dev/null || echo $$HOME/.cargo/bin/cargo)
 
-.PHONY: setup build test lint bench fmt clean
+.PHONY: setup build test lint bench fmt clean demo
 
 setup:
 	@scripts/setup.sh
@@ -19,6 +20,11 @@ test: setup lint
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# The main job: a pmdt-recv and a pmdt-send on this host, two DPDK processes over
+# memif, I/O lcores pinned to different cores; prints the transfer summary.
+demo: setup
+	CARGO=$(CARGO) scripts/demo.sh
 
 bench: setup
 	$(CARGO) bench --bench mbuf_alloc --bench tap_burst --bench ring_handoff

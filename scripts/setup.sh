@@ -5,7 +5,8 @@
 #    to --no-huge and say so).
 set -euo pipefail
 
-PKGS=(dpdk dpdk-dev libdpdk-dev pkg-config clang libclang-dev iproute2 build-essential libfontconfig1-dev fonts-dejavu-core)
+PKGS=(dpdk dpdk-dev libdpdk-dev pkg-config clang libclang-dev iproute2 build-essential
+      libfontconfig1-dev fonts-dejavu-core curl ca-certificates iputils-ping tcpdump)
 HUGEPAGES=${PMDT_HUGEPAGES:-1024}
 
 is_root() { [ "$(id -u)" = 0 ]; }
@@ -30,9 +31,11 @@ if [ "$need_install" = 1 ]; then
 fi
 echo "setup: DPDK $(pkg-config --modversion libdpdk) found"
 
-if ! command -v cargo >/dev/null 2>&1; then
-  echo "setup: cargo not found: install a Rust toolchain (https://rustup.rs)" >&2
-  exit 1
+# Rust: the distribution's rustc is too old (bookworm has 1.63); use rustup.
+if ! command -v cargo >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+  echo "setup: installing a Rust toolchain with rustup (stable, minimal + rustfmt, clippy)"
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs |
+    sh -s -- -y -q --profile minimal --component rustfmt,clippy
 fi
 
 if is_root; then
