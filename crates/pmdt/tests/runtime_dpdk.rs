@@ -28,6 +28,8 @@ const VDEVS: &[&str] = &[
     "net_memif2,role=server,socket=/tmp/pmdt-rt-memif2.sock,id=4",
     "net_memif3,role=client,socket=/tmp/pmdt-rt-memif2.sock,id=4",
     "net_tap0,iface=pmdtrt0",
+    "net_memif4,role=server,socket=/tmp/pmdt-rt-memif3.sock,id=5",
+    "net_memif5,role=client,socket=/tmp/pmdt-rt-memif3.sock,id=5",
 ];
 const TAP_HOST: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
 const TAP_DPDK: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 2);
@@ -486,4 +488,55 @@ fn tap_interop_with_kernel_udp_both_ways_ping_and_junk() {
     let started = Instant::now();
     transfer(&dp, &kernel, kernel_addr, vec![data(4_000_000, 9)]);
     assert!(started.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn two_queue_pairs_two_io_loops_each_with_its_own_connections() {
+    let (eal, _g) = eal();
+    let mk = |port: &str, ip: Ipv4Addr, cpu| {
+        Runtime::builder()
+            .transport(transport())
+            .ring_slots(1024)
+            .io_core(IoCore::Thread { cpu: Some(cpu) })
+            .backend(Backend::Dpdk {
+                eal: eal.clone(),
+                cfg: DpdkLinkConfig {
+                    port: port.into(),
+                    ip,
+                    udp_port: 9000,
+                    queues: 2,
+                    pool_size: 16383,
+                    ..Default::default()
+                },
+            })
+            .start()
+            .expect("two-queue runtime")
+    };
+    // Loop i drives queue pair i; memif carries queue i to the peer's queue i, so
+    // each loop owns the connections it opened or accepted on its queue.
+    let a = mk("net_memif4", Ipv4Addr::new(10, 4, 0, 1), 0);
+    let b = mk("net_memif5", Ipv4Addr::new(10, 4, 0, 2), 0);
+    let to: SocketAddr = "10.4.0.2:9000".parse().unwrap();
+    transfer(
+        &a,
+        &b,
+        to,
+        (0..4).map(|i| data(1_000_000, 40 + i)).collect(),
+    );
+    thread::sleep(Duration::from_millis(150));
+    let (sa, sb) = (a.stats(), b.stats());
+    assert_eq!(sa.loops.len(), 2);
+    assert_eq!(sb.loops.len(), 2);
+    for (i, l) in sb.loops.iter().enumerate() {
+        assert!(
+            l.link.rx_datagrams > 1000,
+            "queue {i} of the receiver carried its connections: {:?}",
+            l.link
+        );
+        assert!(l.link_name.contains(&format!("q{i}")));
+        assert_eq!(
+            l.endpoint.connections_opened, 2,
+            "two of the four connections each"
+        );
+    }
 }
