@@ -46,6 +46,9 @@ struct Cli {
     /// Print one JSON summary object on stdout at the end.
     #[arg(long)]
     json: bool,
+    /// Skip SHA-256 (benchmarking the transport, not the hash; `sha256` is empty).
+    #[arg(long)]
+    no_hash: bool,
     /// Read options from this TOML file (flags given here win).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -80,6 +83,7 @@ fn receive(
     path: Option<PathBuf>,
     stop: &Interrupt,
     done: &AtomicU64,
+    hash: bool,
 ) -> (FlowSummary, ConnectionStats) {
     let started = Instant::now();
     let peer = stream.peer_addr().to_string();
@@ -105,7 +109,9 @@ fn receive(
         match stream.read(&mut buf) {
             Ok(0) => break,
             Ok(k) => {
-                hasher.update(&buf[..k]);
+                if hash {
+                    hasher.update(&buf[..k]);
+                }
                 if let Some(f) = &mut file {
                     if let Err(e) = f.write_all(&buf[..k]) {
                         err = Some(format!("write error: {e}"));
@@ -149,7 +155,11 @@ fn receive(
         let _ = stream.close();
     }
     let stats = stream.stats();
-    let sha = hex(&hasher.finalize());
+    let sha = if hash {
+        hex(&hasher.finalize())
+    } else {
+        String::new()
+    };
     if err.is_none() {
         eprintln!("{PROG}: flow {n} from {peer}: {got} bytes in {seconds:.3} s, sha256 {sha}");
     } else {
@@ -233,8 +243,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                     let path = target(&cli.output, accepted, &s.peer_addr().to_string());
                     let (stop, done) = (stop.clone(), done.clone());
                     let n = accepted;
+                    let hash = !cli.no_hash;
                     handles.push(std::thread::spawn(move || {
-                        receive(n, s, path, &stop, &done)
+                        receive(n, s, path, &stop, &done, hash)
                     }));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}

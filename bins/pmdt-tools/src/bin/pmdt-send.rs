@@ -51,6 +51,9 @@ struct Cli {
     /// Print one JSON summary object on stdout at the end.
     #[arg(long)]
     json: bool,
+    /// Skip SHA-256 (benchmarking the transport, not the hash; `sha256` is empty).
+    #[arg(long)]
+    no_hash: bool,
     /// Read options from this TOML file (flags given here win).
     #[arg(long)]
     config: Option<PathBuf>,
@@ -79,6 +82,7 @@ fn send_flow(
     deadline: Option<Instant>,
     stop: &Interrupt,
     done: &AtomicU64,
+    hash: bool,
 ) -> FlowResult {
     let started = Instant::now();
     let peer = stream.peer_addr().to_string();
@@ -127,7 +131,9 @@ fn send_flow(
             err = Some(e.to_string());
             break;
         }
-        hasher.update(&buf[..n]);
+        if hash {
+            hasher.update(&buf[..n]);
+        }
         sent += n as u64;
         done.fetch_add(n as u64, Ordering::Relaxed);
     }
@@ -151,7 +157,11 @@ fn send_flow(
         } else {
             0.0
         },
-        sha256: hex(&hasher.finalize()),
+        sha256: if hash {
+            hex(&hasher.finalize())
+        } else {
+            String::new()
+        },
         path: match source {
             Source::File(p, _) => Some(p.display().to_string()),
             Source::Generated(_) => None,
@@ -216,8 +226,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             .connect_timeout(addr, Some(connect_timeout))
             .map_err(|e| cli_error::from_io(&format!("cannot connect to {addr}"), &e))?;
         let (source, stop, done) = (source.clone(), stop.clone(), done.clone());
+        let hash = !cli.no_hash;
         handles.push(std::thread::spawn(move || {
-            send_flow(i, stream, &source, deadline, &stop, &done)
+            send_flow(i, stream, &source, deadline, &stop, &done, hash)
         }));
     }
     let mut progress = Progress::new(PROG, (cli.time.is_none()).then_some(total));
