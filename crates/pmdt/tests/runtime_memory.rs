@@ -213,3 +213,45 @@ fn listening_on_another_port_is_a_clear_error() {
     let err = s.listen(1234).err().unwrap();
     assert!(err.to_string().contains("bound to port 2000"), "{err}");
 }
+
+#[test]
+fn pcap_capture_is_readable_and_holds_ip_udp_datagrams() {
+    use pcap_file::pcap::PcapReader;
+    let dir = std::env::temp_dir().join(format!("pmdt-pcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("client.pcap");
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, lb) = MemoryLink::pair(a, b, 8192);
+    let client = Runtime::builder()
+        .transport(transport())
+        .pcap(&path)
+        .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    let server = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Links(vec![Box::new(lb) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    transfer(&client, &server, b, vec![data(100_000, 6)]);
+    client.shutdown().unwrap(); // flushes the capture
+    let mut r = PcapReader::new(std::fs::File::open(&path).unwrap()).unwrap();
+    assert_eq!(r.header().datalink, pcap_file::DataLink::RAW);
+    let (mut out, mut inb) = (0, 0);
+    while let Some(p) = r.next_packet() {
+        let p = p.unwrap();
+        let s = etherparse::SlicedPacket::from_ip(&p.data).expect("an IP packet");
+        let Some(etherparse::TransportSlice::Udp(u)) = s.transport else {
+            panic!("UDP expected");
+        };
+        match (u.source_port(), u.destination_port()) {
+            (1000, 2000) => out += 1,
+            (2000, 1000) => inb += 1,
+            other => panic!("unexpected ports {other:?}"),
+        }
+        // The payload is a pmdt datagram.
+        assert!(pmdt::wire::decode(u.payload()).is_ok());
+    }
+    assert!(out > 70 && inb > 0, "sent {out}, received {inb}");
+}
