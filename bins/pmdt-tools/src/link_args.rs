@@ -77,9 +77,13 @@ pub struct LinkArgs {
     /// Static ARP entry IP=MAC, repeatable (peers are otherwise resolved by ARP).
     #[arg(long = "arp", value_name = "IP=MAC")]
     pub arp: Vec<String>,
-    /// Mbufs in the packet pool.
-    #[arg(long, default_value_t = 65535)]
-    pub pool_size: u32,
+    /// Link MTU (e.g. 9000 for jumbo frames; the default UDP payload follows it).
+    #[arg(long)]
+    pub mtu: Option<u16>,
+    /// Mbufs in the packet pool (default: 65535, fewer for jumbo frames so the pool
+    /// takes at most half of --memory-mb).
+    #[arg(long)]
+    pub pool_size: Option<u32>,
     /// Do not use the port's checksum offloads.
     #[arg(long)]
     pub no_offload: bool,
@@ -108,12 +112,42 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 impl LinkArgs {
-    fn demo_vdev(role: Role) -> String {
+    /// The MTU in effect (1500 unless set).
+    pub fn effective_mtu(&self) -> u16 {
+        self.mtu.unwrap_or(1500)
+    }
+
+    fn demo_vdev(&self, role: Role) -> String {
         let r = match role {
             Role::Receiver => "server",
             Role::Sender => "client",
         };
-        format!("net_memif0,role={r},socket={DEMO_SOCKET},id=0")
+        // memif buffers must hold a whole jumbo frame.
+        let bsize = if self.effective_mtu() > 1500 {
+            format!(
+                ",bsize={}",
+                (self.effective_mtu() as u32 + 18)
+                    .next_power_of_two()
+                    .max(2048)
+            )
+        } else {
+            String::new()
+        };
+        format!("net_memif0,role={r},socket={DEMO_SOCKET},id=0{bsize}")
+    }
+
+    fn pool_size(&self) -> u32 {
+        self.pool_size.unwrap_or_else(|| {
+            let room = DpdkLinkConfig {
+                mtu: self.mtu,
+                ..Default::default()
+            }
+            .mbuf_data_room() as u64
+                + 256; // mbuf header and pool overhead
+            let fit = (self.memory_mb as u64) << 19; // half the EAL memory
+            let n = (fit / room).clamp(1023, 65535);
+            ((n + 1).next_power_of_two() / 2 - 1) as u32
+        })
     }
 
     /// Our address on the link.
@@ -154,7 +188,7 @@ impl LinkArgs {
             b.lcores(lcores)
         };
         if self.vdev.is_empty() && self.pci.is_empty() {
-            b = b.vdev(Self::demo_vdev(role)).no_pci(true);
+            b = b.vdev(self.demo_vdev(role)).no_pci(true);
         }
         for v in &self.vdev {
             b = b.vdev(v.clone());
@@ -230,8 +264,9 @@ impl LinkArgs {
                         ip: self.local_ip(role),
                         udp_port: self.local_port(role),
                         static_arp: arp,
-                        pool_size: self.pool_size,
+                        pool_size: self.pool_size(),
                         checksum_offload: !self.no_offload,
+                        mtu: self.mtu,
                         ..Default::default()
                     },
                 }))

@@ -37,9 +37,10 @@ pub struct TransportArgs {
     /// Target rate for --cc paced (e.g. 5gbit, 800mbit).
     #[arg(long)]
     pub rate: Option<String>,
-    /// Largest UDP payload (pmdt header + data), bytes; at most MTU - 28.
-    #[arg(long, default_value_t = 1472)]
-    pub payload: u16,
+    /// Largest UDP payload (pmdt header + data), bytes; at most MTU - 28 (the
+    /// default).
+    #[arg(long)]
+    pub payload: Option<u16>,
     /// Send and receive buffer per connection, bytes.
     #[arg(long, default_value_t = 8 << 20)]
     pub buffer: u64,
@@ -49,8 +50,16 @@ pub struct TransportArgs {
 }
 
 impl TransportArgs {
-    /// The protocol configuration.
-    pub fn config(&self) -> Result<TransportConfig, CliError> {
+    /// The protocol configuration for a link with this MTU.
+    pub fn config(&self, mtu: u16) -> Result<TransportConfig, CliError> {
+        let max = mtu.saturating_sub(28);
+        let payload = self.payload.unwrap_or(max);
+        if payload > max {
+            return Err(CliError::new(format!(
+                "--payload {payload} does not fit the MTU {mtu} (at most {max})"
+            ))
+            .hint("raise --mtu (e.g. 9000 for jumbo frames) or lower --payload"));
+        }
         let congestion = match self.cc {
             Cc::Fixed => CongestionKind::Fixed {
                 window_packets: self.window,
@@ -77,7 +86,7 @@ impl TransportArgs {
         }
         let t = TransportConfig {
             window_packets: self.window,
-            max_datagram: self.payload,
+            max_datagram: payload,
             send_buffer: self.buffer,
             recv_buffer: self.buffer,
             congestion,

@@ -446,3 +446,52 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("hint:"), "{}", stderr(&o));
 }
+
+#[test]
+fn jumbo_frames_over_memif_carry_full_size_packets() {
+    let _g = serial();
+    let d = tmp("jumbo");
+    let sock = d.join("j.sock");
+    let vdev = |role: &str| format!("{},bsize=16384", memif(role, &sock));
+    let r = spawn(
+        RECV,
+        &["--vdev", &vdev("server"), "--mtu", "9000", "--json"],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = spawn(
+        SEND,
+        &[
+            "--vdev",
+            &vdev("client"),
+            "--mtu",
+            "9000",
+            "-n",
+            "40M",
+            "--json",
+        ],
+    );
+    let so = finish(s, Duration::from_secs(60));
+    let ro = finish(r, Duration::from_secs(30));
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    let (sj, rj) = (json(&so), json(&ro));
+    assert_eq!(rj["sha256"], sj["sha256"]);
+    // 40 MB in 8932-byte payloads: about 4,500 data packets (plus a few controls).
+    let data_packets = rj["link_stats"]["rx_datagrams"].as_u64().unwrap();
+    assert!(
+        (4_400..5_000).contains(&data_packets),
+        "{data_packets} datagrams: packets are not full jumbo size"
+    );
+    assert_eq!(sj["link_stats"]["payload_copies"], 0);
+    // A payload that does not fit the MTU is refused with a hint.
+    let o = Command::new(SEND)
+        .args(["--backend", "udp", "--payload", "9000"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("does not fit the MTU"),
+        "{}",
+        stderr(&o)
+    );
+}

@@ -202,7 +202,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             }
         }
     }
-    let transport = cli.transport.config()?;
+    let transport = cli.transport.config(cli.link.effective_mtu())?;
     let eal = cli.link.eal(Role::Receiver, PROG)?;
     let builder = Runtime::builder()
         .transport(transport)

@@ -200,7 +200,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     } else {
         cli.to.clone()
     };
-    let transport = cli.transport.config()?;
+    let transport = cli.transport.config(cli.link.effective_mtu())?;
     let eal = cli.link.eal(Role::Sender, PROG)?;
     let builder = Runtime::builder().transport(transport.clone());
     let rt = cli

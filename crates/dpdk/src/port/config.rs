@@ -68,6 +68,9 @@ pub struct PortConfig {
     pub tx_desc: u16,
     /// MTU to set, or `None` to keep the device's.
     pub mtu: Option<u16>,
+    /// Fail when the device cannot set the MTU (default). When false, a device
+    /// without an MTU setting (e.g. memif) is accepted as is.
+    pub mtu_required: bool,
     /// Enable promiscuous mode (not every vdev supports it; unsupported is not an error).
     pub promiscuous: bool,
     /// Offloads to request.
@@ -85,6 +88,7 @@ impl Default for PortConfig {
             rx_desc: 1024,
             tx_desc: 1024,
             mtu: None,
+            mtu_required: true,
             promiscuous: true,
             offloads: Offloads::default(),
             rss: true,

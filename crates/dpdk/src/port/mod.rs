@@ -215,9 +215,12 @@ impl Port {
         })?;
         if let Some(mtu) = cfg.mtu {
             // SAFETY: valid port.
-            check(&format!("set MTU {mtu} on port {id}"), unsafe {
-                dpdk_sys::rte_eth_dev_set_mtu(id, mtu)
-            })?;
+            let r = unsafe { dpdk_sys::rte_eth_dev_set_mtu(id, mtu) };
+            // Devices without an MTU setting (memif, net_ring) carry what fits their
+            // buffers; `mtu_required: false` accepts that.
+            if !(r == -(libc_enotsup()) && !cfg.mtu_required) {
+                check(&format!("set MTU {mtu} on port {id}"), r)?;
+            }
         }
         let socket = info.socket.max(0) as u32;
         let mut rxq = Vec::new();
@@ -428,4 +431,8 @@ fn port_info(id: u16, di: &dpdk_sys::rte_eth_dev_info) -> PortInfo {
         socket: unsafe { dpdk_sys::rte_eth_dev_socket_id(id) },
         if_index: di.if_index,
     }
+}
+
+fn libc_enotsup() -> i32 {
+    95 // ENOTSUP on Linux
 }

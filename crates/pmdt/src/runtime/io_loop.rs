@@ -92,6 +92,7 @@ impl IoLoop {
         stats: Arc<ArcSwap<LoopStats>>,
     ) -> Self {
         let pool = link.pool();
+        let max_datagram = ep.config().transport.max_datagram as usize;
         let est = LoadEstimator::new(EstimatorConfig::new(cycles::hz(), cfg.burst as u32));
         Self {
             pool,
@@ -106,7 +107,9 @@ impl IoLoop {
             retry: Vec::new(),
             control,
             accept: None,
-            hdr: vec![0; 2048],
+            // The connection sizes packets by this buffer (only headers are written
+            // into it; payloads stay in their buffers).
+            hdr: vec![0; max_datagram.max(2048)],
             estimator: est,
             stats,
             iterations: 0,

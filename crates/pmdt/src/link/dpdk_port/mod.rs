@@ -48,8 +48,19 @@ pub struct DpdkLinkConfig {
     pub pool_size: u32,
     /// Use the port's IPv4/UDP checksum offloads when it has them.
     pub checksum_offload: bool,
-    /// MTU to set (None: keep the device's).
+    /// MTU to set (None: keep the device's). Above 1500 (jumbo frames) the mbufs
+    /// grow to hold a whole frame.
     pub mtu: Option<u16>,
+}
+
+impl DpdkLinkConfig {
+    /// Mbuf data room for the MTU: a whole frame in one segment, plus headroom.
+    pub fn mbuf_data_room(&self) -> u16 {
+        let frame = self.mtu.unwrap_or(1500) as u32 + 14 + 4;
+        let room = frame.max(1518) + dpdk::sys::RTE_PKTMBUF_HEADROOM;
+        room.max(dpdk::sys::RTE_MBUF_DEFAULT_BUF_SIZE)
+            .min(u16::MAX as u32) as u16
+    }
 }
 
 impl Default for DpdkLinkConfig {
@@ -104,6 +115,7 @@ impl DpdkLink {
             eal,
             &MempoolConfig {
                 size: cfg.pool_size,
+                data_room: cfg.mbuf_data_room(),
                 ..Default::default()
             },
         )?);
@@ -115,6 +127,7 @@ impl DpdkLink {
         }
         if let Some(m) = cfg.mtu {
             pc = pc.mtu(m);
+            pc.mtu_required = false; // memif has no MTU setting and carries jumbo frames
         }
         let (rxqs, txqs) = port.configure(&pc, &pool)?;
         let need = (dpdk::sys::RTE_ETH_TX_OFFLOAD_IPV4_CKSUM
