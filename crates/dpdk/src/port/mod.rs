@@ -218,7 +218,7 @@ impl Port {
             let r = unsafe { dpdk_sys::rte_eth_dev_set_mtu(id, mtu) };
             // Devices without an MTU setting (memif, net_ring) carry what fits their
             // buffers; `mtu_required: false` accepts that.
-            if !(r == -(libc_enotsup()) && !cfg.mtu_required) {
+            if r != -libc_enotsup() || cfg.mtu_required {
                 check(&format!("set MTU {mtu} on port {id}"), r)?;
             }
         }
