@@ -71,21 +71,68 @@ impl FlowSummary {
     }
 }
 
-/// The I/O core's load, from the load estimator.
+/// The I/O core's load over the transfer, from the load estimator's reports.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct LoadSummary {
-    /// Load (0..1, ours) over the last period.
-    pub load: f64,
-    /// Slow EWMA.
-    pub load_slow: f64,
-    /// Packets per second handled.
-    pub packets_per_s: f64,
-    /// Estimated capacity, packets per second.
+    /// Mean load (0..1, ours) over the reports taken while traffic flowed.
+    pub mean: f64,
+    /// Highest load seen.
+    pub max: f64,
+    /// Mean of thesis method 3 (busy-cycle share) over the same reports.
+    pub method3_mean: f64,
+    /// Last capacity estimate, work items (datagrams in + out) per second.
     pub capacity_pps: f64,
-    /// Drop risk 0..1.
-    pub drop_risk: f64,
-    /// Thesis method 3 (busy cycles share), for comparison.
-    pub method3_busy_cycles: f64,
+    /// Highest drop risk seen (0..1).
+    pub drop_risk_max: f64,
+    /// Reports averaged.
+    pub samples: usize,
+}
+
+/// Collects the load reports of the first I/O loop during a run.
+#[derive(Debug, Default)]
+pub struct LoadSampler {
+    last_tsc: u64,
+    loads: Vec<f64>,
+    m3: Vec<f64>,
+    capacity: f64,
+    risk: f64,
+}
+
+impl LoadSampler {
+    /// Takes the latest report if it is new and covers traffic.
+    pub fn sample(&mut self, rt: &RuntimeStats) {
+        let Some(l) = rt.loops.first() else {
+            return;
+        };
+        let r = &l.load;
+        if r.tsc == self.last_tsc || r.packets_per_s <= 0.0 {
+            return;
+        }
+        self.last_tsc = r.tsc;
+        self.loads.push(r.load);
+        self.m3.push(r.method3_busy_cycles);
+        self.capacity = r.capacity_pps;
+        self.risk = self.risk.max(r.drop_risk);
+    }
+
+    /// The summary.
+    pub fn summary(&self) -> LoadSummary {
+        let mean = |v: &[f64]| {
+            if v.is_empty() {
+                0.0
+            } else {
+                v.iter().sum::<f64>() / v.len() as f64
+            }
+        };
+        LoadSummary {
+            mean: mean(&self.loads),
+            max: self.loads.iter().copied().fold(0.0, f64::max),
+            method3_mean: mean(&self.m3),
+            capacity_pps: self.capacity,
+            drop_risk_max: self.risk,
+            samples: self.loads.len(),
+        }
+    }
 }
 
 /// The whole run.
@@ -126,6 +173,7 @@ impl Summary {
         flows: Vec<FlowSummary>,
         stats: &[ConnectionStats],
         rt: &RuntimeStats,
+        load: LoadSummary,
         seconds: f64,
         interrupted: bool,
     ) -> Self {
@@ -153,14 +201,7 @@ impl Summary {
             packets_retransmitted: flows.iter().map(|f| f.packets_retransmitted).sum(),
             rtt_us: RttSummary::from_hist(if min == u64::MAX { 0 } else { min }, &hist),
             sha256: (flows.len() == 1).then(|| flows[0].sha256.clone()),
-            load: LoadSummary {
-                load: lp.load.load,
-                load_slow: lp.load.load_slow,
-                packets_per_s: lp.load.packets_per_s,
-                capacity_pps: lp.load.capacity_pps,
-                drop_risk: lp.load.drop_risk,
-                method3_busy_cycles: lp.load.method3_busy_cycles,
-            },
+            load,
             link_stats: lp.link,
             flows,
             interrupted,
@@ -183,13 +224,13 @@ impl Summary {
             }
         );
         eprintln!(
-            "  packets sent {}, retransmitted {}, rtt min/p50/p99 {}/{}/{} us, I/O core load {:.1}%",
+            "  packets sent {}, retransmitted {}, rtt min/p50/p99 {}/{}/{} us, I/O core load {:.1}% (mean)",
             self.packets_sent,
             self.packets_retransmitted,
             self.rtt_us.min,
             self.rtt_us.p50,
             self.rtt_us.p99,
-            self.load.load_slow * 100.0
+            self.load.mean * 100.0
         );
         for f in &self.flows {
             eprintln!(

@@ -107,7 +107,11 @@ fn assert_summary_fields(v: &Value) {
     for k in ["min", "p50", "p99"] {
         assert!(v["rtt_us"][k].is_u64(), "rtt_us.{k}: {v}");
     }
-    assert!(v["load"]["load_slow"].is_f64());
+    assert!(v["load"]["mean"].is_f64());
+    assert!(
+        v["load"]["samples"].as_u64().unwrap() > 0,
+        "load sampled during the run: {v}"
+    );
 }
 
 fn memif(role: &str, sock: &Path) -> String {

@@ -143,6 +143,17 @@ impl LoadEstimator {
         }
     }
 
+    /// Records that the loop deliberately slept (idle back-off) since its last call:
+    /// that time was available but not used, so it counts as idle (not as stolen
+    /// time, which is excluded from the available time). Call it right after waking.
+    #[inline]
+    pub fn on_idle(&mut self, now: u64) {
+        if self.started {
+            self.last = now;
+            self.prev_n = 0;
+        }
+    }
+
     /// Reports the rx ring occupancy (`rte_eth_rx_queue_count`) when the PMD supports
     /// it; call occasionally (not needed every iteration).
     pub fn set_rx_pending(&mut self, pending: u32) {

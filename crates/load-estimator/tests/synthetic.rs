@@ -89,6 +89,43 @@ impl Core {
     }
 }
 
+impl Core {
+    /// Like `run`, but the loop backs off when idle: after `spin` empty polls it
+    /// sleeps `sleep` cycles and tells the estimator (`on_idle`).
+    fn run_with_backoff(
+        &mut self,
+        est: &mut LoadEstimator,
+        load: f64,
+        cycles: f64,
+        spin: u32,
+        sleep: f64,
+    ) {
+        let lambda = load * self.capacity();
+        let end = self.tsc + cycles;
+        let mut empty = 0;
+        while self.tsc < end {
+            let n = self.queue.min(BURST as u64);
+            self.queue -= n;
+            est.on_poll(self.tsc as u64, n as u32);
+            let mut dt = if n == 0 {
+                self.e
+            } else {
+                self.a + self.b * n as f64
+            };
+            empty = if n == 0 { empty + 1 } else { 0 };
+            let slept = empty > spin;
+            if slept {
+                dt += sleep;
+            }
+            self.queue = (self.queue + self.poisson(lambda * dt)).min(RING);
+            self.tsc += dt;
+            if slept {
+                est.on_idle(self.tsc as u64);
+            }
+        }
+    }
+}
+
 fn cfg() -> EstimatorConfig {
     EstimatorConfig {
         rx_ring_size: RING as u32,
@@ -162,6 +199,28 @@ fn stolen_time_is_not_work() {
         "load {} truth {truth}",
         r.load
     );
+}
+
+#[test]
+fn deliberate_idle_sleep_counts_as_idle_not_stolen() {
+    // A loop that sleeps 50 µs after 8 empty polls in a row (a back-off).
+    for truth in [0.1, 0.3, 0.6] {
+        let mut core = Core::new(400.0, 60.0, 60.0, 13);
+        let mut est = LoadEstimator::new(cfg());
+        core.run_with_backoff(&mut est, truth, 0.5 * HZ as f64, 8, 50_000.0);
+        core.run_with_backoff(&mut est, truth, 1.05 * HZ as f64, 8, 50_000.0);
+        let r = est.report().clone();
+        assert!(
+            r.stolen_fraction < 0.01,
+            "sleep is not stolen: {}",
+            r.stolen_fraction
+        );
+        assert!(
+            (r.load - truth).abs() < 0.03,
+            "at {truth}: load {} (sleeping must not inflate it)",
+            r.load
+        );
+    }
 }
 
 #[test]

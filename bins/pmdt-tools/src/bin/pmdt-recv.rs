@@ -20,7 +20,7 @@ use pmdt_tools::cli_error::{self, CliError};
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::link_args::{LinkArgs, Role};
 use pmdt_tools::progress::Progress;
-use pmdt_tools::summary::{hex, FlowSummary, Summary};
+use pmdt_tools::summary::{hex, FlowSummary, LoadSampler, Summary};
 use pmdt_tools::transport_args::TransportArgs;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -226,6 +226,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let mut accepted = 0usize;
     let mut progress: Option<Progress> = None;
     let mut first: Option<Instant> = None;
+    let mut load = LoadSampler::default();
     loop {
         if stop.is_set() {
             break;
@@ -256,6 +257,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         if let Some(p) = &mut progress {
             p.update(done.load(Ordering::Relaxed));
+            load.sample(&rt.stats());
         }
     }
     if let Some(p) = &progress {
@@ -278,6 +280,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         results.into_iter().map(|(f, _)| f).collect(),
         &stats,
         &rt_stats,
+        load.summary(),
         seconds,
         stop.is_set(),
     );

@@ -20,7 +20,7 @@ use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::link_args::{LinkArgs, Role};
 use pmdt_tools::pattern::Pattern;
 use pmdt_tools::progress::Progress;
-use pmdt_tools::summary::{hex, FlowSummary, Summary};
+use pmdt_tools::summary::{hex, FlowSummary, LoadSampler, Summary};
 use pmdt_tools::transport_args::TransportArgs;
 use pmdt_tools::units::parse_bytes;
 use serde::{Deserialize, Serialize};
@@ -232,8 +232,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }));
     }
     let mut progress = Progress::new(PROG, (cli.time.is_none()).then_some(total));
+    let mut load = LoadSampler::default();
     while handles.iter().any(|h| !h.is_finished()) {
         progress.update(done.load(Ordering::Relaxed));
+        load.sample(&rt.stats());
         std::thread::sleep(Duration::from_millis(100));
     }
     progress.finish();
@@ -251,6 +253,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         results.into_iter().map(|r| r.summary).collect(),
         &stats,
         &rt_stats,
+        load.summary(),
         seconds,
         stop.is_set(),
     );

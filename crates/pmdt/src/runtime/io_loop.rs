@@ -93,7 +93,9 @@ impl IoLoop {
     ) -> Self {
         let pool = link.pool();
         let max_datagram = ep.config().transport.max_datagram as usize;
-        let est = LoadEstimator::new(EstimatorConfig::new(cycles::hz(), cfg.burst as u32));
+        // Work items per iteration: datagrams received plus datagrams sent (a
+        // transport core is busy sending too), up to an rx burst plus a tx burst.
+        let est = LoadEstimator::new(EstimatorConfig::new(cycles::hz(), cfg.burst as u32 + 32));
         Self {
             pool,
             doorbell: Arc::new(ArrayQueue::new(cfg.max_connections.max(1))),
@@ -128,8 +130,8 @@ impl IoLoop {
         loop {
             let now = Instant::now();
             let tsc = cycles::now();
-            let (n_rx, work) = self.iteration(now);
-            self.estimator.on_poll(tsc, n_rx as u32);
+            let (n_items, work) = self.iteration(now);
+            self.estimator.on_poll(tsc, n_items as u32);
             self.iterations += 1;
             if now >= next_publish {
                 next_publish = now + Duration::from_millis(100);
@@ -168,6 +170,8 @@ impl IoLoop {
                     if !s.is_zero() {
                         std::thread::sleep(s);
                         self.idle_sleeps += 1;
+                        // Slept on purpose: idle time, not time taken by others.
+                        self.estimator.on_idle(cycles::now());
                     }
                     sleep = (sleep * 2).min(max_sleep);
                 }
@@ -212,7 +216,7 @@ impl IoLoop {
         }));
     }
 
-    /// One pass; returns (datagrams received, whether anything happened).
+    /// One pass; returns (datagrams received + sent, whether anything happened).
     fn iteration(&mut self, now: Instant) -> (usize, bool) {
         let mut work = self.control(now);
         // Receive.
@@ -269,7 +273,7 @@ impl IoLoop {
         // Transmit.
         let sent = self.transmit(now);
         self.link.flush(now);
-        (n, work || sent > 0)
+        (n + sent, work || sent > 0)
     }
 
     fn control(&mut self, now: Instant) -> bool {
