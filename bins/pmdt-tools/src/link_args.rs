@@ -71,6 +71,9 @@ pub struct LinkArgs {
     /// Our IPv4 address on the DPDK port (default: receiver 10.88.0.2, sender 10.88.0.1).
     #[arg(long)]
     pub ip: Option<Ipv4Addr>,
+    /// Our MAC address on the DPDK port (default: the device's).
+    #[arg(long)]
+    pub mac: Option<String>,
     /// Our UDP port (default: receiver 9000, sender 9001).
     #[arg(long)]
     pub udp_port: Option<u16>,
@@ -248,6 +251,16 @@ impl LinkArgs {
                         })?;
                     arp.push((ip, mac));
                 }
+                let mac = self
+                    .mac
+                    .as_deref()
+                    .map(|m| {
+                        parse_mac(m).ok_or_else(|| {
+                            CliError::new(format!("--mac {m:?} is not a MAC address"))
+                                .hint("e.g. --mac 02:00:00:00:00:01")
+                        })
+                    })
+                    .transpose()?;
                 let workers = dpdk::lcore::worker_ids();
                 let io = *workers.last().ok_or_else(|| {
                     CliError::new("the EAL has no worker lcore for the I/O loop")
@@ -263,6 +276,7 @@ impl LinkArgs {
                         port: self.port_name(),
                         ip: self.local_ip(role),
                         udp_port: self.local_port(role),
+                        mac,
                         static_arp: arp,
                         pool_size: self.pool_size(),
                         checksum_offload: !self.no_offload,

@@ -86,6 +86,17 @@ fn dpdk_runtime(
     io: IoCore,
     impair: Option<ImpairConfig>,
 ) -> Runtime {
+    dpdk_runtime_mac(eal, port, ip, io, impair, None)
+}
+
+fn dpdk_runtime_mac(
+    eal: &Eal,
+    port: &str,
+    ip: Ipv4Addr,
+    io: IoCore,
+    impair: Option<ImpairConfig>,
+    mac: Option<[u8; 6]>,
+) -> Runtime {
     let mut b = Runtime::builder()
         .transport(transport())
         .ring_slots(1024)
@@ -97,6 +108,7 @@ fn dpdk_runtime(
                 ip,
                 udp_port: 9000,
                 pool_size: 16383,
+                mac,
                 ..Default::default()
             },
         });
@@ -420,7 +432,8 @@ fn junk_frames(dst_mac: [u8; 6]) -> Vec<Vec<u8>> {
 #[test]
 fn tap_interop_with_kernel_udp_both_ways_ping_and_junk() {
     let (eal, _g) = eal();
-    let dp = dpdk_runtime(
+    const MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x77, 0x00, 0x02];
+    let dp = dpdk_runtime_mac(
         &eal,
         "net_tap0",
         TAP_DPDK,
@@ -429,6 +442,7 @@ fn tap_interop_with_kernel_udp_both_ways_ping_and_junk() {
             ids: vec![1],
         },
         None,
+        Some(MAC),
     );
     ip(&format!("addr replace {TAP_HOST}/24 dev pmdtrt0"));
     ip("link set pmdtrt0 up");
@@ -461,6 +475,7 @@ fn tap_interop_with_kernel_udp_both_ways_ping_and_junk() {
         .split(':')
         .map(|h| u8::from_str_radix(h, 16).unwrap())
         .collect();
+    assert_eq!(mac, MAC, "the kernel learned the configured MAC by ARP");
     let junk = junk_frames(mac.clone().try_into().unwrap());
     let injector = thread::spawn(move || {
         for _ in 0..20 {

@@ -276,6 +276,15 @@ impl Port {
         self.enabled_rx_offloads
     }
 
+    /// Sets the port's MAC address (`rte_eth_dev_default_mac_addr_set`); not every
+    /// device supports it.
+    pub fn set_mac(&self, mac: MacAddr) -> Result<()> {
+        let mut a = dpdk_sys::rte_ether_addr { addr_bytes: mac.0 };
+        // SAFETY: valid port id and address struct for the duration of the call.
+        let r = unsafe { dpdk_sys::rte_eth_dev_default_mac_addr_set(self.id(), &mut a) };
+        check(&format!("set MAC {mac} on port {}", self.id()), r).map(|_| ())
+    }
+
     /// Starts the port.
     pub fn start(&self) -> Result<()> {
         // SAFETY: valid, configured port.

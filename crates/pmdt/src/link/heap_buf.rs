@@ -1,20 +1,42 @@
 //! Pooled heap packet buffers for the backends without DPDK mempools (kernel UDP,
-//! in-memory): fixed-size byte blocks recycled through a lock-free queue, shared by
-//! reference count like an mbuf.
+//! in-memory): fixed-size blocks recycled through a lock-free queue and shared by an
+//! atomic reference count, like mbufs. Once the pool is warm, taking, sharing and
+//! releasing a block allocate nothing.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
 
+/// A block and its bookkeeping. Lives in a `Box` that moves between the pool's
+/// free queue and the buffers referring to it.
+struct Slot {
+    refs: AtomicUsize,
+    len: usize,
+    data: Box<[u8]>,
+    /// The pool to return to, held while the block is out (keeps the pool alive).
+    home: Option<Arc<PoolInner>>,
+}
+
 struct PoolInner {
-    free: ArrayQueue<Box<[u8]>>,
+    free: ArrayQueue<Box<Slot>>,
     allocated: AtomicUsize,
     buf_size: usize,
 }
 
+impl PoolInner {
+    fn give_back(&self, mut slot: Box<Slot>) {
+        slot.home = None;
+        slot.len = 0;
+        // The queue holds `count` entries and at most `count` blocks exist; if it
+        // were ever full the block is simply freed.
+        let _ = self.free.push(slot);
+    }
+}
+
 /// A bounded pool of `buf_size`-byte blocks, allocated on first use and then
-/// recycled (no allocation once warm). Cheap to clone; usable from any thread.
+/// recycled. Cheap to clone; usable from any thread.
 #[derive(Clone)]
 pub struct HeapPool(Arc<PoolInner>);
 
@@ -23,7 +45,7 @@ impl std::fmt::Debug for HeapPool {
         f.debug_struct("HeapPool")
             .field("capacity", &self.0.free.capacity())
             .field("buf_size", &self.0.buf_size)
-            .field("allocated", &self.0.allocated.load(Ordering::Relaxed))
+            .field("in_use", &self.in_use())
             .finish()
     }
 }
@@ -50,22 +72,25 @@ impl HeapPool {
 
     /// An empty writable block, or `None` when all `count` are in use.
     pub fn take(&self) -> Option<HeapBufMut> {
-        let data = match self.0.free.pop() {
-            Some(b) => b,
+        let slot = match self.0.free.pop() {
+            Some(s) => s,
             None => {
                 let cap = self.0.free.capacity();
-                let n = self.0.allocated.fetch_add(1, Ordering::Relaxed);
-                if n >= cap {
+                if self.0.allocated.fetch_add(1, Ordering::Relaxed) >= cap {
                     self.0.allocated.fetch_sub(1, Ordering::Relaxed);
                     return None;
                 }
-                vec![0u8; self.0.buf_size].into_boxed_slice()
+                Box::new(Slot {
+                    refs: AtomicUsize::new(0),
+                    len: 0,
+                    data: vec![0u8; self.0.buf_size].into_boxed_slice(),
+                    home: None,
+                })
             }
         };
         Some(HeapBufMut {
-            data: Some(data),
-            len: 0,
-            pool: self.clone(),
+            slot: Some(slot),
+            pool: self.0.clone(),
         })
     }
 
@@ -77,78 +102,92 @@ impl HeapPool {
         b.set_len(n);
         Some(b.freeze())
     }
-
-    fn give_back(&self, data: Box<[u8]>) {
-        // The queue holds `count` entries and at most `count` blocks exist.
-        let _ = self.0.free.push(data);
-    }
 }
 
 /// A block being filled (one owner). [`HeapBufMut::freeze`] makes it shareable.
 pub struct HeapBufMut {
-    data: Option<Box<[u8]>>,
-    len: usize,
-    pool: HeapPool,
+    slot: Option<Box<Slot>>,
+    pool: Arc<PoolInner>,
 }
 
 impl HeapBufMut {
     /// The whole block, to write into.
     pub fn space(&mut self) -> &mut [u8] {
-        self.data.as_deref_mut().expect("present until dropped")
+        &mut self.slot.as_mut().expect("present until frozen").data
     }
 
     /// Sets how many bytes are valid.
     pub fn set_len(&mut self, len: usize) {
-        self.len = len.min(self.pool.buf_size());
+        let s = self.slot.as_mut().expect("present until frozen");
+        s.len = len.min(s.data.len());
     }
 
     /// Makes the block shareable (read-only from now on).
     pub fn freeze(mut self) -> HeapBuf {
-        HeapBuf(Arc::new(Frozen {
-            data: self.data.take(),
-            len: self.len,
-            pool: self.pool.clone(),
-        }))
+        let mut slot = self.slot.take().expect("present until frozen");
+        slot.refs.store(1, Ordering::Relaxed);
+        slot.home = Some(self.pool.clone());
+        HeapBuf(NonNull::from(Box::leak(slot)))
     }
 }
 
 impl Drop for HeapBufMut {
     fn drop(&mut self) {
-        if let Some(d) = self.data.take() {
-            self.pool.give_back(d);
-        }
-    }
-}
-
-struct Frozen {
-    data: Option<Box<[u8]>>,
-    len: usize,
-    pool: HeapPool,
-}
-
-impl Drop for Frozen {
-    fn drop(&mut self) {
-        if let Some(d) = self.data.take() {
-            self.pool.give_back(d);
+        if let Some(s) = self.slot.take() {
+            self.pool.give_back(s);
         }
     }
 }
 
 /// A read-only pooled block shared by reference count; the last reference returns
 /// it to its pool.
-#[derive(Clone)]
-pub struct HeapBuf(Arc<Frozen>);
+pub struct HeapBuf(NonNull<Slot>);
+
+// SAFETY: the block is immutable once frozen and its reference count is atomic, so
+// references may move to and be used from any thread (like `Arc<[u8]>`).
+unsafe impl Send for HeapBuf {}
+// SAFETY: as above; shared access is read-only.
+unsafe impl Sync for HeapBuf {}
 
 impl HeapBuf {
+    fn slot(&self) -> &Slot {
+        // SAFETY: the slot lives until the last reference drops, and we are one.
+        unsafe { self.0.as_ref() }
+    }
+
     /// The valid bytes.
+    #[inline]
     pub fn bytes(&self) -> &[u8] {
-        &self.0.data.as_deref().expect("present until dropped")[..self.0.len]
+        let s = self.slot();
+        &s.data[..s.len]
+    }
+}
+
+impl Clone for HeapBuf {
+    fn clone(&self) -> Self {
+        self.slot().refs.fetch_add(1, Ordering::Relaxed);
+        HeapBuf(self.0)
+    }
+}
+
+impl Drop for HeapBuf {
+    fn drop(&mut self) {
+        if self.slot().refs.fetch_sub(1, Ordering::Release) != 1 {
+            return;
+        }
+        fence(Ordering::Acquire);
+        // SAFETY: we held the last reference: nobody else can reach the slot, which
+        // came from Box::leak in `freeze`.
+        let mut slot = unsafe { Box::from_raw(self.0.as_ptr()) };
+        if let Some(home) = slot.home.take() {
+            home.give_back(slot);
+        }
     }
 }
 
 impl std::fmt::Debug for HeapBuf {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "HeapBuf({} bytes)", self.0.len)
+        write!(f, "HeapBuf({} bytes)", self.slot().len)
     }
 }
 
@@ -173,5 +212,24 @@ mod tests {
         assert_eq!(c.bytes(), b"x");
         drop((b, c));
         assert_eq!(pool.in_use(), 0);
+    }
+
+    #[test]
+    fn references_cross_threads_and_outlive_the_pool_handle() {
+        let pool = HeapPool::new(64, 32);
+        let bufs: Vec<HeapBuf> = (0..64u8)
+            .map(|i| pool.copy_from(&[i; 8]).unwrap())
+            .collect();
+        drop(pool); // blocks keep their pool alive
+        let handles: Vec<_> = (0..4)
+            .map(|_| {
+                let mine: Vec<HeapBuf> = bufs.to_vec();
+                std::thread::spawn(move || mine.iter().map(|b| b.bytes()[0] as u64).sum::<u64>())
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap(), (0..64u64).sum::<u64>());
+        }
+        drop(bufs);
     }
 }

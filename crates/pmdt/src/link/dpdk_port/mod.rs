@@ -36,6 +36,8 @@ pub struct DpdkLinkConfig {
     pub ip: Ipv4Addr,
     /// Our UDP port.
     pub udp_port: u16,
+    /// Our MAC address (None: the device's own).
+    pub mac: Option<[u8; 6]>,
     /// Static ARP entries.
     pub static_arp: Vec<(Ipv4Addr, [u8; 6])>,
     /// Queue pairs to configure (each I/O lcore drives one).
@@ -69,6 +71,7 @@ impl Default for DpdkLinkConfig {
             port: "0".into(),
             ip: Ipv4Addr::new(10, 0, 0, 1),
             udp_port: 9000,
+            mac: None,
             static_arp: Vec::new(),
             queues: 1,
             rx_desc: 1024,
@@ -133,9 +136,12 @@ impl DpdkLink {
         let need = (dpdk::sys::RTE_ETH_TX_OFFLOAD_IPV4_CKSUM
             | dpdk::sys::RTE_ETH_TX_OFFLOAD_UDP_CKSUM) as u64;
         let offload = cfg.checksum_offload && port.enabled_tx_offloads() & need == need;
+        if let Some(m) = cfg.mac {
+            port.set_mac(MacAddr(m))?;
+        }
         port.start()?;
         let port = Arc::new(port);
-        let MacAddr(mac) = info.mac;
+        let MacAddr(mac) = cfg.mac.map_or(info.mac, MacAddr);
         Ok(rxqs
             .into_iter()
             .zip(txqs)
