@@ -163,10 +163,12 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let capacity = find_capacity(&mut gen, args)?;
     eprintln!("capacity: {capacity:.0} pps");
     let mut rows = Vec::new();
+    let sweep_start = std::time::Instant::now();
     for pct in (5..=110).step_by(5) {
         let target = pct as f64 / 100.0;
         let r = gen.step(target * capacity, args.warmup, args.measure);
-        let row = to_row(target, capacity, &r);
+        let mut row = to_row(target, capacity, &r);
+        row.t_s = sweep_start.elapsed().as_secs_f64();
         eprintln!(
             "target {:>3}%: theoretical {:5.1}%  m1 {:5.1}%  m2 {:5.1}%  m3 {:5.1}%  ours {:5.1}%  risk {:.2}  dropped {}",
             pct,
@@ -180,27 +182,20 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         );
         rows.push(row);
     }
+    let sweep_s = sweep_start.elapsed().as_secs_f64();
+    eprintln!("capacity again, after the sweep...");
+    let capacity_end = find_capacity(&mut gen, args)?;
+    eprintln!("capacity after: {capacity_end:.0} pps");
+    for r in &mut rows {
+        let c = capacity + (capacity_end - capacity) * (r.t_s / sweep_s);
+        r.theoretical_drift = r.offered_pps / c;
+    }
     let false_alarms = rows
         .iter()
         .filter(|r| r.theoretical < 0.85 && r.warned && r.dropped == 0)
         .count();
-    let accuracy = [
-        "method 1 (non-empty iterations)",
-        "method 2 (1 s window)",
-        "method 3 (busy cycles)",
-        "ours",
-    ]
-    .iter()
-    .enumerate()
-    .map(|(i, name)| {
-        let pts: Vec<(f64, f64)> = rows
-            .iter()
-            .filter(|r| (0.095..=0.905).contains(&r.theoretical))
-            .map(|r| (r.theoretical, [r.method1, r.method2, r.method3, r.ours][i]))
-            .collect();
-        analysis::accuracy(name, &pts)
-    })
-    .collect();
+    let accuracy = methods_accuracy(&rows, |r| r.theoretical);
+    let accuracy_vs_drift = methods_accuracy(&rows, |r| r.theoretical_drift);
 
     eprintln!("ramp past capacity...");
     let ramp = ramp(&mut gen, capacity, hz);
@@ -225,6 +220,8 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     let out = SweepOutput {
         settings: serde_json::to_value(args)?,
         capacity_pps: capacity,
+        capacity_end_pps: capacity_end,
+        accuracy_vs_drift,
         rows,
         accuracy,
         ramp: Some(ramp),
@@ -239,11 +236,34 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Accuracy of every method over 10–90% of the reference `reference(row)`.
+fn methods_accuracy(rows: &[Row], reference: impl Fn(&Row) -> f64) -> Vec<analysis::Accuracy> {
+    [
+        "method 1 (non-empty iterations)",
+        "method 2 (1 s window)",
+        "method 3 (busy cycles)",
+        "ours",
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, name)| {
+        let pts: Vec<(f64, f64)> = rows
+            .iter()
+            .filter(|r| (0.095..=0.905).contains(&reference(r)))
+            .map(|r| (reference(r), [r.method1, r.method2, r.method3, r.ours][i]))
+            .collect();
+        analysis::accuracy(name, &pts)
+    })
+    .collect()
+}
+
 fn to_row(target: f64, capacity: f64, r: &StepResult) -> Row {
     Row {
         target,
         offered_pps: r.offered_pps,
         theoretical: r.offered_pps / capacity,
+        t_s: 0.0,
+        theoretical_drift: r.offered_pps / capacity,
         method1: r.mean.method1_nonempty_iterations,
         method2: r.mean.method2_nonempty_time_window,
         method3: r.mean.method3_busy_cycles,
