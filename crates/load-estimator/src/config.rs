@@ -29,6 +29,9 @@ pub struct EstimatorConfig {
     pub stolen_min_cycles: u64,
     /// Rx descriptor ring size (for occupancy-based risk); 0 if unknown.
     pub rx_ring_size: u32,
+    /// Consecutive risky reports (drop risk ≥ 0.5) before the warning is raised:
+    /// filters spikes from a short stall of the machine (default 10 = 100 ms).
+    pub warn_after_reports: u32,
 }
 
 impl Default for EstimatorConfig {
@@ -46,6 +49,7 @@ impl Default for EstimatorConfig {
             stolen_factor: 20,
             stolen_min_cycles: hz / 50_000, // 20 µs
             rx_ring_size: 0,
+            warn_after_reports: 10,
         }
     }
 }

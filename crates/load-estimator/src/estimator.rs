@@ -260,7 +260,7 @@ impl LoadEstimator {
         } else {
             0
         };
-        r.drop_warning = self.risk_run >= 2;
+        r.drop_warning = self.risk_run >= self.cfg.warn_after_reports.max(1);
         r.time_to_overflow_s = if load > 1.0 && self.cfg.rx_ring_size > 0 {
             let excess = (load - 1.0) * r.capacity_pps;
             let free = self.cfg.rx_ring_size as f64 * (1.0 - r.rx_occupancy);

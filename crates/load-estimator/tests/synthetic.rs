@@ -293,3 +293,28 @@ fn reports_are_readable_from_another_thread_and_serialize() {
     let back: LoadReport = serde_json::from_str(&json).unwrap();
     assert_eq!(&back, est.report());
 }
+
+#[test]
+fn a_short_busy_spike_without_drops_raises_no_warning() {
+    let mut core = Core::new(400.0, 60.0, 60.0, 17);
+    let mut est = LoadEstimator::new(cfg());
+    core.run(&mut est, 0.5, 0.5 * HZ as f64, None);
+    let mut warned = false;
+    // 30 ms at 99% of capacity (three reports), then back to 50%.
+    for _ in 0..15 {
+        core.run(&mut est, 0.99, 0.002 * HZ as f64, None);
+        warned |= est.report().drop_warning;
+    }
+    for _ in 0..100 {
+        core.run(&mut est, 0.5, 0.002 * HZ as f64, None);
+        warned |= est.report().drop_warning;
+    }
+    assert_eq!(core.drops, 0, "the ring absorbed the spike");
+    assert!(!warned, "a 30 ms spike is not a sustained risk");
+    // The same spike held for 300 ms does warn (drops may follow).
+    for _ in 0..150 {
+        core.run(&mut est, 0.99, 0.002 * HZ as f64, None);
+        warned |= est.report().drop_warning;
+    }
+    assert!(warned, "a sustained risk is reported");
+}
