@@ -4,6 +4,7 @@
 
 pub mod cli_error;
 pub mod config_file;
+pub mod entry;
 pub mod interrupt;
 pub mod link_args;
 pub mod pattern;

@@ -2,11 +2,10 @@
 //! model (held in time order when delayed) to the other port. Mbufs are moved, never
 //! copied; duplicates are extra references.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::time::Instant;
 
 use dpdk::{Mbuf, MbufBatch, RxQueue, TxQueue};
+use pmdt::link::delay_line::DelayLine;
 use pmdt::link::impair_model::{Fate, ImpairModel};
 use serde::Serialize;
 
@@ -31,36 +30,12 @@ pub struct PathStats {
     pub held: u64,
 }
 
-struct Held {
-    at: Instant,
-    seq: u64,
-    m: Mbuf,
-}
-
-impl PartialEq for Held {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Held {}
-impl PartialOrd for Held {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Held {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(o.at, o.seq))
-    }
-}
-
 /// Ingress queue → model → egress queue.
 pub struct WanPath {
     rx: RxQueue,
     tx: TxQueue,
     model: Option<ImpairModel>,
-    held: BinaryHeap<Reverse<Held>>,
-    seq: u64,
+    held: DelayLine<Mbuf>,
     rx_batch: MbufBatch<32>,
     tx_batch: MbufBatch<32>,
     /// Counters.
@@ -74,8 +49,7 @@ impl WanPath {
             rx,
             tx,
             model,
-            held: BinaryHeap::new(),
-            seq: 0,
+            held: DelayLine::default(),
             rx_batch: MbufBatch::default(),
             tx_batch: MbufBatch::default(),
             stats: PathStats::default(),
@@ -87,15 +61,6 @@ impl WanPath {
             drop(m);
             self.stats.tx_full += 1;
         }
-    }
-
-    fn hold(&mut self, at: Instant, m: Mbuf) {
-        self.seq += 1;
-        self.held.push(Reverse(Held {
-            at,
-            seq: self.seq,
-            m,
-        }));
     }
 
     /// One pass; returns whether anything moved.
@@ -120,23 +85,22 @@ impl WanPath {
                     if let Some(d) = duplicate_at {
                         self.stats.duplicated += 1;
                         let copy = m.clone_ref();
-                        self.hold(d, copy);
+                        self.held.push(d, copy);
                     }
                     if at <= now && self.held.is_empty() {
                         self.emit(m);
                     } else {
-                        self.hold(at, m);
+                        self.held.push(at, m);
                     }
                 }
             }
         }
         self.rx_batch = batch;
-        while let Some(Reverse(h)) = self.held.peek() {
-            if h.at > now || self.tx_batch.is_full() {
+        while !self.tx_batch.is_full() {
+            let Some(m) = self.held.pop_due(now) else {
                 break;
-            }
-            let Reverse(h) = self.held.pop().expect("peeked");
-            self.emit(h.m);
+            };
+            self.emit(m);
         }
         self.stats.held = self.held.len() as u64;
         let queued = self.tx_batch.len();
@@ -149,6 +113,6 @@ impl WanPath {
 
     /// When the next held frame is due.
     pub fn next_due(&self) -> Option<Instant> {
-        self.held.peek().map(|Reverse(h)| h.at)
+        self.held.next_due()
     }
 }

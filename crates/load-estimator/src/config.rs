@@ -29,8 +29,9 @@ pub struct EstimatorConfig {
     pub stolen_min_cycles: u64,
     /// Rx descriptor ring size (for occupancy-based risk); 0 if unknown.
     pub rx_ring_size: u32,
-    /// Consecutive risky reports (drop risk ≥ 0.5) before the warning is raised:
-    /// filters spikes from a short stall of the machine (default 10 = 100 ms).
+    /// The warning is raised when at least this many of the last 10 reports were
+    /// risky (drop risk ≥ 0.5): a spike of a few reports (a short stall of the
+    /// machine) is filtered, an intermittent but sustained risk is not (default 5).
     pub warn_after_reports: u32,
 }
 
@@ -49,7 +50,7 @@ impl Default for EstimatorConfig {
             stolen_factor: 20,
             stolen_min_cycles: hz / 50_000, // 20 µs
             rx_ring_size: 0,
-            warn_after_reports: 10,
+            warn_after_reports: 5,
         }
     }
 }

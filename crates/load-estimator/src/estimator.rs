@@ -46,7 +46,7 @@ pub struct LoadEstimator {
     window: WindowTotals,
     m1: WindowTotals,
     report: LoadReport,
-    risk_run: u32,
+    risk_history: u16,
     rx_pending: Option<u32>,
     cell: Arc<ArcSwap<LoadReport>>,
 }
@@ -91,7 +91,7 @@ impl LoadEstimator {
             window: WindowTotals::default(),
             m1: WindowTotals::default(),
             report: LoadReport::default(),
-            risk_run: 0,
+            risk_history: 0,
             rx_pending: None,
             cell: Arc::new(ArcSwap::from_pointee(LoadReport::default())),
             cfg,
@@ -255,12 +255,10 @@ impl LoadEstimator {
         let from_bursts = ((r.full_burst_fraction - 0.3) / 0.5).clamp(0.0, 1.0);
         let from_ring = ((r.rx_occupancy - 0.25) / 0.5).clamp(0.0, 1.0);
         r.drop_risk = from_load.max(from_bursts).max(from_ring);
-        self.risk_run = if r.drop_risk >= 0.5 {
-            self.risk_run + 1
-        } else {
-            0
-        };
-        r.drop_warning = self.risk_run >= self.cfg.warn_after_reports.max(1);
+        // One bit per report, newest lowest; the last 10 count.
+        self.risk_history = (self.risk_history << 1) | u16::from(r.drop_risk >= 0.5);
+        let risky = (self.risk_history & 0x3ff).count_ones();
+        r.drop_warning = risky >= self.cfg.warn_after_reports.clamp(1, 10);
         r.time_to_overflow_s = if load > 1.0 && self.cfg.rx_ring_size > 0 {
             let excess = (load - 1.0) * r.capacity_pps;
             let free = self.cfg.rx_ring_size as f64 * (1.0 - r.rx_occupancy);

@@ -22,6 +22,12 @@ use pmdt::link::udp::UdpLinkConfig;
 use pmdt::runtime::{Backend, IoCore, Runtime};
 use pmdt::TransportConfig;
 
+mod common;
+use common::{data, transfer};
+
+/// Writes of this size exercise packets that cut application writes.
+const WRITE: usize = 64 * 1024 + 17;
+
 const VDEVS: &[&str] = &[
     "net_memif0,role=server,socket=/tmp/pmdt-rt-memif.sock,id=3",
     "net_memif1,role=client,socket=/tmp/pmdt-rt-memif.sock,id=3",
@@ -55,18 +61,6 @@ fn eal() -> (Eal, MutexGuard<'static, ()>) {
         })
         .clone();
     (eal, guard)
-}
-
-fn data(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
 }
 
 fn transport() -> TransportConfig {
@@ -118,54 +112,6 @@ fn dpdk_runtime_mac(
     b.start().expect("runtime on a DPDK port")
 }
 
-/// Sends each payload over its own connection from `client` to `server` and checks
-/// every byte.
-fn transfer(client: &Runtime, server: &Runtime, to: SocketAddr, payloads: Vec<Vec<u8>>) {
-    let listener = server.listen(0).unwrap();
-    let n = payloads.len();
-    let rx = thread::spawn(move || {
-        let mut got: Vec<Vec<u8>> = (0..n)
-            .map(|_| {
-                let mut s = listener.accept().unwrap();
-                thread::spawn(move || {
-                    let mut v = Vec::new();
-                    s.read_to_end(&mut v).unwrap();
-                    v
-                })
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|h| h.join().unwrap())
-            .collect();
-        got.sort();
-        got
-    });
-    let senders: Vec<_> = payloads
-        .iter()
-        .cloned()
-        .map(|p| {
-            let mut s = client.connect(to).unwrap();
-            thread::spawn(move || {
-                for part in p.chunks(64 * 1024 + 17) {
-                    s.write_all(part).unwrap();
-                }
-                s.close().unwrap();
-            })
-        })
-        .collect();
-    for s in senders {
-        s.join().unwrap();
-    }
-    let mut want = payloads;
-    want.sort();
-    let got = rx.join().unwrap();
-    assert_eq!(got.len(), want.len());
-    for (g, w) in got.iter().zip(&want) {
-        assert_eq!(g.len(), w.len());
-        assert!(g == w, "received bytes differ");
-    }
-}
-
 #[test]
 fn memif_transfers_plain_impaired_and_many_connections() {
     let (eal, _g) = eal();
@@ -187,22 +133,7 @@ fn memif_transfers_plain_impaired_and_many_connections() {
         None,
     );
     let to: SocketAddr = "10.1.0.2:9000".parse().unwrap();
-    if std::env::var("DBG").is_ok() {
-        thread::scope(|sc| {
-            sc.spawn(|| {
-                for _ in 0..8 {
-                    thread::sleep(Duration::from_secs(1));
-                    let (x, y) = (a.stats().loops[0].clone(), b.stats().loops[0].clone());
-                    eprintln!(
-                        "A {:?} {:?}\nB {:?} {:?}",
-                        x.link, x.endpoint, y.link, y.endpoint
-                    );
-                }
-            });
-            transfer(&a, &b, to, vec![data(8_000_000, 1)]);
-        });
-    }
-    transfer(&a, &b, to, vec![data(8_000_000, 1)]);
+    transfer(&a, &b, to, vec![data(8_000_000, 1)], WRITE);
     transfer(
         &a,
         &b,
@@ -210,6 +141,7 @@ fn memif_transfers_plain_impaired_and_many_connections() {
         (0..16)
             .map(|i| data(100_000 + i * 999, 20 + i as u64))
             .collect(),
+        WRITE,
     );
     thread::sleep(Duration::from_millis(150));
     let sa = a.stats().loops[0].clone();
@@ -261,6 +193,7 @@ fn memif_transfers_plain_impaired_and_many_connections() {
         &b,
         "10.2.0.2:9000".parse().unwrap(),
         vec![data(3_000_000, 3)],
+        WRITE,
     );
     thread::sleep(Duration::from_millis(150));
     let sa = a.stats().loops[0].link.clone();
@@ -488,6 +421,7 @@ fn tap_interop_with_kernel_udp_both_ways_ping_and_junk() {
         &dp,
         SocketAddr::from((TAP_DPDK, 9000)),
         vec![data(4_000_000, 8)],
+        WRITE,
     );
     injector.join().unwrap();
     thread::sleep(Duration::from_millis(150));
@@ -501,7 +435,7 @@ fn tap_interop_with_kernel_udp_both_ways_ping_and_junk() {
     // DPDK → kernel UDP.
     let kernel_addr = kernel.local_addr();
     let started = Instant::now();
-    transfer(&dp, &kernel, kernel_addr, vec![data(4_000_000, 9)]);
+    transfer(&dp, &kernel, kernel_addr, vec![data(4_000_000, 9)], WRITE);
     assert!(started.elapsed() < Duration::from_secs(60));
 }
 
@@ -537,6 +471,7 @@ fn two_queue_pairs_two_io_loops_each_with_its_own_connections() {
         &b,
         to,
         (0..4).map(|i| data(1_000_000, 40 + i)).collect(),
+        WRITE,
     );
     thread::sleep(Duration::from_millis(150));
     let (sa, sb) = (a.stats(), b.stats());

@@ -13,17 +13,8 @@ use pmdt::link::Link;
 use pmdt::runtime::{Backend, Runtime, RuntimeBuilder};
 use pmdt::{CloseReason, TransportConfig};
 
-fn data(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
+mod common;
+use common::{data, transfer};
 
 fn transport() -> TransportConfig {
     TransportConfig {
@@ -53,52 +44,10 @@ fn memory_pair(impair: Option<ImpairConfig>) -> (Runtime, Runtime, SocketAddr) {
     (client.start().unwrap(), server.start().unwrap(), b)
 }
 
-/// Sends `payloads` over one connection each and checks every byte on the far side.
-fn transfer(client: &Runtime, server: &Runtime, to: SocketAddr, payloads: Vec<Vec<u8>>) {
-    let listener = server.listen(0).unwrap();
-    let n = payloads.len();
-    let rx = thread::spawn(move || {
-        let mut got = Vec::new();
-        for _ in 0..n {
-            let mut s = listener.accept().unwrap();
-            got.push(thread::spawn(move || {
-                let mut v = Vec::new();
-                s.read_to_end(&mut v).unwrap();
-                v
-            }));
-        }
-        let mut all: Vec<Vec<u8>> = got.into_iter().map(|h| h.join().unwrap()).collect();
-        all.sort();
-        all
-    });
-    let mut senders = Vec::new();
-    for p in payloads.clone() {
-        let mut s = client.connect(to).unwrap();
-        senders.push(thread::spawn(move || {
-            // Uneven write sizes exercise partial chunks.
-            for part in p.chunks(7001) {
-                s.write_all(part).unwrap();
-            }
-            s.close().unwrap();
-        }));
-    }
-    for s in senders {
-        s.join().unwrap();
-    }
-    let mut want = payloads;
-    want.sort();
-    let got = rx.join().unwrap();
-    assert_eq!(got.len(), want.len());
-    for (g, w) in got.iter().zip(&want) {
-        assert_eq!(g.len(), w.len());
-        assert!(g == w, "received bytes differ");
-    }
-}
-
 #[test]
 fn transfers_verified_bytes_over_memory_link() {
     let (c, s, to) = memory_pair(None);
-    transfer(&c, &s, to, vec![data(3_000_000, 1)]);
+    transfer(&c, &s, to, vec![data(3_000_000, 1)], 7001);
     thread::sleep(Duration::from_millis(150)); // a stats period
     let st = c.stats();
     assert_eq!(st.loops.len(), 1);
@@ -116,7 +65,7 @@ fn transfers_through_loss_reordering_and_duplication() {
         ..Default::default()
     };
     let (c, s, to) = memory_pair(Some(imp));
-    transfer(&c, &s, to, vec![data(1_000_000, 2), data(500_000, 3)]);
+    transfer(&c, &s, to, vec![data(1_000_000, 2), data(500_000, 3)], 7001);
     thread::sleep(Duration::from_millis(150)); // a stats period
     let st = c.stats().loops[0].link.clone();
     assert!(st.impair_lost > 0 && st.impair_reordered > 0 && st.impair_duplicated > 0);
@@ -128,7 +77,7 @@ fn many_concurrent_connections() {
     let payloads = (0..24)
         .map(|i| data(40_000 + i * 1000, 10 + i as u64))
         .collect();
-    transfer(&c, &s, to, payloads);
+    transfer(&c, &s, to, payloads, 7001);
 }
 
 #[test]
@@ -146,7 +95,7 @@ fn kernel_udp_backend_transfers() {
     let server = udp("127.0.0.1:0");
     let client = udp("127.0.0.1:0");
     let to = server.local_addr();
-    transfer(&client, &server, to, vec![data(2_000_000, 4)]);
+    transfer(&client, &server, to, vec![data(2_000_000, 4)], 7001);
 }
 
 #[test]
@@ -234,7 +183,7 @@ fn pcap_capture_is_readable_and_holds_ip_udp_datagrams() {
         .backend(Backend::Links(vec![Box::new(lb) as Box<dyn Link>]))
         .start()
         .unwrap();
-    transfer(&client, &server, b, vec![data(100_000, 6)]);
+    transfer(&client, &server, b, vec![data(100_000, 6)], 7001);
     client.shutdown().unwrap(); // flushes the capture
     let mut r = PcapReader::new(std::fs::File::open(&path).unwrap()).unwrap();
     assert_eq!(r.header().datalink, pcap_file::DataLink::RAW);

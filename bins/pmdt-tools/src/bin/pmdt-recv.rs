@@ -302,13 +302,5 @@ fn run(cli: Cli) -> Result<i32, CliError> {
 }
 
 fn main() {
-    let cli = pmdt_tools::config_file::parse::<Cli>(|c| c.config.clone())
-        .unwrap_or_else(|e| e.exit(PROG, 2));
-    match run(cli) {
-        Ok(code) => {
-            let _ = std::io::stdout().flush();
-            std::process::exit(code)
-        }
-        Err(e) => e.exit(PROG, 1),
-    }
+    pmdt_tools::entry::run_tool::<Cli>(PROG, |c| c.config.clone(), run)
 }

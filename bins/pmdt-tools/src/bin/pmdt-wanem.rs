@@ -6,7 +6,6 @@
 //! Default topology (one host): port A is a memif server on /tmp/pmdt-wan-a.sock
 //! (connect pmdt-send there), port B one on /tmp/pmdt-wan-b.sock (connect pmdt-recv).
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -294,13 +293,5 @@ fn run(cli: Cli) -> Result<i32, CliError> {
 }
 
 fn main() {
-    let cli = pmdt_tools::config_file::parse::<Cli>(|c| c.config.clone())
-        .unwrap_or_else(|e| e.exit(PROG, 2));
-    match run(cli) {
-        Ok(code) => {
-            let _ = std::io::stdout().flush();
-            std::process::exit(code)
-        }
-        Err(e) => e.exit(PROG, 1),
-    }
+    pmdt_tools::entry::run_tool::<Cli>(PROG, |c| c.config.clone(), run)
 }

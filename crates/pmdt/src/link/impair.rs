@@ -2,46 +2,26 @@
 //! [`ImpairModel`]). The payload of a delayed datagram stays in its shared buffer
 //! (no copy).
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::net::SocketAddr;
 use std::time::Instant;
 
+use super::delay_line::DelayLine;
 use super::impair_model::{Fate, ImpairModel};
 pub use super::impair_model::{GilbertElliott, ImpairConfig};
 use super::{Buffer, BufferPool, HeapBuf, HeapPool, Link, LinkStats, Outgoing, PayloadSlice};
 
+/// A datagram waiting in the delay line (its payload by reference).
 struct Held {
-    at: Instant,
-    seq: u64,
     to: SocketAddr,
     header: HeapBuf,
     payload: Option<(Buffer, usize, usize)>,
-}
-
-impl PartialEq for Held {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Held {}
-impl PartialOrd for Held {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Held {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.at, self.seq).cmp(&(o.at, o.seq))
-    }
 }
 
 /// A link whose sends go through impairments.
 pub struct Impaired<L: Link> {
     inner: L,
     model: ImpairModel,
-    held: BinaryHeap<Reverse<Held>>,
-    seq: u64,
+    held: DelayLine<Held>,
     headers: HeapPool,
     stats: LinkStats,
 }
@@ -52,8 +32,7 @@ impl<L: Link> Impaired<L> {
         Ok(Self {
             inner,
             model: ImpairModel::new(cfg)?,
-            held: BinaryHeap::new(),
-            seq: 0,
+            held: DelayLine::default(),
             headers: HeapPool::new(64 * 1024, 2048),
             stats: LinkStats::default(),
         })
@@ -68,23 +47,22 @@ impl<L: Link> Impaired<L> {
         let Some(header) = self.headers.copy_from(pkt.header) else {
             return false;
         };
-        self.seq += 1;
-        self.held.push(Reverse(Held {
+        self.held.push(
             at,
-            seq: self.seq,
-            to: pkt.to,
-            header,
-            payload: pkt.payload.map(|p| (p.buf.share(), p.start, p.len)),
-        }));
+            Held {
+                to: pkt.to,
+                header,
+                payload: pkt.payload.map(|p| (p.buf.share(), p.start, p.len)),
+            },
+        );
         true
     }
 
     fn release_due(&mut self, now: Instant) {
-        while let Some(Reverse(h)) = self.held.peek() {
-            if h.at > now || self.inner.tx_room() == 0 {
+        while self.inner.tx_room() > 0 {
+            let Some(h) = self.held.pop_due(now) else {
                 break;
-            }
-            let Reverse(h) = self.held.pop().expect("peeked");
+            };
             let out = Outgoing {
                 to: h.to,
                 header: h.header.bytes(),
@@ -145,7 +123,7 @@ impl<L: Link> Link for Impaired<L> {
     }
 
     fn next_deadline(&self) -> Option<Instant> {
-        let mine = self.held.peek().map(|Reverse(h)| h.at);
+        let mine = self.held.next_due();
         match (mine, self.inner.next_deadline()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

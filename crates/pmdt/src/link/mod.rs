@@ -8,6 +8,7 @@
 //! shared buffer, and hands received datagrams over inside the buffer they arrived in.
 
 mod buffer;
+pub mod delay_line;
 #[cfg(feature = "dpdk")]
 pub mod dpdk_port;
 mod heap_buf;

@@ -95,6 +95,8 @@ pub struct DpdkLink {
     offload: bool,
     name: String,
     arp: ArpTable,
+    /// The last peer sent to (most packets go to the same one): skips the table.
+    last_peer: Option<(Ipv4Addr, [u8; 6])>,
     rx: MbufBatch<BURST>,
     tx: MbufBatch<BURST>,
     stats: LinkStats,
@@ -156,6 +158,7 @@ impl DpdkLink {
                 udp_port: cfg.udp_port,
                 offload,
                 arp: ArpTable::with_static(&cfg.static_arp),
+                last_peer: None,
                 rx: MbufBatch::default(),
                 tx: MbufBatch::default(),
                 stats: LinkStats::default(),
@@ -194,6 +197,7 @@ impl DpdkLink {
             Frame::Arp(p) => {
                 let sender = Ipv4Addr::from(p.sender_ipv4);
                 self.arp.learn(sender, p.sender_mac);
+                self.last_peer = None;
                 if p.operation == etherparse::ArpOperation::REQUEST
                     && p.target_ipv4 == self.ip.octets()
                 {
@@ -212,6 +216,7 @@ impl DpdkLink {
                 data,
             } => {
                 self.arp.learn(ip, mac);
+                self.last_peer = None;
                 let d = &m.data()[data.0..data.0 + data.1];
                 if let Some(reply) = frame::echo_reply((self.mac, self.ip), (mac, ip), id, seq, d) {
                     self.queue_frame(&reply);
@@ -275,6 +280,7 @@ impl Link for DpdkLink {
                     }
                     if self.arp.lookup(*from.ip()).is_none() {
                         self.arp.learn(*from.ip(), from_mac);
+                        self.last_peer = None;
                     }
                     self.stats.rx_datagrams += 1;
                     self.stats.rx_bytes += len as u64;
@@ -306,7 +312,11 @@ impl Link for DpdkLink {
             self.stats.tx_dropped += 1;
             return false;
         }
-        let Some(dst_mac) = self.arp.lookup(*dst.ip()) else {
+        let cached = self
+            .last_peer
+            .filter(|(ip, _)| ip == dst.ip())
+            .map(|(_, mac)| mac);
+        let Some(dst_mac) = cached.or_else(|| self.arp.lookup(*dst.ip())) else {
             self.stats.arp_unresolved_drops += 1;
             if self.arp.should_ask(*dst.ip(), now) {
                 let req = frame::arp_request(self.mac, self.ip, *dst.ip());
@@ -315,6 +325,7 @@ impl Link for DpdkLink {
             }
             return false;
         };
+        self.last_peer = Some((*dst.ip(), dst_mac));
         let Ok(mut m) = self.pool.alloc() else {
             self.stats.tx_dropped += 1;
             return false;
