@@ -47,6 +47,8 @@ fn sweep_runs_and_writes_csv_json_markdown_and_png() {
     assert!(json["capacity_end_pps"].as_f64().unwrap() > 0.0);
     assert_eq!(json["accuracy_vs_drift"].as_array().unwrap().len(), 4);
     assert!(json["rows"][0]["theoretical_drift"].as_f64().unwrap() > 0.0);
+    assert!(json["rows"][0]["capacity_local_pps"].as_f64().unwrap() > 0.0);
+    assert_eq!(json["accuracy_vs_local"].as_array().unwrap().len(), 4);
     let md = std::fs::read_to_string(dir.join("sweep.md")).unwrap();
     assert!(md.contains("| theoretical load |"));
     let png = std::fs::read(dir.join("sweep.png")).unwrap();
