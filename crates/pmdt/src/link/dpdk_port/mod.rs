@@ -192,7 +192,7 @@ impl DpdkLink {
         let _ = self.tx.push(m);
     }
 
-    fn handle_control(&mut self, m: &Mbuf, f: Frame, now: Instant) {
+    fn handle_control(&mut self, m: &Mbuf, f: Frame) {
         match f {
             Frame::Arp(p) => {
                 let sender = Ipv4Addr::from(p.sender_ipv4);
@@ -228,7 +228,6 @@ impl DpdkLink {
             Frame::BadChecksum => self.stats.rx_bad_checksum += 1,
             Frame::Udp { .. } => {}
         }
-        let _ = now;
     }
 }
 
@@ -245,12 +244,12 @@ impl Link for DpdkLink {
         BufferPool::Mempool(self.pool.clone())
     }
 
-    fn recv(&mut self, now: Instant, out: &mut Vec<Received>, max: usize) -> usize {
+    /// One rx burst per call: at most [`BURST`] frames, whatever `_max` asks.
+    fn recv(&mut self, _now: Instant, out: &mut Vec<Received>, _max: usize) -> usize {
         let n = self.rxq.rx_burst(&mut self.rx);
         if n == 0 {
             return 0;
         }
-        let _ = max; // one burst (at most BURST frames) per call
         let mut got = 0;
         let mut batch = std::mem::take(&mut self.rx);
         for m in batch.drain() {
@@ -292,7 +291,7 @@ impl Link for DpdkLink {
                     });
                     got += 1;
                 }
-                other => self.handle_control(&m, other, now),
+                other => self.handle_control(&m, other),
             }
         }
         self.rx = batch;
