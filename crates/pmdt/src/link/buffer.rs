@@ -72,3 +72,47 @@ impl BufferPool {
         }
     }
 }
+
+/// A thread's stash of empty packet buffers: mbufs come from the mempool 32 at a
+/// time (a thread that is not an EAL lcore has no per-lcore mempool cache, so single
+/// allocations would each hit the shared ring). Unused mbufs return to the pool on
+/// drop.
+#[derive(Default)]
+pub struct BufferStash {
+    #[cfg(feature = "dpdk")]
+    mbufs: dpdk::MbufBatch<32>,
+}
+
+impl std::fmt::Debug for BufferStash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BufferStash")
+    }
+}
+
+impl BufferPool {
+    /// Like [`BufferPool::copy_from`], taking the buffer from `stash` (refilled in
+    /// bulk).
+    pub fn copy_from_stashed(
+        &self,
+        data: &[u8],
+        max: usize,
+        stash: &mut BufferStash,
+    ) -> Option<Buffer> {
+        match self {
+            #[cfg(feature = "dpdk")]
+            BufferPool::Mempool(p) => {
+                if stash.mbufs.is_empty() && p.alloc_bulk(&mut stash.mbufs, 32).is_err() {
+                    return self.copy_from(data, max);
+                }
+                let mut m = stash.mbufs.pop()?;
+                let n = data.len().min(max).min(m.tailroom());
+                m.extend_from_slice(&data[..n]).ok()?;
+                Some(Buffer::Mbuf(m))
+            }
+            _ => {
+                let _ = stash;
+                self.copy_from(data, max)
+            }
+        }
+    }
+}

@@ -22,7 +22,7 @@ pub mod udp;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-pub use buffer::{Buffer, BufferPool};
+pub use buffer::{Buffer, BufferPool, BufferStash};
 pub use heap_buf::{HeapBuf, HeapBufMut, HeapPool};
 pub use stats::LinkStats;
 

@@ -355,6 +355,7 @@ impl IoLoop {
             rx: app_rx,
             cur: None,
             pool: self.pool.clone(),
+            stash: Default::default(),
             chunk: self.chunk,
         }
     }

@@ -3,6 +3,7 @@
 //! the receive side keeps references to the datagrams payloads arrived in until the
 //! I/O loop hands them to the application.
 
+use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::link::{Buffer, BufferPool};
@@ -12,6 +13,9 @@ use crate::send_buffer::SendStorage;
 /// Unacknowledged stream bytes as a queue of whole buffers.
 pub struct ChunkSend {
     chunks: VecDeque<(u64, Buffer)>,
+    /// Index of the chunk found last: sends walk forward, so the next lookup is
+    /// almost always this one or the next.
+    hint: Cell<usize>,
     start: u64,
     end: u64,
     cap: u64,
@@ -25,6 +29,7 @@ impl ChunkSend {
     pub fn new(cap: u64, pool: BufferPool, chunk: usize) -> Self {
         Self {
             chunks: VecDeque::with_capacity((cap as usize / chunk.max(1)).min(1 << 16) + 1),
+            hint: Cell::new(0),
             start: 0,
             end: 0,
             cap,
@@ -54,10 +59,25 @@ impl ChunkSend {
 
     /// The buffer holding stream offset `offset` and the offset's position in it.
     pub fn chunk_at(&self, offset: u64) -> Option<(&Buffer, usize)> {
-        let i = self.chunks.partition_point(|(o, _)| *o <= offset);
-        let (o, b) = self.chunks.get(i.checked_sub(1)?)?;
-        let pos = (offset - o) as usize;
-        (pos < b.bytes().len()).then_some((b, pos))
+        let h = self.hint.get();
+        let hit = |i: usize| {
+            let (o, b) = self.chunks.get(i)?;
+            let pos = offset.checked_sub(*o)? as usize;
+            (pos < b.bytes().len()).then_some((b, pos))
+        };
+        if let Some(found) = hit(h) {
+            return Some(found);
+        }
+        if let Some(found) = hit(h + 1) {
+            self.hint.set(h + 1);
+            return Some(found);
+        }
+        let i = self
+            .chunks
+            .partition_point(|(o, _)| *o <= offset)
+            .checked_sub(1)?;
+        self.hint.set(i);
+        hit(i)
     }
 }
 
@@ -111,6 +131,7 @@ impl SendStorage for ChunkSend {
                 break;
             }
             self.chunks.pop_front();
+            self.hint.set(self.hint.get().saturating_sub(1));
         }
         self.start = self.start.max(offset.min(self.end));
     }
@@ -236,6 +257,10 @@ mod tests {
         assert_eq!((b.bytes().len(), pos), (10, 5));
         let big = pool.copy_from(&[2u8; 20], 20).unwrap();
         assert!(s.push(big).is_err(), "only 10 bytes free");
+        // Backwards (a retransmission) and forwards again after the hint moved.
+        assert_eq!(s.chunk_at(5).unwrap().1, 5);
+        assert_eq!(s.chunk_at(41).unwrap().1, 1);
+        assert_eq!(s.chunk_at(79).unwrap().1, 39);
         s.release_to(80);
         assert_eq!(s.start(), 80);
         assert_eq!(s.contiguous_len(80), 10);

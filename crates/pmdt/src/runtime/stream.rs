@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use super::shared::StreamShared;
 use super::storage::Segment;
 use crate::connection::CloseReason;
-use crate::link::{Buffer, BufferPool};
+use crate::link::{Buffer, BufferPool, BufferStash};
 use crate::stats::ConnectionStats;
 
 /// How long a parked thread sleeps at most before re-checking (a safety net; the
@@ -26,6 +26,7 @@ pub struct Stream {
     pub(crate) rx: rtrb::Consumer<Segment>,
     pub(crate) cur: Option<Segment>,
     pub(crate) pool: BufferPool,
+    pub(crate) stash: BufferStash,
     pub(crate) chunk: usize,
 }
 
@@ -115,7 +116,10 @@ impl Stream {
         self.check_writable()?;
         let mut done = 0;
         while done < data.len() && self.tx.slots() > 0 {
-            let Some(b) = self.pool.copy_from(&data[done..], self.chunk) else {
+            let Some(b) = self
+                .pool
+                .copy_from_stashed(&data[done..], self.chunk, &mut self.stash)
+            else {
                 break;
             };
             done += b.bytes().len();
