@@ -161,6 +161,9 @@ fn file_over_memif_between_two_processes_arrives_intact() {
     assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
     assert!(!d.join("got.bin.part").exists());
     assert!(rj["link"].as_str().unwrap().contains("net_memif0"));
+    // Ports closed, then the EAL shut down cleanly (no holder left behind).
+    assert!(!stderr(&so).contains("warning:"), "{}", stderr(&so));
+    assert!(!stderr(&ro).contains("warning:"), "{}", stderr(&ro));
 }
 
 #[test]

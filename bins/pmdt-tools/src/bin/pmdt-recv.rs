@@ -291,7 +291,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             serde_json::to_string_pretty(&summary).expect("serializable")
         );
     }
-    drop(eal);
+    // Ports are closed by now (the runtime owned them): the EAL goes last.
+    if let Some(e) = eal {
+        if let Err(e) = e.shutdown() {
+            eprintln!("{PROG}: warning: {e}");
+        }
+    }
     Ok(if stop.is_set() {
         130
     } else if failed {

@@ -266,7 +266,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     }
     rt.shutdown()
         .map_err(|e| cli_error::from_io("shutdown", &e))?;
-    drop(eal);
+    // Ports are closed by now (the runtime owned them): the EAL goes last.
+    if let Some(e) = eal {
+        if let Err(e) = e.shutdown() {
+            eprintln!("{PROG}: warning: {e}");
+        }
+    }
     Ok(if stop.is_set() {
         130
     } else if failed {
