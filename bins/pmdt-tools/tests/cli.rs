@@ -114,6 +114,19 @@ fn assert_summary_fields(v: &Value) {
     );
 }
 
+/// Starts the receiver, gives it `head_start` to come up, runs the sender, and
+/// returns both outputs once each has exited (sender first).
+fn run_pair(recv_args: &[&str], send_args: &[&str], head_start: Duration) -> (Output, Output) {
+    let r = spawn(RECV, recv_args);
+    std::thread::sleep(head_start);
+    let s = spawn(SEND, send_args);
+    let so = finish(s, Duration::from_secs(60));
+    let ro = finish(r, Duration::from_secs(30));
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    (so, ro)
+}
+
 fn memif(role: &str, sock: &Path) -> String {
     format!("net_memif0,role={role},socket={}", sock.display())
 }
@@ -126,8 +139,7 @@ fn file_over_memif_between_two_processes_arrives_intact() {
     let want = random_file(&src, 20_000_000);
     let sock = d.join("m.sock");
     let out = d.join("got.bin");
-    let r = spawn(
-        RECV,
+    let (so, ro) = run_pair(
         &[
             "--vdev",
             &memif("server", &sock),
@@ -135,10 +147,6 @@ fn file_over_memif_between_two_processes_arrives_intact() {
             out.to_str().unwrap(),
             "--json",
         ],
-    );
-    std::thread::sleep(Duration::from_millis(1500));
-    let s = spawn(
-        SEND,
         &[
             "--vdev",
             &memif("client", &sock),
@@ -146,11 +154,8 @@ fn file_over_memif_between_two_processes_arrives_intact() {
             src.to_str().unwrap(),
             "--json",
         ],
+        Duration::from_millis(1500),
     );
-    let so = finish(s, Duration::from_secs(60));
-    let ro = finish(r, Duration::from_secs(30));
-    assert!(so.status.success(), "sender: {}", stderr(&so));
-    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
     let sj = json(&so);
     let rj = json(&ro);
     assert_summary_fields(&sj);
@@ -234,8 +239,7 @@ fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
         "backend = \"udp\"\nbytes = \"3M\"\nflows = 3\ncc = \"newreno\"\n",
     )
     .unwrap();
-    let r = spawn(
-        RECV,
+    let (so, ro) = run_pair(
         &[
             "--backend",
             "udp",
@@ -247,10 +251,6 @@ fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
             d.to_str().unwrap(),
             "--json",
         ],
-    );
-    std::thread::sleep(Duration::from_millis(500));
-    let s = spawn(
-        SEND,
         &[
             "--config",
             cfg.to_str().unwrap(),
@@ -258,11 +258,8 @@ fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
             "127.0.0.1:39321",
             "--json",
         ],
+        Duration::from_millis(500),
     );
-    let so = finish(s, Duration::from_secs(60));
-    let ro = finish(r, Duration::from_secs(30));
-    assert!(so.status.success(), "sender: {}", stderr(&so));
-    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
     let (sj, rj) = (json(&so), json(&ro));
     assert_eq!(
         sj["flows"].as_array().unwrap().len(),
@@ -460,13 +457,8 @@ fn jumbo_frames_over_memif_carry_full_size_packets() {
     let d = tmp("jumbo");
     let sock = d.join("j.sock");
     let vdev = |role: &str| format!("{},bsize=16384", memif(role, &sock));
-    let r = spawn(
-        RECV,
+    let (so, ro) = run_pair(
         &["--vdev", &vdev("server"), "--mtu", "9000", "--json"],
-    );
-    std::thread::sleep(Duration::from_millis(1500));
-    let s = spawn(
-        SEND,
         &[
             "--vdev",
             &vdev("client"),
@@ -476,11 +468,8 @@ fn jumbo_frames_over_memif_carry_full_size_packets() {
             "40M",
             "--json",
         ],
+        Duration::from_millis(1500),
     );
-    let so = finish(s, Duration::from_secs(60));
-    let ro = finish(r, Duration::from_secs(30));
-    assert!(so.status.success(), "sender: {}", stderr(&so));
-    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
     let (sj, rj) = (json(&so), json(&ro));
     assert_eq!(rj["sha256"], sj["sha256"]);
     // 40 MB in 8932-byte payloads: about 4,500 data packets (plus a few controls).
