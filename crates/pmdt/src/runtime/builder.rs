@@ -1,0 +1,351 @@
+//! Building a runtime: the backend, where the I/O loop runs, its options, and the
+//! middleware wrapped around the link.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+
+use super::cycles;
+use super::io_loop::{IoLoop, LoopConfig};
+use super::stats::LoopStats;
+use super::storage::{ChunkRecv, ChunkSend};
+#[cfg(feature = "dpdk")]
+use super::telemetry;
+use super::{Join, LoopHandle, Runtime};
+use crate::config::{EndpointConfig, TransportConfig};
+use crate::endpoint::Endpoint;
+use crate::link::impair::{ImpairConfig, Impaired};
+use crate::link::pcap::Captured;
+use crate::link::udp::{UdpLink, UdpLinkConfig};
+use crate::link::Link;
+
+/// What the I/O loop does when there is nothing to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdlePolicy {
+    /// Poll continuously (lowest latency; owns a core).
+    BusyPoll,
+    /// After `spin_iterations` empty iterations, sleep in doubling steps from 1 µs up
+    /// to `max_sleep` (never past the next timer), so pollers sharing cores progress.
+    Backoff {
+        /// Empty iterations before the first sleep.
+        spin_iterations: u32,
+        /// Longest single sleep.
+        max_sleep: Duration,
+    },
+}
+
+impl Default for IdlePolicy {
+    fn default() -> Self {
+        IdlePolicy::Backoff {
+            spin_iterations: 256,
+            max_sleep: Duration::from_micros(100),
+        }
+    }
+}
+
+/// Where the I/O loop runs.
+#[derive(Clone)]
+pub enum IoCore {
+    /// A std thread, optionally pinned to a CPU.
+    Thread {
+        /// CPU to pin to.
+        cpu: Option<usize>,
+    },
+    /// A DPDK worker lcore (one per queue for multi-queue ports: `ids[i]` drives
+    /// queue `i`).
+    #[cfg(feature = "dpdk")]
+    Lcores {
+        /// The EAL (kept alive by the runtime).
+        eal: dpdk::Eal,
+        /// Worker lcore ids.
+        ids: Vec<u32>,
+    },
+}
+
+impl std::fmt::Debug for IoCore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            IoCore::Thread { cpu } => write!(f, "Thread(cpu {cpu:?})"),
+            #[cfg(feature = "dpdk")]
+            IoCore::Lcores { ids, .. } => write!(f, "Lcores({ids:?})"),
+        }
+    }
+}
+
+/// The link the runtime drives.
+pub enum Backend {
+    /// A kernel UDP socket.
+    Udp(UdpLinkConfig),
+    /// A DPDK port (one I/O loop per queue pair).
+    #[cfg(feature = "dpdk")]
+    Dpdk {
+        /// The initialized EAL.
+        eal: dpdk::Eal,
+        /// Port options.
+        cfg: crate::link::dpdk_port::DpdkLinkConfig,
+    },
+    /// Ready-made links (e.g. an in-memory pair end), one I/O loop each.
+    Links(Vec<Box<dyn Link>>),
+}
+
+/// Builds a [`Runtime`].
+pub struct RuntimeBuilder {
+    backend: Option<Backend>,
+    transport: TransportConfig,
+    io_core: IoCore,
+    burst: usize,
+    ring_slots: usize,
+    idle: IdlePolicy,
+    impair: Option<ImpairConfig>,
+    pcap: Option<PathBuf>,
+    shutdown_timeout: Duration,
+    max_connections: usize,
+    accept_backlog: usize,
+    seed: Option<u64>,
+    work: Duration,
+}
+
+impl Default for RuntimeBuilder {
+    fn default() -> Self {
+        Self {
+            backend: None,
+            transport: TransportConfig::default(),
+            io_core: IoCore::Thread { cpu: None },
+            burst: 32,
+            ring_slots: 4096,
+            idle: IdlePolicy::default(),
+            impair: None,
+            pcap: None,
+            shutdown_timeout: Duration::from_secs(5),
+            max_connections: 4096,
+            accept_backlog: 128,
+            seed: None,
+            work: Duration::ZERO,
+        }
+    }
+}
+
+impl RuntimeBuilder {
+    /// The link to drive (required).
+    pub fn backend(mut self, b: Backend) -> Self {
+        self.backend = Some(b);
+        self
+    }
+    /// Protocol options (window, congestion control, rate, buffers, timeouts).
+    pub fn transport(mut self, t: TransportConfig) -> Self {
+        self.transport = t;
+        self
+    }
+    /// Where the I/O loop runs (default: an unpinned thread).
+    pub fn io_core(mut self, c: IoCore) -> Self {
+        self.io_core = c;
+        self
+    }
+    /// Datagrams per receive burst (default 32).
+    pub fn burst(mut self, n: usize) -> Self {
+        self.burst = n.max(1);
+        self
+    }
+    /// Slots of each application ring, in packet buffers (default 4096).
+    pub fn ring_slots(mut self, n: usize) -> Self {
+        self.ring_slots = n.max(2);
+        self
+    }
+    /// Idle behaviour of the loop.
+    pub fn idle(mut self, p: IdlePolicy) -> Self {
+        self.idle = p;
+        self
+    }
+    /// Impair what this runtime sends (loss, delay, reordering, ...).
+    pub fn impair(mut self, c: ImpairConfig) -> Self {
+        self.impair = Some(c);
+        self
+    }
+    /// Capture traffic to a pcap file.
+    pub fn pcap(mut self, path: impl Into<PathBuf>) -> Self {
+        self.pcap = Some(path.into());
+        self
+    }
+    /// Longest a shutdown waits for connections to close gracefully (default 5 s).
+    pub fn shutdown_timeout(mut self, t: Duration) -> Self {
+        self.shutdown_timeout = t;
+        self
+    }
+    /// Most simultaneous connections per I/O loop (default 4096).
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n.max(1);
+        self
+    }
+    /// Accepted connections waiting for `accept` before new ones are refused.
+    pub fn accept_backlog(mut self, n: usize) -> Self {
+        self.accept_backlog = n.max(1);
+        self
+    }
+    /// Synthetic processing cost the I/O loop spends per received datagram (load
+    /// experiments: the load estimator sees it as real work).
+    pub fn per_packet_work(mut self, d: Duration) -> Self {
+        self.work = d;
+        self
+    }
+    /// Seed for connection ids and the cookie key (reproducible runs).
+    pub fn seed(mut self, s: u64) -> Self {
+        self.seed = Some(s);
+        self
+    }
+
+    fn wrap(&self, mut link: Box<dyn Link>, i: usize) -> io::Result<Box<dyn Link>> {
+        if let Some(c) = &self.impair {
+            let mut c = c.clone();
+            c.seed = c.seed.wrapping_add(i as u64);
+            link = Box::new(
+                Impaired::new(link, c)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?,
+            );
+        }
+        if let Some(p) = &self.pcap {
+            let path = if i == 0 {
+                p.clone()
+            } else {
+                p.with_extension(format!("q{i}.pcap"))
+            };
+            link = Box::new(Captured::new(link, &path)?);
+        }
+        Ok(link)
+    }
+
+    /// Creates the link(s) and starts the I/O loop(s).
+    pub fn start(mut self) -> io::Result<Runtime> {
+        self.transport
+            .validate()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let backend = self.backend.take().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "no backend chosen for the runtime",
+            )
+        })?;
+        #[cfg(feature = "dpdk")]
+        let is_dpdk = matches!(backend, Backend::Dpdk { .. });
+        let links: Vec<Box<dyn Link>> = match backend {
+            Backend::Udp(c) => vec![Box::new(UdpLink::bind(&c)?)],
+            #[cfg(feature = "dpdk")]
+            Backend::Dpdk { eal, cfg } => crate::link::dpdk_port::DpdkLink::open(&eal, &cfg)
+                .map_err(|e| io::Error::other(e.to_string()))?
+                .into_iter()
+                .map(|l| Box::new(l) as Box<dyn Link>)
+                .collect(),
+            Backend::Links(l) => l,
+        };
+        if links.is_empty() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "no link"));
+        }
+        let local = links[0].local_addr();
+        let mut link_name = String::new();
+        let chunk = self.transport.max_payload() as usize;
+        let mut loops = Vec::new();
+        for (i, link) in links.into_iter().enumerate() {
+            let link = self.wrap(link, i)?;
+            if i == 0 {
+                link_name = link.describe();
+            }
+            let pool = link.pool();
+            let (send_pool, recv_chunk) = (pool.clone(), chunk);
+            let ep = Endpoint::with_storage(
+                EndpointConfig {
+                    transport: self.transport.clone(),
+                    accept: false,
+                    max_connections: self.max_connections,
+                    seed: self.seed.map(|s| s.wrapping_add(i as u64)),
+                    ..Default::default()
+                },
+                Instant::now(),
+                Box::new(move |cap| ChunkSend::new(cap, send_pool.clone(), recv_chunk)),
+                Box::new(ChunkRecv::new),
+            )
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+            let (ctl_tx, ctl_rx) = mpsc::channel();
+            let stats = Arc::new(ArcSwap::from_pointee(LoopStats::default()));
+            let lp = IoLoop::new(
+                link,
+                ep,
+                chunk,
+                LoopConfig {
+                    burst: self.burst,
+                    ring_slots: self.ring_slots,
+                    idle: self.idle,
+                    shutdown_timeout: self.shutdown_timeout,
+                    max_connections: self.max_connections,
+                    work_cycles: (self.work.as_secs_f64() * cycles::hz() as f64) as u64,
+                },
+                ctl_rx,
+                stats.clone(),
+            );
+            let join = self.launch(i, lp)?;
+            loops.push(LoopHandle {
+                control: ctl_tx,
+                join: Some(join),
+                stats,
+            });
+        }
+        #[cfg(feature = "dpdk")]
+        if is_dpdk {
+            telemetry::forget_dead();
+            let weak = loops.iter().map(|l| Arc::downgrade(&l.stats)).collect();
+            if let Err(e) = telemetry::publish(weak) {
+                eprintln!("pmdt: telemetry commands not registered: {e}");
+            }
+        }
+        Ok(Runtime {
+            loops,
+            local,
+            link_name,
+            next: std::sync::atomic::AtomicUsize::new(0),
+            listening: Arc::new(AtomicBool::new(false)),
+            accept_backlog: self.accept_backlog,
+        })
+    }
+
+    fn launch(&self, i: usize, lp: IoLoop) -> io::Result<Join> {
+        match &self.io_core {
+            IoCore::Thread { cpu } => {
+                let cpu = *cpu;
+                let h = std::thread::Builder::new()
+                    .name(format!("pmdt-io{i}"))
+                    .spawn(move || {
+                        if let Some(c) = cpu {
+                            pin_to(c + i);
+                        }
+                        lp.run()
+                    })?;
+                Ok(Join::Thread(h))
+            }
+            #[cfg(feature = "dpdk")]
+            IoCore::Lcores { eal, ids } => {
+                let id = *ids.get(i).ok_or_else(|| {
+                    io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("queue {i} has no I/O lcore (lcores given: {ids:?})"),
+                    )
+                })?;
+                let h = dpdk::lcore::launch(eal, id, move || lp.run())
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                Ok(Join::Lcore(h))
+            }
+        }
+    }
+}
+
+fn pin_to(cpu: usize) {
+    // SAFETY: cpu_set_t is plain old data; CPU_SET writes inside it; the call only
+    // affects this thread.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
