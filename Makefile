@@ -20,6 +20,7 @@ test: setup lint
 lint:
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps --workspace --exclude dpdk-sys -q
 
 # The main job: a pmdt-recv and a pmdt-send on this host, two DPDK processes over
 # memif, I/O lcores pinned to different cores; prints the transfer summary.

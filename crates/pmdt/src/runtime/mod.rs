@@ -1,5 +1,5 @@
 //! The runtime: a dedicated I/O loop (a DPDK lcore or a pinned thread) drives the
-//! sans-IO endpoint over a [`Link`]; application threads use blocking or
+//! sans-IO endpoint over a [`Link`](crate::link::Link); application threads use blocking or
 //! non-blocking [`Stream`]s that talk to it through SPSC rings.
 //!
 //! ```no_run
