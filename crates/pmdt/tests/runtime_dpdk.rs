@@ -8,6 +8,8 @@
 //!   UDP and checksums), ICMP echo, and malformed frames injected at the receiver
 //!   with a raw socket while a transfer runs.
 
+#![cfg(feature = "dpdk")]
+
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::Command;
