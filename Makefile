@@ -16,6 +16,7 @@ build: setup
 test: setup lint
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
+	$(CARGO) build -q -p pmdt --no-default-features   # the transport without DPDK
 
 lint:
 	$(CARGO) fmt --all -- --check
