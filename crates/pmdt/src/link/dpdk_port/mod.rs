@@ -253,11 +253,12 @@ impl Link for DpdkLink {
         let mut got = 0;
         let mut batch = std::mem::take(&mut self.rx);
         for m in batch.drain() {
+            let (ip, l4) = (m.rx_ip_checksum(), m.rx_l4_checksum());
             let verified = RxVerified {
-                ip: m.rx_ip_checksum() == RxChecksum::Good,
-                udp: m.rx_l4_checksum() == RxChecksum::Good,
+                ip: ip == RxChecksum::Good,
+                udp: l4 == RxChecksum::Good,
             };
-            if m.rx_ip_checksum() == RxChecksum::Bad || m.rx_l4_checksum() == RxChecksum::Bad {
+            if ip == RxChecksum::Bad || l4 == RxChecksum::Bad {
                 self.stats.rx_bad_checksum += 1;
                 continue;
             }
