@@ -147,5 +147,8 @@ fn mean(v: &[LoadReport]) -> LoadReport {
     m.method3_busy_cycles = last.method3_busy_cycles;
     m.drop_warning = v.iter().any(|r| r.drop_warning);
     m.tsc = last.tsc;
+    m.cycles_per_burst = last.cycles_per_burst;
+    m.saturation_cost_ratio = last.saturation_cost_ratio;
+    m.calibration_pairs = last.calibration_pairs;
     m
 }

@@ -37,6 +37,12 @@ pub struct Row {
     pub ours: f64,
     /// Our capacity estimate, pps.
     pub ours_capacity_pps: f64,
+    /// Our per-burst overhead `a` (cycles) at the end of the step.
+    pub ours_burst_cycles: f64,
+    /// Our per-packet cost `b` (cycles), mean over the step.
+    pub ours_packet_cycles: f64,
+    /// Our full-burst cost ratio κ at the end of the step.
+    pub ours_kappa: f64,
     /// Drop risk.
     pub drop_risk: f64,
     /// Warning raised in this step.

@@ -22,6 +22,14 @@ pub struct EstimatorConfig {
     pub slow_alpha: f64,
     /// Forgetting factor of the cost model per report (1.0 = never forget).
     pub model_forgetting: f64,
+    /// A saturated and a partial period at most this many cycles apart calibrate the
+    /// full-burst cost ratio κ (default 2 s: the machine's speed is the same for
+    /// both).
+    pub calibration_pair_cycles: u64,
+    /// Weight of one calibration pair in κ's average (default 0.002: a pair arrives
+    /// every report period while saturated and partial periods alternate, and single
+    /// pairs are noisy on a shared machine).
+    pub calibration_alpha: f64,
     /// An iteration longer than this many times the typical iteration of its burst size
     /// (and longer than `stolen_min_cycles`) is preemption: excluded from the time base.
     pub stolen_factor: u64,
@@ -47,6 +55,8 @@ impl Default for EstimatorConfig {
             fast_alpha: 0.3,
             slow_alpha: 0.05,
             model_forgetting: 0.98,
+            calibration_pair_cycles: 2 * hz,
+            calibration_alpha: 0.002,
             stolen_factor: 20,
             stolen_min_cycles: hz / 50_000, // 20 µs
             rx_ring_size: 0,
@@ -62,6 +72,7 @@ impl EstimatorConfig {
             tsc_hz,
             burst_size,
             window_cycles: tsc_hz,
+            calibration_pair_cycles: 2 * tsc_hz,
             report_cycles: tsc_hz / 100,
             stolen_min_cycles: tsc_hz / 50_000,
             ..Default::default()

@@ -7,6 +7,7 @@ use arc_swap::ArcSwap;
 use crate::config::EstimatorConfig;
 use crate::cost_model::CostModel;
 use crate::report::LoadReport;
+use crate::saturation_calibration::{PeriodKind, SaturationCalibration};
 
 /// Reads the latest [`LoadReport`] from any thread (wait-free, no lock shared with
 /// the poll loop).
@@ -43,6 +44,7 @@ pub struct LoadEstimator {
     period_start: u64,
     // slower state
     model: CostModel,
+    calibration: SaturationCalibration,
     window: WindowTotals,
     m1: WindowTotals,
     report: LoadReport,
@@ -88,6 +90,7 @@ impl LoadEstimator {
             stolen_threshold: vec![u64::MAX; burst + 1],
             period_start: 0,
             model: CostModel::new(burst as u32),
+            calibration: SaturationCalibration::new(),
             window: WindowTotals::default(),
             m1: WindowTotals::default(),
             report: LoadReport::default(),
@@ -154,6 +157,13 @@ impl LoadEstimator {
         }
     }
 
+    /// Presets κ, the ratio of a packet's cost in full bursts to its cost in partial
+    /// bursts (see [`LoadReport::saturation_cost_ratio`]), e.g. from an earlier run on
+    /// the same machine and workload; later calibration pairs refine it.
+    pub fn preset_saturation_cost_ratio(&mut self, ratio: f64) {
+        self.calibration.preset(ratio);
+    }
+
     /// Reports the rx ring occupancy (`rte_eth_rx_queue_count`) when the PMD supports
     /// it; call occasionally (not needed every iteration).
     pub fn set_rx_pending(&mut self, pending: u32) {
@@ -181,9 +191,11 @@ impl LoadEstimator {
         let nonempty: u64 = self.count[1..].iter().sum();
         let available = period.saturating_sub(self.stolen).max(1) as f64;
         let hz = self.cfg.tsc_hz as f64;
-        // Busy cycles, minus the per-burst overhead that full bursts would have
-        // amortized: a burst of k packets costs a + b·k, the same packets in full
-        // bursts cost k·(b + a/N), so each burst over-counts a·(1 − k/N).
+        // Busy cycles in full-burst terms. A partial burst of k packets costs
+        // a + b·k, the same packets in full bursts k·(b + a/N): each partial burst
+        // over-counts a·(1 − k/N). What remains is scaled by κ, the measured ratio of
+        // a packet's cost in full bursts (backlog, warm) to its cost in partial bursts
+        // (after idle polls, cold), see `saturation_calibration`.
         let busy: u64 = self.cycles[1..].iter().sum();
         let a = if self.model.is_fitted() {
             self.model.fixed_cost()
@@ -191,8 +203,32 @@ impl LoadEstimator {
             0.0
         };
         let n = self.burst as f64;
+        let full_bursts = self.count[self.burst];
+        let full_cycles = self.cycles[self.burst] as f64;
+        let full_packets = full_bursts as f64 * n;
+        let partial_packets = packets as f64 - full_packets;
         let excess = a * (nonempty as f64 - packets as f64 / n);
-        let corrected = (busy as f64 - excess.max(0.0)).max(0.0);
+        let partial = (busy as f64 - full_cycles - excess.max(0.0)).max(0.0);
+        let kind = if nonempty >= 10 && full_bursts as f64 >= 0.9 * nonempty as f64 {
+            PeriodKind::Saturated
+        } else if full_bursts == 0 && partial_packets >= 100.0 {
+            PeriodKind::Partial
+        } else {
+            PeriodKind::Mixed
+        };
+        let period_cost = match kind {
+            PeriodKind::Saturated => full_cycles / full_packets.max(1.0),
+            _ => partial / partial_packets.max(1.0),
+        };
+        self.calibration.offer(
+            kind,
+            period_cost,
+            now,
+            self.cfg.calibration_pair_cycles,
+            self.cfg.calibration_alpha,
+        );
+        let kappa = self.calibration.ratio();
+        let corrected = full_cycles + kappa * partial;
         let load = corrected / available;
         // Per-packet cost at full efficiency, measured this period (falls back to the
         // model when no packet arrived).
@@ -220,6 +256,8 @@ impl LoadEstimator {
             self.model.b()
         };
         r.cycles_per_burst = a;
+        r.saturation_cost_ratio = kappa;
+        r.calibration_pairs = self.calibration.samples();
         r.empty_poll_cycles = self.model.empty_cost().unwrap_or(0.0);
         r.stolen_fraction = self.stolen as f64 / period as f64;
         r.full_burst_fraction = if nonempty > 0 {

@@ -31,6 +31,7 @@ mod config;
 pub mod cost_model;
 mod estimator;
 mod report;
+pub mod saturation_calibration;
 
 pub use config::EstimatorConfig;
 pub use estimator::{LoadEstimator, ReportReader};

@@ -32,6 +32,12 @@ pub struct LoadReport {
     pub cycles_per_packet: f64,
     /// Cost model: fixed cycles per non-empty iteration.
     pub cycles_per_burst: f64,
+    /// κ: a packet's cost in full bursts (a backlog) over its cost in partial bursts
+    /// after the per-burst correction, learned from saturated and partial periods
+    /// close in time; partial-burst cycles are scaled by it. 1.0 until calibrated.
+    pub saturation_cost_ratio: f64,
+    /// Saturated/partial period pairs behind `saturation_cost_ratio`.
+    pub calibration_pairs: u64,
     /// Mean cycles of an empty poll.
     pub empty_poll_cycles: f64,
     /// Fraction of the period's time excluded as stolen (preemption).
