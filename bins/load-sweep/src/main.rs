@@ -39,6 +39,10 @@ struct Args {
     /// Extra busy cycles of work per packet (on top of a checksum over the frame).
     #[arg(long, default_value_t = 3000)]
     work_cycles: u64,
+    /// Extra busy cycles of work per non-empty burst (a flush, a timer check: work
+    /// that full bursts amortize).
+    #[arg(long, default_value_t = 0)]
+    burst_work_cycles: u64,
     /// Per-packet work after the mid-run change.
     #[arg(long, default_value_t = 6000)]
     heavy_work_cycles: u64,
@@ -58,6 +62,16 @@ struct Args {
     /// time (preemption), not work.
     #[arg(long, default_value_t = 20)]
     stolen_factor: u64,
+    /// The port between generator and worker: a memif pair (a copy per packet, like
+    /// a NIC's DMA) or a net_ring loopback (pointers only: the generator can offer
+    /// far more packets per second, for light per-packet work).
+    #[arg(long, value_enum, default_value_t = PortKind::Memif)]
+    port: PortKind,
+    /// Share of offered packets dropped in a step (twice in a row) that counts as
+    /// sustained drops in the capacity search. A stall of the VM for a few ms drops
+    /// part of one ring's worth: at high packet rates raise this above that share.
+    #[arg(long, default_value_t = 0.001)]
+    drop_threshold: f64,
     /// Lcores: generator on the first (main), worker on the second.
     #[arg(long, default_value = "0,1")]
     lcores: String,
@@ -67,6 +81,15 @@ struct Args {
     /// Output directory.
     #[arg(long, default_value = "results/load-sweep")]
     out: PathBuf,
+}
+
+/// The DPDK port the generator feeds the worker through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+enum PortKind {
+    /// memif server and client in this process (rx ring of 4096).
+    Memif,
+    /// One net_ring vdev looped back on itself (ring of 1023).
+    Ring,
 }
 
 fn main() {
@@ -91,13 +114,17 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         .lcores(&args.lcores)
         .no_pci(true)
         .log_level("warning")
-        .memory_mb(512)
-        .vdev(format!(
-            "net_memif0,role=server,socket={sock},id=1,rsize=12"
-        ))
-        .vdev(format!(
-            "net_memif1,role=client,socket={sock},id=1,rsize=12"
-        ));
+        .memory_mb(512);
+    b = match args.port {
+        PortKind::Memif => b
+            .vdev(format!(
+                "net_memif0,role=server,socket={sock},id=1,rsize=12"
+            ))
+            .vdev(format!(
+                "net_memif1,role=client,socket={sock},id=1,rsize=12"
+            )),
+        PortKind::Ring => b.vdev("net_ring0"),
+    };
     if args.no_huge {
         b = b.memory(MemoryMode::NoHuge);
     }
@@ -112,25 +139,38 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
             ..Default::default()
         },
     )?);
-    let mut server = Port::open_by_name(&eal, "net_memif0")?;
-    let mut client = Port::open_by_name(&eal, "net_memif1")?;
-    let (mut srx, _stx) = server.configure(&PortConfig::default(), &pool)?;
-    let (_crx, mut ctx) = client.configure(&PortConfig::default(), &pool)?;
-    server.start()?;
-    client.start()?;
-    server.wait_link_up(Duration::from_secs(10))?;
-    client.wait_link_up(Duration::from_secs(10))?;
+    // The worker's rx queue, the generator's tx queue, and the ports (kept open).
+    let (rxq, mut txq, ports, rx_ring_size) = match args.port {
+        PortKind::Memif => {
+            let mut server = Port::open_by_name(&eal, "net_memif0")?;
+            let mut client = Port::open_by_name(&eal, "net_memif1")?;
+            let (mut srx, _stx) = server.configure(&PortConfig::default(), &pool)?;
+            let (_crx, mut ctx) = client.configure(&PortConfig::default(), &pool)?;
+            server.start()?;
+            client.start()?;
+            server.wait_link_up(Duration::from_secs(10))?;
+            client.wait_link_up(Duration::from_secs(10))?;
+            (srx.remove(0), ctx.remove(0), vec![server, client], 4096)
+        }
+        PortKind::Ring => {
+            let mut port = Port::open_by_name(&eal, "net_ring0")?;
+            let (mut rx, mut tx) = port.configure(&PortConfig::default(), &pool)?;
+            port.start()?;
+            (rx.remove(0), tx.remove(0), vec![port], 1023)
+        }
+    };
 
     let hz = lcore::tsc_hz();
     let ctl = Arc::new(WorkerControl::default());
     ctl.work_cycles.store(args.work_cycles, Ordering::Relaxed);
+    ctl.burst_work_cycles
+        .store(args.burst_work_cycles, Ordering::Relaxed);
     let est_cfg = EstimatorConfig {
-        rx_ring_size: 4096, // memif ring of 2^12 (rsize=12)
+        rx_ring_size,
         stolen_factor: args.stolen_factor,
         ..EstimatorConfig::new(hz, 32)
     };
     let (tx_ready, rx_ready) = std::sync::mpsc::channel();
-    let rxq = srx.remove(0);
     let ctl2 = ctl.clone();
     let handle = lcore::launch(&eal, worker_lcore, move || {
         worker::run(rxq, ctl2, est_cfg, tx_ready)
@@ -145,7 +185,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     frame[6..12].copy_from_slice(&[0x02, 0, 0, 0, 0, 0x02]);
     frame[12..14].copy_from_slice(&0x88b5u16.to_be_bytes());
     let mut gen = Generator {
-        tx: &mut ctx[0],
+        tx: &mut txq,
         pool: &pool,
         frame,
         burst: args.gen_burst,
@@ -238,7 +278,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     output::write_all(&args.out, &out)?;
     println!("{}", output::markdown(&out));
     println!("written: {}/sweep.{{csv,json,md,png}}", args.out.display());
-    drop((server, client));
+    drop(ports);
     let _ = std::fs::remove_file(&sock);
     Ok(())
 }
@@ -303,7 +343,7 @@ fn probe_capacity(gen: &mut Generator<'_>, nominal: f64) -> f64 {
 /// Highest offered rate without sustained drops: a step over 0.1% drops counts only
 /// if a second try at the same rate drops too (one vCPU stall is not saturation).
 fn find_capacity(gen: &mut Generator<'_>, args: &Args) -> Result<f64, Box<dyn std::error::Error>> {
-    let drops = |r: &StepResult| r.dropped as f64 > 0.001 * r.offered.max(1) as f64;
+    let drops = |r: &StepResult| r.dropped as f64 > args.drop_threshold * r.offered.max(1) as f64;
     let step = |g: &mut Generator<'_>, rate: f64, w: f64, m: f64| {
         let r = g.step(rate, w, m);
         if drops(&r) {

@@ -14,6 +14,8 @@ pub struct WorkerControl {
     pub stop: AtomicBool,
     /// Extra busy cycles per packet (on top of the checksum).
     pub work_cycles: AtomicU64,
+    /// Extra busy cycles per non-empty burst.
+    pub burst_work_cycles: AtomicU64,
     /// Packets processed so far.
     pub processed: AtomicU64,
     /// Checksum accumulator (keeps the work observable).
@@ -49,6 +51,10 @@ pub fn run(
         if n == 0 {
             continue;
         }
+        let per_burst = ctl.burst_work_cycles.load(Ordering::Relaxed);
+        if per_burst > 0 {
+            spin(per_burst);
+        }
         let extra = ctl.work_cycles.load(Ordering::Relaxed);
         for m in batch.iter() {
             // Checksum forwarding's work: read every byte of the frame.
@@ -58,10 +64,7 @@ pub fn run(
             }
             sum = sum.wrapping_add(s);
             if extra > 0 {
-                let until = lcore::tsc() + extra;
-                while lcore::tsc() < until {
-                    std::hint::spin_loop();
-                }
+                spin(extra);
             }
         }
         processed += n as u64;
@@ -70,4 +73,12 @@ pub fn run(
     }
     ctl.checksum.store(sum, Ordering::Relaxed);
     rx
+}
+
+/// Busy work for `cycles` TSC cycles.
+fn spin(cycles: u64) {
+    let until = lcore::tsc() + cycles;
+    while lcore::tsc() < until {
+        std::hint::spin_loop();
+    }
 }
