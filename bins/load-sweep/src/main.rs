@@ -104,6 +104,11 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
     if args.frame_size < 64 || args.frame_size > 1514 {
         return Err("--frame-size must be 64..=1514".into());
     }
+    if !(0.0..=0.5).contains(&args.drop_threshold) {
+        return Err(
+            "--drop-threshold must be between 0 and 0.5 (a share of offered packets)".into(),
+        );
+    }
     if !(1..=64).contains(&args.gen_burst) {
         return Err("--gen-burst must be 1..=64".into());
     }

@@ -55,6 +55,49 @@ fn sweep_runs_and_writes_csv_json_markdown_and_png() {
     assert_eq!(&png[1..4], b"PNG");
     let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 23, "header + 22 rows");
+    for column in ["ours_burst_cycles", "ours_packet_cycles", "ours_kappa"] {
+        assert!(csv.lines().next().unwrap().contains(column), "{column}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sweep_runs_over_net_ring_with_per_burst_work() {
+    let _one_at_a_time = DPDK_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("pmdt-load-sweep-ring-{}", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
+        .args([
+            "--port",
+            "ring",
+            "--warmup",
+            "0.1",
+            "--measure",
+            "0.15",
+            "--work-cycles",
+            "3000",
+            "--burst-work-cycles",
+            "20000",
+            "--heavy-work-cycles",
+            "6000",
+            "--drop-threshold",
+            "0.02",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .expect("run pmdt-load-sweep");
+    assert!(
+        out.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    assert_eq!(json["settings"]["port"], "ring");
+    assert_eq!(json["settings"]["burst_work_cycles"], 20000);
+    assert_eq!(json["rows"].as_array().unwrap().len(), 22);
+    let capacity = json["capacity_pps"].as_f64().unwrap();
+    assert!(capacity > 0.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -78,6 +121,21 @@ fn bad_arguments_are_clear_errors() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--gen-burst must be 1..=64"));
+    let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
+        .args(["--drop-threshold", "0.9"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--drop-threshold must be"));
+    let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
+        .args(["--port", "pcie"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "clap rejects an unknown port kind"
+    );
 }
 
 #[test]

@@ -22,13 +22,13 @@ pub struct EstimatorConfig {
     pub slow_alpha: f64,
     /// Forgetting factor of the cost model per report (1.0 = never forget).
     pub model_forgetting: f64,
-    /// A saturated and a partial period at most this many cycles apart calibrate the
-    /// full-burst cost ratio κ (default 2 s: the machine's speed is the same for
-    /// both).
+    /// A saturated period and a period with bursts of some partial size, at most
+    /// this many cycles apart, calibrate that size's efficiency (default 2 s: the
+    /// machine's speed is the same for both).
     pub calibration_pair_cycles: u64,
-    /// Weight of one calibration pair in κ's average (default 0.002: a pair arrives
-    /// every report period while saturated and partial periods alternate, and single
-    /// pairs are noisy on a shared machine).
+    /// Weight of one calibration pair in a size's efficiency (default 0.002: a pair
+    /// arrives every report period while saturated and partial periods alternate,
+    /// and single pairs are noisy on a shared machine).
     pub calibration_alpha: f64,
     /// An iteration longer than this many times the typical iteration of its burst size
     /// (and longer than `stolen_min_cycles`) is preemption: excluded from the time base.

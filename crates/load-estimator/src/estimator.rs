@@ -7,7 +7,7 @@ use arc_swap::ArcSwap;
 use crate::config::EstimatorConfig;
 use crate::cost_model::CostModel;
 use crate::report::LoadReport;
-use crate::saturation_calibration::{PeriodKind, SaturationCalibration};
+use crate::saturation_calibration::SaturationCalibration;
 
 /// Reads the latest [`LoadReport`] from any thread (wait-free, no lock shared with
 /// the poll loop).
@@ -90,7 +90,7 @@ impl LoadEstimator {
             stolen_threshold: vec![u64::MAX; burst + 1],
             period_start: 0,
             model: CostModel::new(burst as u32),
-            calibration: SaturationCalibration::new(),
+            calibration: SaturationCalibration::new(burst),
             window: WindowTotals::default(),
             m1: WindowTotals::default(),
             report: LoadReport::default(),
@@ -157,11 +157,12 @@ impl LoadEstimator {
         }
     }
 
-    /// Presets κ, the ratio of a packet's cost in full bursts to its cost in partial
-    /// bursts (see [`LoadReport::saturation_cost_ratio`]), e.g. from an earlier run on
-    /// the same machine and workload; later calibration pairs refine it.
-    pub fn preset_saturation_cost_ratio(&mut self, ratio: f64) {
-        self.calibration.preset(ratio);
+    /// Presets the efficiency of bursts of `k` packets (full-burst cycles per cycle
+    /// spent in bursts of `k`, see [`crate::saturation_calibration`]), e.g. from an
+    /// earlier run on the same machine and workload; later calibration pairs refine
+    /// it.
+    pub fn preset_burst_efficiency(&mut self, k: usize, efficiency: f64) {
+        self.calibration.preset(k, efficiency);
     }
 
     /// Reports the rx ring occupancy (`rte_eth_rx_queue_count`) when the PMD supports
@@ -203,32 +204,42 @@ impl LoadEstimator {
             0.0
         };
         let n = self.burst as f64;
+        let pair = self.cfg.calibration_pair_cycles;
+        let alpha = self.cfg.calibration_alpha;
         let full_bursts = self.count[self.burst];
         let full_cycles = self.cycles[self.burst] as f64;
-        let full_packets = full_bursts as f64 * n;
-        let partial_packets = packets as f64 - full_packets;
-        let excess = a * (nonempty as f64 - packets as f64 / n);
-        let partial = (busy as f64 - full_cycles - excess.max(0.0)).max(0.0);
-        let kind = if nonempty >= 10 && full_bursts as f64 >= 0.9 * nonempty as f64 {
-            PeriodKind::Saturated
-        } else if full_bursts == 0 && partial_packets >= 100.0 {
-            PeriodKind::Partial
+        if nonempty >= 10 && full_bursts as f64 >= 0.9 * nonempty as f64 {
+            self.calibration.offer_saturated(
+                full_cycles / (full_bursts as f64 * n),
+                now,
+                pair,
+                alpha,
+            );
+        }
+        // Partial bursts in full-burst cycles: by the calibrated efficiency of their
+        // size when there is one, else minus the fixed cost full bursts would have
+        // amortized (a burst of k costs a + b·k, the same packets in full bursts
+        // k·(b + a/N): it over-counts a·(1 − k/N)).
+        let mut corrected = full_cycles;
+        let mut partial_raw = 0.0;
+        for k in 1..self.burst {
+            let (c, cnt) = (self.cycles[k] as f64, self.count[k]);
+            if cnt == 0 {
+                continue;
+            }
+            self.calibration
+                .offer_partial(k, cnt, c / (k as f64 * cnt as f64), now, pair, alpha);
+            partial_raw += c;
+            corrected += match self.calibration.efficiency(k) {
+                Some(e) => e * c,
+                None => (c - a * cnt as f64 * (1.0 - k as f64 / n)).max(0.0),
+            };
+        }
+        let kappa = if partial_raw > 0.0 {
+            (corrected - full_cycles) / partial_raw
         } else {
-            PeriodKind::Mixed
+            1.0
         };
-        let period_cost = match kind {
-            PeriodKind::Saturated => full_cycles / full_packets.max(1.0),
-            _ => partial / partial_packets.max(1.0),
-        };
-        self.calibration.offer(
-            kind,
-            period_cost,
-            now,
-            self.cfg.calibration_pair_cycles,
-            self.cfg.calibration_alpha,
-        );
-        let kappa = self.calibration.ratio();
-        let corrected = full_cycles + kappa * partial;
         let load = corrected / available;
         // Per-packet cost at full efficiency, measured this period (falls back to the
         // model when no packet arrived).

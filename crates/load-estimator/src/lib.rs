@@ -9,15 +9,14 @@
 //! 1. thesis method 1: non-empty / all iterations, per ≥100,000 iterations;
 //! 2. thesis method 2: the same ratio per fixed time window (1 s);
 //! 3. thesis method 3: cycles in bursts that returned packets / all cycles;
-//! 4. ours: busy cycles expressed in full-burst cycles, over available cycles. The
-//!    cost of an iteration with `n` packets, `a + b·n`, is learned online per burst
-//!    size, so the fixed cost small bursts pay is removed; what remains of a partial
-//!    burst is scaled by κ, the ratio of a packet's cost in full bursts (a backlog) to
-//!    its cost in partial bursts (after idle polls), learned whenever saturated and
-//!    partial periods occur close in time ([`saturation_calibration`]). Capacity is a
-//!    saturation property; this is what makes the load linear in offered / capacity.
-//!    Stolen time (preemption) is excluded, and EWMAs give a fast (risk) and slow
-//!    (display) value.
+//! 4. ours: busy cycles expressed in full-burst cycles, over available cycles.
+//!    Capacity is a saturation property (full bursts from a backlog), so the cycles
+//!    of every partial burst size are converted by that size's efficiency against
+//!    saturation, calibrated online whenever saturated periods and periods with that
+//!    size occur close in time ([`saturation_calibration`]); a size not calibrated
+//!    yet is corrected by the `a + b·n` cost model learned per burst size (the fixed
+//!    cost a small burst pays that full bursts amortize). Stolen time (preemption) is
+//!    excluded, and EWMAs give a fast (risk) and slow (display) value.
 //!
 //! ```
 //! use load_estimator::{EstimatorConfig, LoadEstimator};

@@ -32,11 +32,11 @@ pub struct LoadReport {
     pub cycles_per_packet: f64,
     /// Cost model: fixed cycles per non-empty iteration.
     pub cycles_per_burst: f64,
-    /// κ: a packet's cost in full bursts (a backlog) over its cost in partial bursts
-    /// after the per-burst correction, learned from saturated and partial periods
-    /// close in time; partial-burst cycles are scaled by it. 1.0 until calibrated.
+    /// κ: the partial-burst cycles of the last period expressed in full-burst cycles,
+    /// over their raw count (1.0: no correction). Per burst size, by the efficiency
+    /// calibrated against saturation, else by the `a + b·k` fixed-cost correction.
     pub saturation_cost_ratio: f64,
-    /// Saturated/partial period pairs behind `saturation_cost_ratio`.
+    /// Saturated/partial pairs behind the per-size efficiencies.
     pub calibration_pairs: u64,
     /// Mean cycles of an empty poll.
     pub empty_poll_cycles: f64,
