@@ -26,10 +26,10 @@ pub struct EstimatorConfig {
     /// this many cycles apart, calibrate that size's efficiency (default 2 s: the
     /// machine's speed is the same for both).
     pub calibration_pair_cycles: u64,
-    /// Weight of one calibration pair in a size's efficiency (default 0.002: a pair
-    /// arrives every report period while saturated and partial periods alternate,
-    /// and single pairs are noisy on a shared machine).
-    pub calibration_alpha: f64,
+    /// Time constant, in cycles, of the average that turns calibration pairs into a
+    /// size's efficiency (default 20 s of pairs; the first pairs are averaged
+    /// equally). Single pairs are noisy on a shared machine.
+    pub calibration_time_constant_cycles: u64,
     /// An iteration longer than this many times the typical iteration of its burst size
     /// (and longer than `stolen_min_cycles`) is preemption: excluded from the time base.
     pub stolen_factor: u64,
@@ -56,7 +56,7 @@ impl Default for EstimatorConfig {
             slow_alpha: 0.05,
             model_forgetting: 0.98,
             calibration_pair_cycles: 2 * hz,
-            calibration_alpha: 0.002,
+            calibration_time_constant_cycles: 20 * hz,
             stolen_factor: 20,
             stolen_min_cycles: hz / 50_000, // 20 µs
             rx_ring_size: 0,
@@ -73,6 +73,7 @@ impl EstimatorConfig {
             burst_size,
             window_cycles: tsc_hz,
             calibration_pair_cycles: 2 * tsc_hz,
+            calibration_time_constant_cycles: 20 * tsc_hz,
             report_cycles: tsc_hz / 100,
             stolen_min_cycles: tsc_hz / 50_000,
             ..Default::default()

@@ -205,7 +205,7 @@ impl LoadEstimator {
         };
         let n = self.burst as f64;
         let pair = self.cfg.calibration_pair_cycles;
-        let alpha = self.cfg.calibration_alpha;
+        let tau = self.cfg.calibration_time_constant_cycles;
         let full_bursts = self.count[self.burst];
         let full_cycles = self.cycles[self.burst] as f64;
         if nonempty >= 10 && full_bursts as f64 >= 0.9 * nonempty as f64 {
@@ -213,7 +213,7 @@ impl LoadEstimator {
                 full_cycles / (full_bursts as f64 * n),
                 now,
                 pair,
-                alpha,
+                tau,
             );
         }
         // Partial bursts in full-burst cycles: by the calibrated efficiency of their
@@ -228,7 +228,7 @@ impl LoadEstimator {
                 continue;
             }
             self.calibration
-                .offer_partial(k, cnt, c / (k as f64 * cnt as f64), now, pair, alpha);
+                .offer_partial(k, cnt, c / (k as f64 * cnt as f64), now, pair, tau);
             partial_raw += c;
             corrected += match self.calibration.efficiency(k) {
                 Some(e) => e * c,

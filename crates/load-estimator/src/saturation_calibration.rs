@@ -26,9 +26,19 @@
 /// Bursts of one size a period needs before its cost per packet is a sample.
 pub const MIN_BURSTS: u64 = 20;
 
+/// Pairs a size needs before its efficiency is used (the `a + b·k` correction
+/// stands in until then).
+pub const MIN_PAIRS: u64 = 50;
+
+/// Weight of a new period in the short running averages of the cycles per packet of
+/// saturated periods and of each size: one odd period (a stall that was not long
+/// enough to count as stolen) must not become the reference of the hundreds of pairs
+/// that follow it.
+pub const PERIOD_SMOOTHING: f64 = 0.1;
+
 /// Smallest and largest efficiency accepted (a safety net against a pathological
 /// pair, e.g. a stall inside the saturated period).
-pub const EFFICIENCY_BOUNDS: (f64, f64) = (0.02, 1.5);
+pub const EFFICIENCY_BOUNDS: (f64, f64) = (0.02, 1.1);
 
 /// Learned efficiencies per burst size, and the latest observations they pair.
 #[derive(Debug, Clone)]
@@ -38,6 +48,7 @@ pub struct SaturationCalibration {
     partial: Vec<Option<(f64, u64)>>,
     efficiency: Vec<Option<f64>>,
     samples: Vec<u64>,
+    last_sample: Vec<u64>,
 }
 
 impl SaturationCalibration {
@@ -48,6 +59,7 @@ impl SaturationCalibration {
             partial: vec![None; full],
             efficiency: vec![None; full],
             samples: vec![0; full],
+            last_sample: vec![0; full],
         }
     }
 
@@ -58,16 +70,17 @@ impl SaturationCalibration {
         cycles_per_packet: f64,
         now: u64,
         pair_cycles: u64,
-        alpha: f64,
+        time_constant: u64,
     ) {
         if !(cycles_per_packet.is_finite() && cycles_per_packet > 0.0) {
             return;
         }
-        self.saturated = Some((cycles_per_packet, now));
+        let sat = smooth(self.saturated, cycles_per_packet, now, pair_cycles);
+        self.saturated = Some((sat, now));
         for k in 1..self.partial.len() {
             if let Some((c, t)) = self.partial[k] {
                 if now.wrapping_sub(t) <= pair_cycles {
-                    self.sample(k, cycles_per_packet / c, alpha);
+                    self.sample(k, sat / c, now, time_constant);
                 }
             }
         }
@@ -83,7 +96,7 @@ impl SaturationCalibration {
         cycles_per_packet: f64,
         now: u64,
         pair_cycles: u64,
-        alpha: f64,
+        time_constant: u64,
     ) {
         if k == 0
             || k >= self.partial.len()
@@ -92,27 +105,38 @@ impl SaturationCalibration {
         {
             return;
         }
-        self.partial[k] = Some((cycles_per_packet, now));
+        let part = smooth(self.partial[k], cycles_per_packet, now, pair_cycles);
+        self.partial[k] = Some((part, now));
         if let Some((sat, t)) = self.saturated {
             if now.wrapping_sub(t) <= pair_cycles {
-                self.sample(k, sat / cycles_per_packet, alpha);
+                self.sample(k, sat / part, now, time_constant);
             }
         }
     }
 
-    fn sample(&mut self, k: usize, e: f64, alpha: f64) {
+    fn sample(&mut self, k: usize, e: f64, now: u64, time_constant: u64) {
         let e = e.clamp(EFFICIENCY_BOUNDS.0, EFFICIENCY_BOUNDS.1);
         self.samples[k] += 1;
-        // The first samples are averaged equally, then exponentially.
-        let w = alpha.max(1.0 / self.samples[k] as f64);
+        // Weighted by the time since this size's last sample (an average over time,
+        // not over pairs: hundreds of periods pairing with one reference count as the
+        // seconds they span); the first samples are averaged equally.
+        let dt = now.wrapping_sub(self.last_sample[k]) as f64;
+        self.last_sample[k] = now;
+        let w = (dt / time_constant.max(1) as f64)
+            .min(1.0)
+            .max(1.0 / self.samples[k] as f64);
         self.efficiency[k] = Some(match self.efficiency[k] {
             None => e,
             Some(old) => old + w * (e - old),
         });
     }
 
-    /// `e_k`, once calibrated: full-burst cycles per cycle spent in bursts of `k`.
+    /// `e_k`, once calibrated by at least [`MIN_PAIRS`] pairs (or preset): full-burst
+    /// cycles per cycle spent in bursts of `k`.
     pub fn efficiency(&self, k: usize) -> Option<f64> {
+        if self.samples.get(k).copied().unwrap_or(0) < MIN_PAIRS {
+            return None;
+        }
         self.efficiency.get(k).copied().flatten()
     }
 
@@ -125,7 +149,17 @@ impl SaturationCalibration {
     pub fn preset(&mut self, k: usize, efficiency: f64) {
         if k > 0 && k < self.efficiency.len() {
             self.efficiency[k] = Some(efficiency.clamp(EFFICIENCY_BOUNDS.0, EFFICIENCY_BOUNDS.1));
+            self.samples[k] = self.samples[k].max(MIN_PAIRS);
         }
+    }
+}
+
+/// A short running average of a period value, restarted when the previous value is
+/// older than `horizon` cycles.
+fn smooth(prev: Option<(f64, u64)>, value: f64, now: u64, horizon: u64) -> f64 {
+    match prev {
+        Some((avg, t)) if now.wrapping_sub(t) <= horizon => avg + PERIOD_SMOOTHING * (value - avg),
+        _ => value,
     }
 }
 
@@ -134,12 +168,13 @@ mod tests {
     use super::*;
 
     const PAIR: u64 = 2_000;
+    const TAU: u64 = 20_000;
 
     #[test]
     fn uncalibrated_sizes_have_no_efficiency() {
         let mut c = SaturationCalibration::new(32);
         for t in 0..100 {
-            c.offer_partial(8, 100, 3400.0, t * 10, PAIR, 0.01);
+            c.offer_partial(8, 100, 3400.0, t * 10, PAIR, TAU);
         }
         assert_eq!(c.efficiency(8), None);
         assert_eq!(c.samples(), 0);
@@ -148,36 +183,65 @@ mod tests {
     #[test]
     fn learns_per_size_from_close_pairs_and_holds() {
         let mut c = SaturationCalibration::new(32);
-        c.offer_partial(8, 100, 3375.0, 900, PAIR, 0.01);
-        c.offer_partial(16, 50, 3300.0, 900, PAIR, 0.01);
-        c.offer_saturated(3240.0, 1_000, PAIR, 0.01);
+        // Saturation and partial load alternate (a capacity test, traffic bursts).
+        for round in 0..40u64 {
+            let t0 = round * 1_000;
+            c.offer_saturated(3240.0, t0, PAIR, TAU);
+            c.offer_partial(8, 100, 3375.0, t0 + 10, PAIR, TAU);
+            c.offer_partial(16, 50, 3300.0, t0 + 20, PAIR, TAU);
+        }
         assert!((c.efficiency(8).unwrap() - 0.96).abs() < 1e-9);
         assert!((c.efficiency(16).unwrap() - 3240.0 / 3300.0).abs() < 1e-9);
         assert_eq!(c.efficiency(24), None);
+        let pairs = c.samples();
         // Much later, partial periods alone (e.g. the work per packet doubled): held.
         for t in 0..1000 {
-            c.offer_partial(8, 100, 6800.0, 100_000 + t * 10, PAIR, 0.01);
+            c.offer_partial(8, 100, 6800.0, 1_000_000 + t * 10, PAIR, TAU);
         }
         assert!((c.efficiency(8).unwrap() - 0.96).abs() < 1e-9);
-        assert_eq!(c.samples(), 2);
+        assert_eq!(c.samples(), pairs);
+    }
+
+    #[test]
+    fn few_pairs_are_not_used_and_one_odd_period_does_not_take_over() {
+        let mut c = SaturationCalibration::new(32);
+        c.offer_saturated(3240.0, 0, PAIR, TAU);
+        c.offer_partial(8, 100, 3375.0, 10, PAIR, TAU);
+        assert_eq!(c.efficiency(8), None, "one pair is not a calibration");
+        for t in 1..200 {
+            c.offer_partial(8, 100, 3375.0, 10 + t, PAIR, TAU);
+        }
+        let settled = c.efficiency(8).unwrap();
+        // One saturated period twice as slow (a stall below the stolen threshold),
+        // then 200 partial periods pairing with it.
+        c.offer_saturated(6480.0, 300, PAIR, TAU);
+        for t in 0..200 {
+            c.offer_partial(8, 100, 3375.0, 310 + t, PAIR, TAU);
+        }
+        let after = c.efficiency(8).unwrap();
+        assert!(after - settled < 0.05, "{settled} -> {after}");
     }
 
     #[test]
     fn far_apart_or_thin_observations_are_not_paired() {
         let mut c = SaturationCalibration::new(32);
-        c.offer_saturated(3000.0, 0, PAIR, 0.01);
-        c.offer_partial(8, 100, 4000.0, 10 * PAIR, PAIR, 0.01);
-        c.offer_partial(4, MIN_BURSTS - 1, 4000.0, 10, PAIR, 0.01);
-        c.offer_partial(5, 100, f64::NAN, 10, PAIR, 0.01);
-        c.offer_partial(32, 100, 3000.0, 10, PAIR, 0.01);
+        c.offer_saturated(3000.0, 0, PAIR, TAU);
+        c.offer_partial(8, 100, 4000.0, 10 * PAIR, PAIR, TAU);
+        c.offer_partial(4, MIN_BURSTS - 1, 4000.0, 10, PAIR, TAU);
+        c.offer_partial(5, 100, f64::NAN, 10, PAIR, TAU);
+        c.offer_partial(32, 100, 3000.0, 10, PAIR, TAU);
         assert_eq!(c.samples(), 0);
     }
 
     #[test]
-    fn a_pathological_pair_is_bounded() {
+    fn pathological_pairs_are_bounded() {
         let mut c = SaturationCalibration::new(32);
-        c.offer_saturated(100.0, 0, PAIR, 0.01);
-        c.offer_partial(8, 100, 100_000.0, 1, PAIR, 0.01);
+        for t in 0..MIN_PAIRS {
+            c.offer_saturated(100.0, t * 10, PAIR, TAU);
+            c.offer_partial(8, 100, 100_000.0, t * 10 + 1, PAIR, TAU);
+            c.offer_partial(9, 100, 10.0, t * 10 + 2, PAIR, TAU);
+        }
         assert_eq!(c.efficiency(8), Some(EFFICIENCY_BOUNDS.0));
+        assert_eq!(c.efficiency(9), Some(EFFICIENCY_BOUNDS.1));
     }
 }
