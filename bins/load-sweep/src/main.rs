@@ -85,6 +85,7 @@ struct Args {
 
 /// The DPDK port the generator feeds the worker through.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 enum PortKind {
     /// memif server and client in this process (rx ring of 4096).
     Memif,
