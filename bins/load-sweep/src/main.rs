@@ -327,6 +327,7 @@ fn to_row(target: f64, capacity: f64, r: &StepResult) -> Row {
         ours_burst_cycles: r.mean.cycles_per_burst,
         ours_packet_cycles: r.mean.cycles_per_packet,
         ours_kappa: r.mean.saturation_cost_ratio,
+        ours_stolen_fraction: r.mean.stolen_fraction,
         drop_risk: r.mean.drop_risk,
         warned: r.warned,
         dropped: r.dropped,

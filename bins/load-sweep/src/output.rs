@@ -43,6 +43,8 @@ pub struct Row {
     pub ours_packet_cycles: f64,
     /// Our full-burst cost ratio κ at the end of the step.
     pub ours_kappa: f64,
+    /// Share of the step's time excluded from ours' time base as stolen (preemption).
+    pub ours_stolen_fraction: f64,
     /// Drop risk.
     pub drop_risk: f64,
     /// Warning raised in this step.

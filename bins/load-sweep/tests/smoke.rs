@@ -55,7 +55,12 @@ fn sweep_runs_and_writes_csv_json_markdown_and_png() {
     assert_eq!(&png[1..4], b"PNG");
     let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
     assert_eq!(csv.lines().count(), 23, "header + 22 rows");
-    for column in ["ours_burst_cycles", "ours_packet_cycles", "ours_kappa"] {
+    for column in [
+        "ours_burst_cycles",
+        "ours_packet_cycles",
+        "ours_kappa",
+        "ours_stolen_fraction",
+    ] {
         assert!(csv.lines().next().unwrap().contains(column), "{column}");
     }
     let _ = std::fs::remove_dir_all(&dir);
