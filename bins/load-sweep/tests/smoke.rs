@@ -7,22 +7,21 @@ use std::sync::Mutex;
 /// The runs pin busy-polling lcores to both cores: two at once would starve each other.
 static DPDK_RUN: Mutex<()> = Mutex::new(());
 
-#[test]
-fn sweep_runs_and_writes_csv_json_markdown_and_png() {
-    let _one_at_a_time = DPDK_RUN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join(format!("pmdt-load-sweep-smoke-{}", std::process::id()));
+/// Runs a short sweep with `args` (plus short steps) into a fresh directory, asserts
+/// success, and returns the directory and its sweep.json.
+fn short_sweep(name: &str, args: &[&str]) -> (std::path::PathBuf, serde_json::Value) {
+    let dir = std::env::temp_dir().join(format!("pmdt-load-sweep-{name}-{}", std::process::id()));
     let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
         .args([
             "--warmup",
             "0.1",
             "--measure",
             "0.15",
-            "--work-cycles",
-            "3000",
             "--heavy-work-cycles",
             "6000",
-            "--out",
         ])
+        .args(args)
+        .arg("--out")
         .arg(&dir)
         .output()
         .expect("run pmdt-load-sweep");
@@ -31,8 +30,15 @@ fn sweep_runs_and_writes_csv_json_markdown_and_png() {
         "stderr: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
+    let json = serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap())
+        .expect("sweep.json parses");
+    (dir, json)
+}
+
+#[test]
+fn sweep_runs_and_writes_csv_json_markdown_and_png() {
+    let _one_at_a_time = DPDK_RUN.lock().unwrap_or_else(|e| e.into_inner());
+    let (dir, json) = short_sweep("smoke", &["--work-cycles", "3000"]);
     assert_eq!(
         json["rows"].as_array().unwrap().len(),
         22,
@@ -69,40 +75,23 @@ fn sweep_runs_and_writes_csv_json_markdown_and_png() {
 #[test]
 fn sweep_runs_over_net_ring_with_per_burst_work() {
     let _one_at_a_time = DPDK_RUN.lock().unwrap_or_else(|e| e.into_inner());
-    let dir = std::env::temp_dir().join(format!("pmdt-load-sweep-ring-{}", std::process::id()));
-    let out = Command::new(env!("CARGO_BIN_EXE_pmdt-load-sweep"))
-        .args([
+    let (dir, json) = short_sweep(
+        "ring",
+        &[
             "--port",
             "ring",
-            "--warmup",
-            "0.1",
-            "--measure",
-            "0.15",
             "--work-cycles",
             "3000",
             "--burst-work-cycles",
             "20000",
-            "--heavy-work-cycles",
-            "6000",
             "--drop-threshold",
             "0.02",
-            "--out",
-        ])
-        .arg(&dir)
-        .output()
-        .expect("run pmdt-load-sweep");
-    assert!(
-        out.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
+        ],
     );
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("sweep.json")).unwrap()).unwrap();
     assert_eq!(json["settings"]["port"], "ring");
     assert_eq!(json["settings"]["burst_work_cycles"], 20000);
     assert_eq!(json["rows"].as_array().unwrap().len(), 22);
-    let capacity = json["capacity_pps"].as_f64().unwrap();
-    assert!(capacity > 0.0);
+    assert!(json["capacity_pps"].as_f64().unwrap() > 0.0);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
