@@ -72,22 +72,29 @@ impl Core {
             k += 1;
         }
     }
+    /// Takes the next burst from the queue, reports the poll to `est`, and returns
+    /// its size and the cycles the iteration takes.
+    fn poll(&mut self, est: &mut LoadEstimator) -> (u64, f64) {
+        let n = self.queue.min(BURST as u64);
+        self.queue -= n;
+        est.on_poll(self.tsc as u64, n as u32);
+        let dt = if n == 0 {
+            self.e
+        } else if self.prev_empty {
+            self.a + (self.b + self.cold) * n as f64
+        } else {
+            self.a + self.b * n as f64
+        };
+        self.prev_empty = n == 0;
+        (n, dt)
+    }
+
     /// Runs `cycles` at offered load `load` (fraction of capacity), feeding `est`.
     fn run(&mut self, est: &mut LoadEstimator, load: f64, cycles: f64, steal: Option<(f64, f64)>) {
         let lambda = load * self.capacity();
         let end = self.tsc + cycles;
         while self.tsc < end {
-            let n = self.queue.min(BURST as u64);
-            self.queue -= n;
-            est.on_poll(self.tsc as u64, n as u32);
-            let mut dt = if n == 0 {
-                self.e
-            } else if self.prev_empty {
-                self.a + (self.b + self.cold) * n as f64
-            } else {
-                self.a + self.b * n as f64
-            };
-            self.prev_empty = n == 0;
+            let (n, mut dt) = self.poll(est);
             if n == 0 {
                 if let Some((p, len)) = steal {
                     if self.uniform() < p {
@@ -131,14 +138,7 @@ impl Core {
         let end = self.tsc + cycles;
         let mut empty = 0;
         while self.tsc < end {
-            let n = self.queue.min(BURST as u64);
-            self.queue -= n;
-            est.on_poll(self.tsc as u64, n as u32);
-            let mut dt = if n == 0 {
-                self.e
-            } else {
-                self.a + self.b * n as f64
-            };
+            let (n, mut dt) = self.poll(est);
             empty = if n == 0 { empty + 1 } else { 0 };
             let slept = empty > spin;
             if slept {
