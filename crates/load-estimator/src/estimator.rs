@@ -192,11 +192,8 @@ impl LoadEstimator {
         let nonempty: u64 = self.count[1..].iter().sum();
         let available = period.saturating_sub(self.stolen).max(1) as f64;
         let hz = self.cfg.tsc_hz as f64;
-        // Busy cycles in full-burst terms. A partial burst of k packets costs
-        // a + b·k, the same packets in full bursts k·(b + a/N): each partial burst
-        // over-counts a·(1 − k/N). What remains is scaled by κ, the measured ratio of
-        // a packet's cost in full bursts (backlog, warm) to its cost in partial bursts
-        // (after idle polls, cold), see `saturation_calibration`.
+        // Busy cycles in full-burst terms: capacity is a saturation property (full
+        // bursts from a backlog), see `saturation_calibration`.
         let busy: u64 = self.cycles[1..].iter().sum();
         let a = if self.model.is_fitted() {
             self.model.fixed_cost()
