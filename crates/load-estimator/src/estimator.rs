@@ -90,7 +90,11 @@ impl LoadEstimator {
             stolen_threshold: vec![u64::MAX; burst + 1],
             period_start: 0,
             model: CostModel::new(burst as u32),
-            calibration: SaturationCalibration::new(burst),
+            calibration: SaturationCalibration::new(
+                burst,
+                cfg.calibration_pair_cycles,
+                cfg.calibration_time_constant_cycles,
+            ),
             window: WindowTotals::default(),
             m1: WindowTotals::default(),
             report: LoadReport::default(),
@@ -201,17 +205,11 @@ impl LoadEstimator {
             0.0
         };
         let n = self.burst as f64;
-        let pair = self.cfg.calibration_pair_cycles;
-        let tau = self.cfg.calibration_time_constant_cycles;
         let full_bursts = self.count[self.burst];
         let full_cycles = self.cycles[self.burst] as f64;
         if nonempty >= 10 && full_bursts as f64 >= 0.9 * nonempty as f64 {
-            self.calibration.offer_saturated(
-                full_cycles / (full_bursts as f64 * n),
-                now,
-                pair,
-                tau,
-            );
+            self.calibration
+                .offer_saturated(full_cycles / (full_bursts as f64 * n), now);
         }
         // Partial bursts in full-burst cycles: by the calibrated efficiency of their
         // size when there is one, else minus the fixed cost full bursts would have
@@ -225,7 +223,7 @@ impl LoadEstimator {
                 continue;
             }
             self.calibration
-                .offer_partial(k, cnt, c / (k as f64 * cnt as f64), now, pair, tau);
+                .offer_partial(k, cnt, c / (k as f64 * cnt as f64), now);
             partial_raw += c;
             corrected += match self.calibration.efficiency(k) {
                 Some(e) => e * c,

@@ -49,55 +49,49 @@ pub struct SaturationCalibration {
     efficiency: Vec<Option<f64>>,
     samples: Vec<u64>,
     last_sample: Vec<u64>,
+    /// Longest gap, in cycles, between the two observations of a pair.
+    pair_cycles: u64,
+    /// Time constant, in cycles, of the average over pairs.
+    time_constant: u64,
 }
 
 impl SaturationCalibration {
-    /// No calibration yet, for bursts of up to `full` packets.
-    pub fn new(full: usize) -> Self {
+    /// No calibration yet, for bursts of up to `full` packets; observations at most
+    /// `pair_cycles` apart form a pair, and pairs are averaged with time constant
+    /// `time_constant` (cycles).
+    pub fn new(full: usize, pair_cycles: u64, time_constant: u64) -> Self {
         Self {
             saturated: None,
             partial: vec![None; full],
             efficiency: vec![None; full],
             samples: vec![0; full],
             last_sample: vec![0; full],
+            pair_cycles,
+            time_constant: time_constant.max(1),
         }
     }
 
     /// Offers a saturated period's cycles per packet (in full bursts) at `now`;
-    /// pairs it with every size seen within `pair_cycles`.
-    pub fn offer_saturated(
-        &mut self,
-        cycles_per_packet: f64,
-        now: u64,
-        pair_cycles: u64,
-        time_constant: u64,
-    ) {
+    /// pairs it with every size seen within the pair window.
+    pub fn offer_saturated(&mut self, cycles_per_packet: f64, now: u64) {
         if !(cycles_per_packet.is_finite() && cycles_per_packet > 0.0) {
             return;
         }
-        let sat = smooth(self.saturated, cycles_per_packet, now, pair_cycles);
+        let sat = smooth(self.saturated, cycles_per_packet, now, self.pair_cycles);
         self.saturated = Some((sat, now));
         for k in 1..self.partial.len() {
             if let Some((c, t)) = self.partial[k] {
-                if now.wrapping_sub(t) <= pair_cycles {
-                    self.sample(k, sat / c, now, time_constant);
+                if now.wrapping_sub(t) <= self.pair_cycles {
+                    self.sample(k, sat / c, now);
                 }
             }
         }
     }
 
     /// Offers the cycles per packet of `bursts` bursts of size `k` (a partial size)
-    /// seen in one period at `now`; pairs it with a saturated period within
-    /// `pair_cycles`.
-    pub fn offer_partial(
-        &mut self,
-        k: usize,
-        bursts: u64,
-        cycles_per_packet: f64,
-        now: u64,
-        pair_cycles: u64,
-        time_constant: u64,
-    ) {
+    /// seen in one period at `now`; pairs it with a saturated period within the pair
+    /// window.
+    pub fn offer_partial(&mut self, k: usize, bursts: u64, cycles_per_packet: f64, now: u64) {
         if k == 0
             || k >= self.partial.len()
             || bursts < MIN_BURSTS
@@ -105,16 +99,16 @@ impl SaturationCalibration {
         {
             return;
         }
-        let part = smooth(self.partial[k], cycles_per_packet, now, pair_cycles);
+        let part = smooth(self.partial[k], cycles_per_packet, now, self.pair_cycles);
         self.partial[k] = Some((part, now));
         if let Some((sat, t)) = self.saturated {
-            if now.wrapping_sub(t) <= pair_cycles {
-                self.sample(k, sat / part, now, time_constant);
+            if now.wrapping_sub(t) <= self.pair_cycles {
+                self.sample(k, sat / part, now);
             }
         }
     }
 
-    fn sample(&mut self, k: usize, e: f64, now: u64, time_constant: u64) {
+    fn sample(&mut self, k: usize, e: f64, now: u64) {
         let e = e.clamp(EFFICIENCY_BOUNDS.0, EFFICIENCY_BOUNDS.1);
         self.samples[k] += 1;
         // Weighted by the time since this size's last sample (an average over time,
@@ -122,7 +116,7 @@ impl SaturationCalibration {
         // seconds they span); the first samples are averaged equally.
         let dt = now.wrapping_sub(self.last_sample[k]) as f64;
         self.last_sample[k] = now;
-        let w = (dt / time_constant.max(1) as f64)
+        let w = (dt / self.time_constant as f64)
             .min(1.0)
             .max(1.0 / self.samples[k] as f64);
         self.efficiency[k] = Some(match self.efficiency[k] {
@@ -172,9 +166,9 @@ mod tests {
 
     #[test]
     fn uncalibrated_sizes_have_no_efficiency() {
-        let mut c = SaturationCalibration::new(32);
+        let mut c = SaturationCalibration::new(32, PAIR, TAU);
         for t in 0..100 {
-            c.offer_partial(8, 100, 3400.0, t * 10, PAIR, TAU);
+            c.offer_partial(8, 100, 3400.0, t * 10);
         }
         assert_eq!(c.efficiency(8), None);
         assert_eq!(c.samples(), 0);
@@ -182,13 +176,13 @@ mod tests {
 
     #[test]
     fn learns_per_size_from_close_pairs_and_holds() {
-        let mut c = SaturationCalibration::new(32);
+        let mut c = SaturationCalibration::new(32, PAIR, TAU);
         // Saturation and partial load alternate (a capacity test, traffic bursts).
         for round in 0..40u64 {
             let t0 = round * 1_000;
-            c.offer_saturated(3240.0, t0, PAIR, TAU);
-            c.offer_partial(8, 100, 3375.0, t0 + 10, PAIR, TAU);
-            c.offer_partial(16, 50, 3300.0, t0 + 20, PAIR, TAU);
+            c.offer_saturated(3240.0, t0);
+            c.offer_partial(8, 100, 3375.0, t0 + 10);
+            c.offer_partial(16, 50, 3300.0, t0 + 20);
         }
         assert!((c.efficiency(8).unwrap() - 0.96).abs() < 1e-9);
         assert!((c.efficiency(16).unwrap() - 3240.0 / 3300.0).abs() < 1e-9);
@@ -196,7 +190,7 @@ mod tests {
         let pairs = c.samples();
         // Much later, partial periods alone (e.g. the work per packet doubled): held.
         for t in 0..1000 {
-            c.offer_partial(8, 100, 6800.0, 1_000_000 + t * 10, PAIR, TAU);
+            c.offer_partial(8, 100, 6800.0, 1_000_000 + t * 10);
         }
         assert!((c.efficiency(8).unwrap() - 0.96).abs() < 1e-9);
         assert_eq!(c.samples(), pairs);
@@ -204,19 +198,19 @@ mod tests {
 
     #[test]
     fn few_pairs_are_not_used_and_one_odd_period_does_not_take_over() {
-        let mut c = SaturationCalibration::new(32);
-        c.offer_saturated(3240.0, 0, PAIR, TAU);
-        c.offer_partial(8, 100, 3375.0, 10, PAIR, TAU);
+        let mut c = SaturationCalibration::new(32, PAIR, TAU);
+        c.offer_saturated(3240.0, 0);
+        c.offer_partial(8, 100, 3375.0, 10);
         assert_eq!(c.efficiency(8), None, "one pair is not a calibration");
         for t in 1..200 {
-            c.offer_partial(8, 100, 3375.0, 10 + t, PAIR, TAU);
+            c.offer_partial(8, 100, 3375.0, 10 + t);
         }
         let settled = c.efficiency(8).unwrap();
         // One saturated period twice as slow (a stall below the stolen threshold),
         // then 200 partial periods pairing with it.
-        c.offer_saturated(6480.0, 300, PAIR, TAU);
+        c.offer_saturated(6480.0, 300);
         for t in 0..200 {
-            c.offer_partial(8, 100, 3375.0, 310 + t, PAIR, TAU);
+            c.offer_partial(8, 100, 3375.0, 310 + t);
         }
         let after = c.efficiency(8).unwrap();
         assert!(after - settled < 0.05, "{settled} -> {after}");
@@ -224,22 +218,22 @@ mod tests {
 
     #[test]
     fn far_apart_or_thin_observations_are_not_paired() {
-        let mut c = SaturationCalibration::new(32);
-        c.offer_saturated(3000.0, 0, PAIR, TAU);
-        c.offer_partial(8, 100, 4000.0, 10 * PAIR, PAIR, TAU);
-        c.offer_partial(4, MIN_BURSTS - 1, 4000.0, 10, PAIR, TAU);
-        c.offer_partial(5, 100, f64::NAN, 10, PAIR, TAU);
-        c.offer_partial(32, 100, 3000.0, 10, PAIR, TAU);
+        let mut c = SaturationCalibration::new(32, PAIR, TAU);
+        c.offer_saturated(3000.0, 0);
+        c.offer_partial(8, 100, 4000.0, 10 * PAIR);
+        c.offer_partial(4, MIN_BURSTS - 1, 4000.0, 10);
+        c.offer_partial(5, 100, f64::NAN, 10);
+        c.offer_partial(32, 100, 3000.0, 10);
         assert_eq!(c.samples(), 0);
     }
 
     #[test]
     fn pathological_pairs_are_bounded() {
-        let mut c = SaturationCalibration::new(32);
+        let mut c = SaturationCalibration::new(32, PAIR, TAU);
         for t in 0..MIN_PAIRS {
-            c.offer_saturated(100.0, t * 10, PAIR, TAU);
-            c.offer_partial(8, 100, 100_000.0, t * 10 + 1, PAIR, TAU);
-            c.offer_partial(9, 100, 10.0, t * 10 + 2, PAIR, TAU);
+            c.offer_saturated(100.0, t * 10);
+            c.offer_partial(8, 100, 100_000.0, t * 10 + 1);
+            c.offer_partial(9, 100, 10.0, t * 10 + 2);
         }
         assert_eq!(c.efficiency(8), Some(EFFICIENCY_BOUNDS.0));
         assert_eq!(c.efficiency(9), Some(EFFICIENCY_BOUNDS.1));
