@@ -4,6 +4,8 @@
 mod ack_state;
 mod events;
 mod sent;
+#[cfg(test)]
+mod tests;
 
 pub use events::{CloseReason, Event, REFUSED_CODE};
 
@@ -24,6 +26,14 @@ use crate::rtt::{RttEstimator, GRANULARITY};
 use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::ConnectionStats;
 use crate::wire::{self, Body, HandshakeParams, Header, Packet};
+
+/// A packet number may lie at most this many sending windows above the largest
+/// received (see [`Connection::max_pn_jump`]).
+const PN_JUMP_WINDOWS: u64 = 4;
+/// Floor of the packet-number jump accepted, whatever the window.
+const MIN_PN_JUMP: u64 = 1 << 16;
+/// Largest exponent of a timer backoff (2^16 × the base).
+const MAX_BACKOFF_EXP: u32 = 16;
 
 /// Which end of the connection this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,6 +135,10 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     retransmit: VecDeque<Chunk>,
     acked: RangeSet,
     peer_max_data: u64,
+    /// Since when the sender has waited for credit with nothing in flight (the
+    /// blocked probe's timer base), and how many probes went unanswered by credit.
+    credit_wait: Option<Instant>,
+    credit_probes: u32,
     fin_requested: bool,
     fin_sent: bool,
     fin_acked: bool,
@@ -135,6 +149,9 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     recv: RecvBuffer<R>,
     peer_fin: Option<u64>,
     acks: AckState,
+    /// Largest packet number of any packet that passed validation (ack-eliciting
+    /// or not): the reference for the out-of-window check.
+    largest_pn_received: Option<u64>,
     advertised_max_data: u64,
     readable_signalled: bool,
     finished_signalled: bool,
@@ -228,6 +245,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             retransmit: VecDeque::new(),
             acked: RangeSet::new(),
             peer_max_data: 0,
+            credit_wait: None,
+            credit_probes: 0,
             fin_requested: false,
             fin_sent: false,
             fin_acked: false,
@@ -237,6 +256,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             recv,
             peer_fin: None,
             acks: AckState::default(),
+            largest_pn_received: None,
             readable_signalled: false,
             finished_signalled: false,
             last_recv: p.now,
@@ -472,6 +492,20 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         None
     }
 
+    /// When a sender blocked on credit with nothing in flight probes the receiver
+    /// (as QUIC's DATA_BLOCKED): credit travels in acks, which are not reliable, so
+    /// without the probe one lost credit update would stall the sender for good.
+    /// The probe is an ack-eliciting Keepalive (the probe timer covers its loss);
+    /// the interval doubles while the receiver grants nothing.
+    fn credit_probe_deadline(&self) -> Option<Instant> {
+        if self.sent.in_flight() > 0 {
+            return None;
+        }
+        let base = self.rtt.pto_base(self.cfg.max_ack_delay);
+        self.credit_wait
+            .map(|t| t + base * 2u32.saturating_pow(self.credit_probes.min(MAX_BACKOFF_EXP)))
+    }
+
     /// When [`Connection::handle_timeout`] must be called next.
     pub fn poll_timeout(&self) -> Option<Instant> {
         if self.state == State::Closed {
@@ -492,6 +526,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             min(self.acks.deadline());
             min(self.pacing_wait);
             if !self.keepalive_pending {
+                min(self.credit_probe_deadline());
                 min(self.cfg.keepalive.map(|k| self.last_send + k));
             }
         }
@@ -529,6 +564,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         if self.pacing_wait.is_some_and(|t| now >= t) {
             self.pacing_wait = None;
+        }
+        if self.state == State::Established
+            && self.credit_probe_deadline().is_some_and(|t| now >= t)
+        {
+            self.keepalive_pending = true;
+            self.credit_probes = self.credit_probes.saturating_add(1);
+            self.credit_wait = Some(now);
         }
         self.acks.on_timeout(now);
         if self.state == State::Established
@@ -631,13 +673,19 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         // Packet numbers grow by one per packet: a number far beyond the largest seen
         // is forged or garbage, and must not poison the acknowledgement state.
-        if let Some(l) = self.acks.largest() {
-            let max_jump = (self.cfg.window_packets * 4).max(1 << 16);
-            if pkt.header.pn > l.saturating_add(max_jump) {
+        // Compared against the largest number of *any* validated packet: pure acks
+        // count too, or a long run of them after one Keepalive would push every later
+        // packet out of the window for good.
+        if let Some(l) = self.largest_pn_received {
+            if pkt.header.pn > l.saturating_add(self.max_pn_jump()) {
                 self.stats.out_of_window += 1;
                 return;
             }
         }
+        self.largest_pn_received = Some(
+            self.largest_pn_received
+                .map_or(pkt.header.pn, |l| l.max(pkt.header.pn)),
+        );
         if self.state == State::Closing {
             // Still hearing from the peer: repeat the close.
             self.control_out = Some(ControlOut::Close(0));
@@ -660,6 +708,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             );
         }
         self.check_graceful(now);
+    }
+
+    /// How far above the largest packet number received a new one may be: packet
+    /// numbers grow by one per packet, so a bigger jump is forged or garbage.
+    fn max_pn_jump(&self) -> u64 {
+        (self.cfg.window_packets * PN_JUMP_WINDOWS).max(MIN_PN_JUMP)
     }
 
     fn peer_fin_complete(&self) -> bool {
@@ -747,7 +801,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.pto_count = 0;
         }
         self.largest_acked = Some(self.largest_acked.map_or(largest, |l| l.max(largest)));
-        self.peer_max_data = self.peer_max_data.max(a.max_data);
+        if a.max_data > self.peer_max_data {
+            self.peer_max_data = a.max_data;
+            self.credit_wait = None;
+            self.credit_probes = 0;
+        }
         if a.data_cumulative > 0 {
             self.acked.insert(0..a.data_cumulative);
         }
@@ -1060,6 +1118,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                     && self.send_next < self.send.end()
                     && self.send_next >= self.peer_max_data
                 {
+                    if self.credit_wait.is_none() && self.sent.in_flight() == 0 {
+                        self.credit_wait = Some(now);
+                    }
                     Blocked::Credit
                 } else {
                     Blocked::App

@@ -1,0 +1,133 @@
+//! What every experiment gets: where the binaries and results are, quick or full,
+//! repeats, timeouts, and unique names for each process pair's DPDK files.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use crate::proc;
+
+/// Shared settings of a run.
+pub struct Ctx {
+    /// Directory with pmdt-send, pmdt-recv, pmdt-wanem, pmdt-load-sweep.
+    pub bin_dir: PathBuf,
+    /// Results directory.
+    pub out: PathBuf,
+    /// Tiny runs (CI smoke).
+    pub quick: bool,
+    /// Runs per cell.
+    pub repeat: usize,
+    /// Upper bound on one cell's run, whatever its size (`--cell-timeout`).
+    pub cell_timeout: Option<Duration>,
+    seq: AtomicU32,
+}
+
+impl Ctx {
+    /// A context.
+    pub fn new(
+        bin_dir: PathBuf,
+        out: PathBuf,
+        quick: bool,
+        repeat: usize,
+        cell_timeout: Option<Duration>,
+    ) -> Self {
+        Ctx {
+            bin_dir,
+            out,
+            quick,
+            repeat,
+            cell_timeout,
+            seq: AtomicU32::new(0),
+        }
+    }
+
+    /// A fresh number for a process pair (memif socket, file prefix, UDP port).
+    pub fn next_id(&self) -> u32 {
+        self.seq.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
+    /// A tag unique on this host for pair `id`: `pb<pid>x<id>`.
+    pub fn tag(&self, id: u32) -> String {
+        format!("pb{}x{id}", std::process::id())
+    }
+
+    /// Where a cell run's logs go.
+    pub fn logs(&self, experiment: &str, id: u32) -> PathBuf {
+        self.out.join("logs").join(format!("{experiment}-{id:03}"))
+    }
+
+    /// A tool from the bin dir.
+    pub fn tool(&self, name: &str) -> PathBuf {
+        self.bin_dir.join(name)
+    }
+
+    /// A command for one of pmdt's tools.
+    pub fn tool_cmd(&self, name: &str) -> Command {
+        Command::new(self.tool(name))
+    }
+
+    /// The QUIC peer harness: next to this binary, else in the bin dir.
+    pub fn quic_peer(&self) -> PathBuf {
+        std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.join("pmdt-bench-quic")))
+            .filter(|p| p.is_file())
+            .unwrap_or_else(|| self.bin_dir.join("pmdt-bench-quic"))
+    }
+
+    /// Timeout of a run expected to take about `expected`: the expectation plus
+    /// start-up slack, capped by `--cell-timeout`.
+    pub fn timeout(&self, expected: Duration) -> Duration {
+        let t = expected * 2 + Duration::from_secs(15);
+        match self.cell_timeout {
+            Some(c) => t.min(c),
+            None => t,
+        }
+    }
+
+    /// Checks that every tool exists: pmdt's own in the bin dir, peers on PATH.
+    pub fn require(&self, own: &[&str], peers: &[&str]) -> Result<(), String> {
+        let mut missing = Vec::new();
+        for t in own {
+            let p = if *t == "pmdt-bench-quic" {
+                self.quic_peer()
+            } else {
+                self.tool(t)
+            };
+            if !p.is_file() {
+                missing.push(format!(
+                    "{} (build it: cargo build --release -p {}, or pass --bin-dir)",
+                    p.display(),
+                    package_of(t)
+                ));
+            }
+        }
+        for t in peers {
+            if proc::which(t).is_none() {
+                missing.push(format!("{t} (install it: make setup)"));
+            }
+        }
+        if missing.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("missing tools: {}", missing.join("; ")))
+        }
+    }
+}
+
+fn package_of(tool: &str) -> &'static str {
+    match tool {
+        "pmdt-load-sweep" => "pmdt-load-sweep",
+        "pmdt-bench-quic" => "pmdt-bench",
+        _ => "pmdt-tools",
+    }
+}
+
+/// The default bin dir: `$CARGO_TARGET_DIR/release`, else `target/release`.
+pub fn default_bin_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) if !d.is_empty() => Path::new(&d).join("release"),
+        _ => PathBuf::from("target/release"),
+    }
+}

@@ -1,0 +1,47 @@
+//! The experiments, one module each. Each builds a [`Report`] from cells; `main`
+//! writes it.
+
+pub mod flows;
+pub mod loss;
+pub mod peers;
+pub mod seed000;
+pub mod seed002;
+pub mod seed003;
+pub mod seed004;
+
+use std::time::Duration;
+
+use crate::cell::{Cell, CellSpec, Sample};
+use crate::ctx::Ctx;
+use crate::pmdt_pair::{run_pair, sample_of, PairResult, PairSpec};
+
+/// Runs a pmdt pair `ctx.repeat` times as one cell; `extra` adds figures.
+pub fn pmdt_cell(
+    ctx: &Ctx,
+    experiment: &str,
+    spec: CellSpec,
+    pair: &PairSpec,
+    extra: impl Fn(&PairResult, &mut Sample),
+) -> Cell {
+    spec.run(ctx.repeat, |_| {
+        let r = run_pair(ctx, experiment, pair)?;
+        let mut s = sample_of(&r);
+        extra(&r, &mut s);
+        Ok(s)
+    })
+}
+
+/// Seconds a transfer of `bytes` should take at a modest 0.5 Gbit/s (for timeouts).
+pub fn expect_bytes(bytes: u64) -> Duration {
+    Duration::from_secs_f64(bytes as f64 * 16.0 / 1e9)
+}
+
+/// `n` as a size argument in bytes.
+pub fn bytes_arg(n: u64) -> String {
+    n.to_string()
+}
+
+/// Seconds as an argument.
+pub fn secs_arg(s: f64) -> String {
+    format!("{s}")
+}

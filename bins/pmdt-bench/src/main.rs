@@ -1,0 +1,209 @@
+//! pmdt-bench: the one place pmdt's performance is measured. Runs the real tools
+//! (pmdt-send, pmdt-recv, pmdt-wanem, pmdt-load-sweep) and their peers
+//! (dpdk-testpmd, iperf3, sockperf, a quinn harness) as separate processes with
+//! pinned cores, and writes JSON, CSV, a Markdown table and a PNG per experiment.
+
+mod cell;
+mod ctx;
+mod exp;
+mod machine;
+mod peer;
+mod plot;
+mod pmdt_pair;
+mod proc;
+mod report;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+
+use crate::ctx::Ctx;
+use crate::machine::Machine;
+use crate::report::Report;
+
+/// Measure pmdt beside its peers and reproduce the seeds' experiments.
+#[derive(Debug, Parser)]
+#[command(name = "pmdt-bench", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    experiment: Experiment,
+    /// Results directory.
+    #[arg(long, global = true, default_value = "docs/bench/latest")]
+    out: PathBuf,
+    /// Tiny runs (a CI smoke test: the figures mean nothing).
+    #[arg(long, global = true)]
+    quick: bool,
+    /// Runs per cell (median and spread); default 1 with --quick, else 3.
+    #[arg(long, global = true, value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: Option<u32>,
+    /// Directory of pmdt-send, pmdt-recv, pmdt-wanem, pmdt-load-sweep (default:
+    /// $CARGO_TARGET_DIR/release, else target/release).
+    #[arg(long, global = true, env = "PMDT_BIN_DIR")]
+    bin_dir: Option<PathBuf>,
+    /// Upper bound on one run of a cell, seconds (default: from its size).
+    #[arg(long, global = true, value_parser = parse_secs)]
+    cell_timeout: Option<f64>,
+}
+
+fn parse_secs(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a positive number of seconds")),
+    }
+}
+
+/// The experiments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Subcommand)]
+enum Experiment {
+    /// Raw memif, pmdt (memif 1500/9000, kernel UDP), iperf3 TCP/UDP, QUIC, sockperf.
+    Peers,
+    /// Seed 000: completion and latency vs flow size, bandwidth vs window, 1..64 flows.
+    Seed000,
+    /// Seed 002: N concurrent clients, DPDK vs kernel UDP.
+    Seed002,
+    /// Seed 003: raw DPDK vs transport on DPDK vs transport on kernel UDP.
+    Seed003,
+    /// Seed 004: pmdt-load-sweep, folded in.
+    Seed004,
+    /// Goodput vs loss × RTT × controller through pmdt-wanem.
+    Loss,
+    /// 1, 2, 16, 256, 1000 flows with default settings.
+    Flows,
+    /// Every experiment above, in turn.
+    All,
+}
+
+type Runner = fn(&Ctx, &Machine) -> Report;
+
+impl Experiment {
+    fn plan(
+        self,
+    ) -> Vec<(
+        &'static str,
+        Runner,
+        (&'static [&'static str], &'static [&'static str]),
+    )> {
+        let all: [(Experiment, &str, Runner, (&[&str], &[&str])); 7] = [
+            (
+                Experiment::Peers,
+                "peers",
+                exp::peers::run,
+                exp::peers::TOOLS,
+            ),
+            (
+                Experiment::Seed000,
+                "seed000",
+                exp::seed000::run,
+                exp::seed000::TOOLS,
+            ),
+            (
+                Experiment::Seed002,
+                "seed002",
+                exp::seed002::run,
+                exp::seed002::TOOLS,
+            ),
+            (
+                Experiment::Seed003,
+                "seed003",
+                exp::seed003::run,
+                exp::seed003::TOOLS,
+            ),
+            (
+                Experiment::Seed004,
+                "seed004",
+                exp::seed004::run,
+                exp::seed004::TOOLS,
+            ),
+            (Experiment::Loss, "loss", exp::loss::run, exp::loss::TOOLS),
+            (
+                Experiment::Flows,
+                "flows",
+                exp::flows::run,
+                exp::flows::TOOLS,
+            ),
+        ];
+        all.into_iter()
+            .filter(|(e, ..)| self == Experiment::All || *e == self)
+            .map(|(_, n, r, t)| (n, r, t))
+            .collect()
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    proc::install_signal_handler();
+    let quick = cli.quick;
+    let repeat = cli.repeat.map_or(if quick { 1 } else { 3 }, |r| r as usize);
+    let ctx = Ctx::new(
+        cli.bin_dir.clone().unwrap_or_else(ctx::default_bin_dir),
+        cli.out.clone(),
+        quick,
+        repeat,
+        cli.cell_timeout.map(Duration::from_secs_f64),
+    );
+    let plan = cli.experiment.plan();
+    for (name, _, (own, peers)) in &plan {
+        if let Err(e) = ctx.require(own, peers) {
+            eprintln!("pmdt-bench: error: {name}: {e}");
+            std::process::exit(3);
+        }
+    }
+    if let Err(e) = std::fs::create_dir_all(&ctx.out) {
+        eprintln!(
+            "pmdt-bench: error: cannot create {}: {e}",
+            ctx.out.display()
+        );
+        std::process::exit(1);
+    }
+    let machine = Machine::detect();
+    println!("pmdt-bench: {}", machine.line());
+    println!(
+        "pmdt-bench: tools from {}, results into {}, {} run(s) per cell{}",
+        ctx.bin_dir.display(),
+        ctx.out.display(),
+        repeat,
+        if quick { ", --quick" } else { "" }
+    );
+    let mut failed_cells = 0;
+    let mut total_cells = 0;
+    let mut index = String::from("# pmdt-bench results\n\n");
+    index.push_str(&format!("Machine: {}\n\n", machine.line()));
+    for (name, run, _) in plan {
+        println!("{name}:");
+        let report = run(&ctx, &machine);
+        for r in &report.ratios {
+            println!("  ratio {}", r.line());
+        }
+        total_cells += report.cells.len();
+        failed_cells += report.failed();
+        match report.write(&ctx.out) {
+            Ok(files) => {
+                let names: Vec<String> = files
+                    .iter()
+                    .map(|f| {
+                        f.file_name()
+                            .unwrap_or_default()
+                            .to_string_lossy()
+                            .into_owned()
+                    })
+                    .collect();
+                println!("  wrote {} into {}", names.join(", "), ctx.out.display());
+                index.push_str(&format!(
+                    "- [{name}]({name}.md): {} ({} cells, {} failed) ![]({name}.png)\n",
+                    report.title,
+                    report.cells.len(),
+                    report.failed()
+                ));
+            }
+            Err(e) => {
+                eprintln!("pmdt-bench: error: {name}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    if cli.experiment == Experiment::All {
+        let _ = std::fs::write(ctx.out.join("README.md"), index);
+    }
+    println!("pmdt-bench: {total_cells} cells, {failed_cells} failed");
+}

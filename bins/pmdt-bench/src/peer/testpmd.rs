@@ -1,0 +1,124 @@
+//! The raw link limit: dpdk-testpmd txonly → rxonly over memif, two processes,
+//! forwarding lcores on different cores (the ANCHORS.md command, with unique
+//! file prefixes and socket).
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::cell::Sample;
+use crate::ctx::Ctx;
+use crate::proc::{self, Child};
+
+/// Runs txonly → rxonly with `frame`-byte packets for `secs` seconds.
+pub fn run(
+    ctx: &Ctx,
+    experiment: &str,
+    frame: u32,
+    secs: f64,
+) -> Result<Sample, (String, Vec<String>)> {
+    let id = ctx.next_id();
+    let tag = ctx.tag(id);
+    let logs = ctx.logs(experiment, id);
+    let sock = format!("/tmp/pmdt-bench-{tag}-raw.sock");
+    let _ = std::fs::remove_file(&sock);
+    let (prx, ptx) = (format!("{tag}r"), format!("{tag}s"));
+    let mut commands = Vec::new();
+    let testpmd = |main: &str, prefix: &str, vdev: String, mode: &str| {
+        let mut c = Command::new("dpdk-testpmd");
+        c.args(["-l", "0,1", "--main-lcore", main, "--no-pci"])
+            .arg(format!("--file-prefix={prefix}"))
+            .arg(format!("--vdev={vdev}"))
+            .args(["--", &format!("--forward-mode={mode}")])
+            .args(["--total-num-mbufs=32768", "--stats-period", "1", "-a"]);
+        c
+    };
+    let mut rx_cmd = testpmd(
+        "0",
+        &prx,
+        format!("net_memif0,role=server,socket={sock}"),
+        "rxonly",
+    );
+    if frame > 1500 {
+        rx_cmd
+            .arg("--mbuf-size=16384")
+            .arg(format!("--max-pkt-len={}", frame + 18));
+    }
+    let mut tx_cmd = testpmd(
+        "1",
+        &ptx,
+        format!("net_memif1,role=client,socket={sock}"),
+        "txonly",
+    );
+    tx_cmd.arg(format!("--txpkts={frame}"));
+    let result = (|| {
+        let mut rx = Child::spawn("testpmd-rx", rx_cmd, &logs)?;
+        commands.push(format!("{} &", rx.command));
+        let up = Instant::now() + Duration::from_secs(20);
+        while !std::path::Path::new(&sock).exists() {
+            if rx.try_wait().is_some() {
+                return Err(format!("testpmd rxonly exited: {}", rx.last_error_line()));
+            }
+            if Instant::now() > up {
+                return Err("testpmd rxonly did not create its memif socket in 20 s".into());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let mut tx = Child::spawn("testpmd-tx", tx_cmd, &logs)?;
+        commands.push(format!("{} &   # stopped after {secs} s", tx.command));
+        if let Some(st) = tx.wait_timeout(Duration::from_secs_f64(secs + 2.0)) {
+            return Err(format!(
+                "testpmd txonly exited early ({st}): {}",
+                tx.last_error_line()
+            ));
+        }
+        tx.stop(Duration::from_secs(5));
+        rx.stop(Duration::from_secs(5));
+        Ok(rx.stdout_text() + &rx.stderr_text())
+    })();
+    proc::dpdk_cleanup(&prx);
+    proc::dpdk_cleanup(&ptx);
+    let _ = std::fs::remove_file(&sock);
+    let text = result.map_err(|e| (e, commands.clone()))?;
+    let pps = values_after(&text, "Rx-pps:");
+    let bps = values_after(&text, "Rx-bps:");
+    // Skip the first report (start-up) and idle ones.
+    let steady = |v: Vec<f64>| -> Vec<f64> { v.into_iter().skip(1).filter(|x| *x > 0.0).collect() };
+    let (pps, bps) = (steady(pps), steady(bps));
+    if pps.is_empty() {
+        return Err((
+            "testpmd rxonly reported no Rx-pps above 0 (see its log)".into(),
+            commands,
+        ));
+    }
+    let mut s = Sample {
+        commands,
+        ..Default::default()
+    };
+    s.set("mpps", median(&pps) / 1e6)
+        .set("goodput_gbps", median(&bps) / 1e9)
+        .set("frame_bytes", frame as f64);
+    Ok(s)
+}
+
+/// Every number following `key` in `text`.
+pub fn values_after(text: &str, key: &str) -> Vec<f64> {
+    text.match_indices(key)
+        .filter_map(|(i, _)| {
+            text[i + key.len()..]
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+        })
+        .collect()
+}
+
+/// Median of `v` (NaN when empty).
+pub fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+    }
+}

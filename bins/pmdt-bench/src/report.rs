@@ -1,0 +1,267 @@
+//! An experiment's results on disk: `<name>.json` (everything), `<name>.csv` (one
+//! row per cell and metric), `<name>.md` (the table, ratios, machine, commands)
+//! and `<name>.png` (the plot).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::cell::{fmt_num, Cell};
+use crate::machine::Machine;
+
+/// A ratio pmdt/peer from cells of one run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratio {
+    /// What is compared.
+    pub name: String,
+    /// The ratio, when both cells have a figure.
+    pub value: Option<f64>,
+    /// Why there is none.
+    pub missing: Option<String>,
+}
+
+impl Ratio {
+    /// `num`'s metric over `den`'s metric (cells by name).
+    pub fn of(name: &str, cells: &[Cell], num: (&str, &str), den: (&str, &str)) -> Ratio {
+        let find = |(c, m): (&str, &str)| {
+            let cell = cells.iter().find(|x| x.name == c);
+            match cell {
+                None => Err(format!("no cell {c}")),
+                Some(x) if x.failed() => Err(format!("{c} failed")),
+                Some(x) => x.get(m).ok_or_else(|| format!("{c} has no {m}")),
+            }
+        };
+        match (find(num), find(den)) {
+            (Ok(a), Ok(b)) if b != 0.0 => Ratio {
+                name: name.into(),
+                value: Some(a / b),
+                missing: None,
+            },
+            (a, b) => Ratio {
+                name: name.into(),
+                value: None,
+                missing: Some(
+                    [a.err(), b.err()]
+                        .into_iter()
+                        .flatten()
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                ),
+            },
+        }
+    }
+
+    /// `name: 0.53` or `name: n/a (why)`.
+    pub fn line(&self) -> String {
+        match self.value {
+            Some(v) => format!("{}: {}", self.name, fmt_num(v)),
+            None => format!(
+                "{}: n/a ({})",
+                self.name,
+                self.missing.as_deref().unwrap_or("")
+            ),
+        }
+    }
+}
+
+/// An experiment's results.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Experiment name (file stem).
+    pub experiment: String,
+    /// One-line title.
+    pub title: String,
+    /// Machine and revision.
+    pub machine: Machine,
+    /// `--quick` run.
+    pub quick: bool,
+    /// Runs per cell.
+    pub repeat: usize,
+    /// The cells.
+    pub cells: Vec<Cell>,
+    /// Ratios pmdt/peer.
+    pub ratios: Vec<Ratio>,
+    /// Reference figures from the seeds and anchors, for comparison.
+    pub references: Vec<String>,
+    /// Notes on method (what each cell measures, known caveats).
+    pub notes: Vec<String>,
+    /// Metrics shown as table columns after the primary one.
+    #[serde(skip)]
+    pub columns: Vec<String>,
+}
+
+impl Report {
+    /// An empty report.
+    pub fn new(
+        experiment: &str,
+        title: &str,
+        machine: &Machine,
+        quick: bool,
+        repeat: usize,
+    ) -> Self {
+        Report {
+            experiment: experiment.into(),
+            title: title.into(),
+            machine: machine.clone(),
+            quick,
+            repeat,
+            cells: Vec::new(),
+            ratios: Vec::new(),
+            references: Vec::new(),
+            notes: Vec::new(),
+            columns: Vec::new(),
+        }
+    }
+
+    /// Sets the extra table columns.
+    pub fn columns(&mut self, c: &[&str]) {
+        self.columns = c.iter().map(|s| s.to_string()).collect();
+    }
+
+    /// Failed cells.
+    pub fn failed(&self) -> usize {
+        self.cells.iter().filter(|c| c.failed()).count()
+    }
+
+    /// Writes the four files into `dir`; returns their paths.
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let p = |ext: &str| dir.join(format!("{}.{ext}", self.experiment));
+        let write = |path: &PathBuf, s: String| {
+            std::fs::write(path, s).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        };
+        let json = serde_json::to_string_pretty(self).map_err(|e| e.to_string())?;
+        write(&p("json"), json)?;
+        write(&p("csv"), self.csv())?;
+        write(&p("md"), self.markdown())?;
+        crate::plot::draw(&p("png"), self)
+            .map_err(|e| format!("plot {}: {e}", p("png").display()))?;
+        Ok(vec![p("json"), p("csv"), p("md"), p("png")])
+    }
+
+    fn csv(&self) -> String {
+        let mut s =
+            String::from("experiment,cell,params,metric,median,min,max,runs,status,error\n");
+        let q = |v: &str| format!("\"{}\"", v.replace('"', "\"\""));
+        for c in &self.cells {
+            let params = params_text(c);
+            let err = c.errors.first().cloned().unwrap_or_default();
+            if c.metrics.is_empty() {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{},,,,{},{},{}",
+                    self.experiment,
+                    q(&c.name),
+                    q(&params),
+                    c.primary,
+                    c.runs,
+                    c.status,
+                    q(&err)
+                );
+            }
+            for (m, st) in &c.metrics {
+                let _ = writeln!(
+                    s,
+                    "{},{},{},{},{},{},{},{},{},{}",
+                    self.experiment,
+                    q(&c.name),
+                    q(&params),
+                    m,
+                    st.median,
+                    st.min,
+                    st.max,
+                    st.runs.len(),
+                    c.status,
+                    q(&err)
+                );
+            }
+        }
+        s
+    }
+
+    fn markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "# {}: {}\n", self.experiment, self.title);
+        let _ = writeln!(
+            s,
+            "Machine: {}.  \nRuns per cell: {}{}. Figures are medians; spread is (max − min)/median over the runs.\n",
+            self.machine.line(),
+            self.repeat,
+            if self.quick { " (--quick: tiny runs, a smoke test, not figures to quote)" } else { "" }
+        );
+        let _ = write!(s, "| cell | parameters | figure | spread |");
+        for c in &self.columns {
+            let _ = write!(s, " {c} |");
+        }
+        let _ = writeln!(s, " status |");
+        let _ = writeln!(
+            s,
+            "|---|---|---|---|{}---|",
+            "---|".repeat(self.columns.len())
+        );
+        for c in &self.cells {
+            let fig = match c.metrics.get(&c.primary) {
+                Some(st) if !c.failed() => (
+                    format!("{} {}", fmt_num(st.median), c.primary),
+                    format!("{:.0}%", st.spread_pct()),
+                ),
+                _ => ("**failed**".to_string(), "".to_string()),
+            };
+            let _ = write!(
+                s,
+                "| {} | {} | {} | {} |",
+                c.name,
+                params_text(c),
+                fig.0,
+                fig.1
+            );
+            for col in &self.columns {
+                let v = c.get(col).map(fmt_num).unwrap_or_else(|| "–".into());
+                let _ = write!(s, " {v} |");
+            }
+            let status = match c.status.as_str() {
+                "ok" => "ok".to_string(),
+                st => format!("{st}: {}", c.errors.join("; ").replace('|', "/")),
+            };
+            let _ = writeln!(s, " {status} |");
+        }
+        if !self.ratios.is_empty() {
+            let _ = writeln!(s, "\n## Ratios (one run, same pinning)\n");
+            for r in &self.ratios {
+                let _ = writeln!(s, "- {}", r.line());
+            }
+        }
+        if !self.references.is_empty() {
+            let _ = writeln!(s, "\n## Reference figures (other machines and papers)\n");
+            for r in &self.references {
+                let _ = writeln!(s, "- {r}");
+            }
+        }
+        if !self.notes.is_empty() {
+            let _ = writeln!(s, "\n## Method\n");
+            for n in &self.notes {
+                let _ = writeln!(s, "- {n}");
+            }
+        }
+        let _ = writeln!(s, "\n## Commands\n\n```sh");
+        for c in &self.cells {
+            let _ = writeln!(s, "# {}", c.name);
+            for cmd in &c.commands {
+                let _ = writeln!(s, "{cmd}");
+            }
+        }
+        let _ = writeln!(s, "```");
+        s
+    }
+}
+
+/// `k=v k=v` of a cell's parameters.
+pub fn params_text(c: &Cell) -> String {
+    c.params
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.to_string().trim_matches('"')))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
