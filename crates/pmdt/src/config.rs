@@ -10,14 +10,23 @@ use crate::congestion::CongestionKind;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct TransportConfig {
-    /// Sending window in packets (the lab used 50). In-flight packets never exceed it.
+    /// Initial sending window in packets (the lab used 50). In-flight packets never
+    /// exceed the window in force, which grows with the controller's window (the
+    /// path's BDP) up to `max_window_bytes`, never below this.
     pub window_packets: u64,
     /// Largest UDP payload (pmdt header + data) this side sends and accepts.
     pub max_datagram: u16,
-    /// Send buffer in bytes (application data not yet acknowledged).
+    /// Initial send buffer in bytes (application data not yet acknowledged). Grows
+    /// to hold [`SEND_BUFFER_WINDOWS`] congestion windows, up to `max_window_bytes`.
     pub send_buffer: u64,
-    /// Receive buffer in bytes: the flow-control credit given to the peer.
+    /// Initial receive buffer in bytes: the flow-control credit given to the peer.
+    /// Grows to [`RECV_WINDOW_PER_RTT`] × the bytes received per RTT (receive-window
+    /// autotuning), up to `max_window_bytes`.
     pub recv_buffer: u64,
+    /// Per-connection memory limit: the most the send buffer, the receive buffer
+    /// (credit) and the packet window (in bytes) may each grow to. Set it to the
+    /// initial buffer sizes to turn autotuning off.
+    pub max_window_bytes: u64,
     /// Congestion/rate control.
     pub congestion: CongestionKind,
     /// Pace at window / srtt when the controller has no rate of its own.
@@ -46,7 +55,8 @@ impl Default for TransportConfig {
             max_datagram: 1472,
             send_buffer: 8 << 20,
             recv_buffer: 8 << 20,
-            congestion: CongestionKind::NewReno,
+            max_window_bytes: DEFAULT_MAX_WINDOW_BYTES,
+            congestion: CongestionKind::Bbr,
             pacing: true,
             pacing_burst_packets: 16,
             initial_rtt: Duration::from_millis(100),
@@ -59,7 +69,23 @@ impl Default for TransportConfig {
     }
 }
 
+/// Default per-connection buffer limit: 2 × the BDP of 10 Gbit/s × 100 ms (125 MB),
+/// plus headroom.
+pub const DEFAULT_MAX_WINDOW_BYTES: u64 = 256 << 20;
+/// The receive credit covers this many RTTs of received data, so a hole at the head
+/// (a loss being repaired) does not stop the sender for an RTT (Linux's receive
+/// buffer autotuning, tcp_rcv_space_adjust, uses 2 as well).
+pub const RECV_WINDOW_PER_RTT: u64 = 2;
+/// The send buffer holds this many congestion windows (the window in flight plus
+/// one more to fill the next while the first is acknowledged).
+pub const SEND_BUFFER_WINDOWS: u64 = 2;
+
 impl TransportConfig {
+    /// Packet window cap that `max_window_bytes` allows.
+    pub fn max_window_packets(&self) -> u64 {
+        (self.max_window_bytes / self.max_datagram.max(1) as u64).max(self.window_packets)
+    }
+
     /// Largest data payload per packet.
     pub fn max_payload(&self) -> u64 {
         self.max_datagram as u64 - crate::wire::DATA_HEADER_LEN as u64

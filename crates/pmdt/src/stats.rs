@@ -53,6 +53,44 @@ pub struct ConnectionStats {
     pub blocked_app_us: u64,
     /// Every RTT sample, for percentiles.
     pub rtt_histogram: crate::rtt_histogram::RttHistogram,
+    /// The congestion controller's state.
+    pub cc_state: ControllerState,
+    /// The controller's bottleneck bandwidth estimate, bits/s (0: none).
+    pub cc_bandwidth_bps: u64,
+    /// The controller's round-trip propagation delay estimate, µs (0: none).
+    pub cc_min_rtt_us: u64,
+    /// The controller's bandwidth-delay product estimate, bytes (0: none).
+    pub cc_bdp: u64,
+    /// The packet window now in force (grows with the path, see
+    /// `TransportConfig::max_window_bytes`).
+    pub window_packets: u64,
+    /// The receive credit (receive buffer) now offered to the peer, bytes.
+    pub recv_window: u64,
+    /// The send buffer's capacity now, bytes.
+    pub send_window: u64,
+}
+
+/// A congestion controller's state, as shown in statistics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ControllerState {
+    /// A window-based controller (fixed, paced, NewReno, CUBIC): no model.
+    #[default]
+    WindowBased,
+    /// BBR Startup: doubling the rate per round to find the bandwidth.
+    Startup,
+    /// BBR Drain: emptying the queue Startup built.
+    Drain,
+    /// BBR ProbeBW, Down: draining what a probe queued.
+    ProbeBwDown,
+    /// BBR ProbeBW, Cruise: pacing at the estimate.
+    ProbeBwCruise,
+    /// BBR ProbeBW, Refill: one round at the estimate before probing.
+    ProbeBwRefill,
+    /// BBR ProbeBW, Up: pacing 25 % above the estimate to find more bandwidth.
+    ProbeBwUp,
+    /// BBR ProbeRTT: a small window to measure the propagation delay.
+    ProbeRtt,
 }
 
 /// Counters of an endpoint (datagrams not attributable to a healthy connection).

@@ -45,7 +45,10 @@ fn paced_keeps_the_link_rate_under_one_percent_loss_and_newreno_backs_off() {
             delay: Duration::from_millis(5),
             ..Default::default()
         },
-        transport: TransportConfig::default(),
+        transport: TransportConfig {
+            congestion: CongestionKind::NewReno,
+            ..Default::default()
+        },
         ..Default::default()
     })
     .unwrap();
@@ -140,6 +143,7 @@ fn flows_share_a_bottleneck_fairly() {
                 ..Default::default()
             },
             time_limit: Duration::from_secs(120),
+            ..Default::default()
         })
         .unwrap();
         println!(
@@ -172,6 +176,10 @@ fn newreno_flows_converge_to_fair_shares() {
         },
         reverse: LinkConfig {
             delay: Duration::from_millis(2),
+            ..Default::default()
+        },
+        transport: TransportConfig {
+            congestion: CongestionKind::NewReno,
             ..Default::default()
         },
         ..Default::default()

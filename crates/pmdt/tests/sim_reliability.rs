@@ -75,6 +75,7 @@ fn streams_arrive_exactly_under_every_impairment_mix() {
     for (name, link) in mixes() {
         for seed in 1..=20u64 {
             for cc in [
+                CongestionKind::Bbr,
                 CongestionKind::NewReno,
                 CongestionKind::Cubic,
                 CongestionKind::Paced {
@@ -93,6 +94,7 @@ fn streams_arrive_exactly_under_every_impairment_mix() {
                         ..Default::default()
                     },
                     time_limit: Duration::from_secs(60),
+                    ..Default::default()
                 };
                 let r = run_bulk(&sc).unwrap();
                 assert!(

@@ -4,12 +4,16 @@
 //! packet window, the receiver's credit and the controller's window; pacing spreads
 //! packets at the controller's rate (always available, see [`crate::pacer`]).
 
+mod bbr;
 mod cubic;
+pub mod delivery_rate;
 mod fixed;
 mod new_reno;
 mod paced;
 
+pub use bbr::Bbr;
 pub use cubic::Cubic;
+pub use delivery_rate::{DeliveryRateSampler, RateSample};
 pub use fixed::Fixed;
 pub use new_reno::NewReno;
 pub use paced::Paced;
@@ -19,6 +23,20 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::rtt::RttEstimator;
+use crate::stats::ControllerState;
+
+/// What a controller believes about the path, for statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ModelSnapshot {
+    /// The controller's state.
+    pub state: ControllerState,
+    /// Estimated bottleneck bandwidth, bytes/s (0: no estimate).
+    pub bandwidth: u64,
+    /// Estimated round-trip propagation delay.
+    pub min_rtt: Option<Duration>,
+    /// Estimated bandwidth-delay product, bytes (0: no estimate).
+    pub bdp: u64,
+}
 
 /// A congestion/rate controller (model: quinn-proto's `Controller`).
 pub trait Controller: Send + std::fmt::Debug {
@@ -45,13 +63,27 @@ pub trait Controller: Send + std::fmt::Debug {
         persistent: bool,
         lost_bytes: u64,
     );
+    /// A delivery-rate sample, once per ack that acknowledged new data, after the
+    /// per-packet [`Controller::on_ack`] calls and loss detection. Model-based
+    /// controllers ([`Bbr`]) run on these; the others ignore them.
+    fn on_rate_sample(&mut self, now: Instant, sample: &RateSample, rtt: &RttEstimator) {
+        let _ = (now, sample, rtt);
+    }
     /// The congestion window in bytes.
     fn window(&self) -> u64;
     /// The pacing rate in bytes per second, or `None` to pace at window / srtt.
     fn pacing_rate(&self) -> Option<u64> {
         None
     }
-    /// Short name (`fixed`, `paced`, `newreno`, `cubic`).
+    /// The controller's model of the path (for statistics). Window-based controllers
+    /// report [`ControllerState::WindowBased`] and no estimates.
+    fn model(&self) -> ModelSnapshot {
+        ModelSnapshot {
+            state: ControllerState::WindowBased,
+            ..Default::default()
+        }
+    }
+    /// Short name (`fixed`, `paced`, `newreno`, `cubic`, `bbr`).
     fn name(&self) -> &'static str;
 }
 
@@ -71,10 +103,14 @@ pub enum CongestionKind {
         rate_bps: u64,
     },
     /// AIMD, TCP-friendly (RFC 6582 / RFC 9002 §7).
-    #[default]
     NewReno,
     /// CUBIC (RFC 9438): faster window recovery on high-BDP paths.
     Cubic,
+    /// Model-based (BBR, draft-cardwell-ccwg-bbr): paces at the measured bottleneck
+    /// bandwidth, bounds the data in flight to a multiple of the measured BDP, and
+    /// does not treat random loss as congestion. The default.
+    #[default]
+    Bbr,
 }
 
 impl CongestionKind {
@@ -85,6 +121,7 @@ impl CongestionKind {
             Self::Paced { rate_bps } => Box::new(Paced::new(rate_bps / 8)),
             Self::NewReno => Box::new(NewReno::new(mss)),
             Self::Cubic => Box::new(Cubic::new(mss)),
+            Self::Bbr => Box::new(Bbr::new(mss)),
         }
     }
 }

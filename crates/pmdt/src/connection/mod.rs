@@ -18,7 +18,7 @@ use ack_state::AckState;
 use sent::{Chunk, SentPacket, SentPackets};
 
 use crate::config::TransportConfig;
-use crate::congestion::Controller;
+use crate::congestion::{Controller, DeliveryRateSampler};
 use crate::pacer::Pacer;
 use crate::range_set::RangeSet;
 use crate::recv_buffer::{RecvBuffer, RecvRing, RecvStorage};
@@ -128,6 +128,7 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     probes: u32,
     rtt: RttEstimator,
     cc: Box<dyn Controller>,
+    rate_sampler: DeliveryRateSampler,
     pacer: Pacer,
     pacing_wait: Option<Instant>,
     send: S,
@@ -235,6 +236,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             probes: 0,
             rtt: RttEstimator::new(cfg.initial_rtt),
             cc: cfg.congestion.build(mss),
+            rate_sampler: DeliveryRateSampler::default(),
             pacer: Pacer::new(
                 cfg.pacing_burst_packets * cfg.max_datagram as u64,
                 2 * cfg.max_datagram as u64,
@@ -353,6 +355,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         s.cwnd = self.cc.window();
         s.pacing_rate = self.pacing_rate().unwrap_or(0);
         s.bytes_in_flight = self.sent.bytes_in_flight;
+        let model = self.cc.model();
+        s.cc_state = model.state;
+        s.cc_bandwidth_bps = model.bandwidth.saturating_mul(8);
+        s.cc_min_rtt_us = model.min_rtt.map_or(0, |d| d.as_micros() as u64);
+        s.cc_bdp = model.bdp;
+        s.window_packets = self.cfg.window_packets;
+        s.recv_window = self.recv.capacity();
+        s.send_window = self.send.capacity();
         s
     }
 
@@ -776,6 +786,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                     continue;
                 };
                 any_new = true;
+                self.rate_sampler
+                    .on_acked(now, p.time, p.size as u64, &p.rate);
                 if pn == largest {
                     newly_largest = Some(p);
                 }
@@ -818,6 +830,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         self.detect_lost(now);
+        if let Some(rs) = self
+            .rate_sampler
+            .take_sample(now, self.rtt.min(), self.sent.bytes_in_flight)
+        {
+            self.cc.on_rate_sample(now, &rs, &self.rtt);
+        }
         // Lost records only serve spurious-retransmit detection: expire old ones, but
         // scan for them at most once per probe timeout, not on every ack.
         if now >= self.next_lost_prune {
@@ -862,6 +880,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 }
             }
         }
+        self.rate_sampler.on_lost(lost_bytes);
         let persistent = self.rtt.has_sample()
             && last_time.saturating_duration_since(first_time)
                 > self.rtt.pto_base(self.cfg.max_ack_delay) * 3;
@@ -1045,12 +1064,16 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.probes = self.probes.saturating_sub(1);
             let pn = self.next_pn;
             let t = self.control(now, Body::Keepalive, buf)?;
+            let rate = self
+                .rate_sampler
+                .on_sent(now, t.len as u64, self.sent.bytes_in_flight);
             self.sent.on_sent(
                 pn,
                 SentPacket {
                     time: now,
                     size: t.len as u32,
                     chunk: None,
+                    rate,
                 },
             );
             return Some(t);
@@ -1125,6 +1148,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 } else {
                     Blocked::App
                 };
+                if self.sent.bytes_in_flight < self.cc.window() {
+                    // Not using the window: rate samples are app-limited for now.
+                    self.rate_sampler.on_app_limited(self.sent.bytes_in_flight);
+                }
                 self.note_blocked(now, Some(why));
                 return None;
             }
@@ -1170,12 +1197,16 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 self.fin_sent = true;
             }
         }
+        let rate = self
+            .rate_sampler
+            .on_sent(now, size, self.sent.bytes_in_flight);
         self.sent.on_sent(
             pn,
             SentPacket {
                 time: now,
                 size: size as u32,
                 chunk: Some(chunk),
+                rate,
             },
         );
         self.cc.on_sent(now, size);

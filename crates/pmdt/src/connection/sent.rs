@@ -24,6 +24,8 @@ pub(crate) struct SentPacket {
     pub time: Instant,
     pub size: u32,
     pub chunk: Option<Chunk>,
+    /// Delivery state at send time, for delivery-rate samples.
+    pub rate: crate::congestion::delivery_rate::SendSnapshot,
 }
 
 /// Outstanding packets by packet number; untracked numbers (acks) are holes.

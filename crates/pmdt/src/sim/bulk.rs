@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use super::link::{LinkConfig, LinkStats};
 use super::pattern;
 use super::Network;
+use super::NodeId;
 use crate::config::{EndpointConfig, TransportConfig};
+use crate::congestion::CongestionKind;
 use crate::connection::{CloseReason, Event};
 use crate::endpoint::ConnectionHandle;
 use crate::stats::{ConnectionStats, EndpointStats};
@@ -32,6 +34,14 @@ pub struct BulkScenario {
     pub transport: TransportConfig,
     /// Give up after this much virtual time.
     pub time_limit: Duration,
+    /// Per-flow congestion controllers. Empty: every flow uses `transport`'s, from
+    /// one client endpoint. Otherwise one entry per flow, each flow from its own
+    /// client endpoint, all sharing the forward bottleneck.
+    pub flow_congestion: Vec<CongestionKind>,
+    /// Forward bottleneck rate changes: at each virtual time, the new rate.
+    pub rate_changes: Vec<(Duration, Option<u64>)>,
+    /// Record each flow's received bytes at this interval ([`FlowReport::timeline`]).
+    pub sample_every: Option<Duration>,
 }
 
 impl Default for BulkScenario {
@@ -44,6 +54,9 @@ impl Default for BulkScenario {
             reverse: LinkConfig::default(),
             transport: TransportConfig::default(),
             time_limit: Duration::from_secs(120),
+            flow_congestion: Vec::new(),
+            rate_changes: Vec::new(),
+            sample_every: None,
         }
     }
 }
@@ -69,6 +82,12 @@ pub struct FlowReport {
     pub server_close: Option<CloseReason>,
     /// Sender statistics at the end.
     pub sender: ConnectionStats,
+    /// Stream bytes received by each `sample_every` tick (the first at one interval).
+    pub timeline: Vec<u64>,
+    /// Sender statistics at each `sample_every` tick.
+    pub sender_timeline: Vec<ConnectionStats>,
+    /// Receiver statistics at the end (its receive window, out-of-window drops).
+    pub receiver: ConnectionStats,
 }
 
 /// The outcome of a scenario.
@@ -82,6 +101,8 @@ pub struct BulkReport {
     pub all_delivered: bool,
     /// Every connection ended gracefully on both sides.
     pub all_closed_gracefully: bool,
+    /// Virtual time when all flows together had 20% of the total (end of warm-up).
+    pub warmup_at: Option<Duration>,
     /// Jain's fairness index of the bytes each flow received in steady state: from
     /// the end of warm-up (20% of all bytes delivered) to the first completion.
     pub jain_index: f64,
@@ -106,6 +127,7 @@ pub fn jain_index(x: &[f64]) -> f64 {
 }
 
 struct Flow {
+    node: NodeId,
     client: ConnectionHandle,
     written: u64,
     closed_client: bool,
@@ -117,14 +139,30 @@ const FLOW_TAG: usize = 8;
 /// Runs the scenario to completion (or the time limit).
 pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
     let mut net = Network::new(sc.seed);
-    let client = net.add_endpoint(
-        "10.0.0.1:4000".parse().expect("addr"),
-        EndpointConfig {
-            transport: sc.transport.clone(),
-            seed: Some(sc.seed ^ 0x00c1_1e47),
-            ..Default::default()
-        },
-    )?;
+    if !sc.flow_congestion.is_empty() && sc.flow_congestion.len() != sc.flows {
+        return Err("flow_congestion needs one entry per flow".into());
+    }
+    let kinds: Vec<Option<CongestionKind>> = if sc.flow_congestion.is_empty() {
+        vec![None]
+    } else {
+        sc.flow_congestion.iter().copied().map(Some).collect()
+    };
+    let mut clients = Vec::new();
+    for (i, kind) in kinds.iter().enumerate() {
+        let mut transport = sc.transport.clone();
+        if let Some(k) = kind {
+            transport.congestion = *k;
+        }
+        clients.push(net.add_endpoint(
+            format!("10.0.0.{}:4000", i + 1).parse().expect("addr"),
+            EndpointConfig {
+                transport,
+                seed: Some(sc.seed ^ 0x00c1_1e47 ^ ((i as u64) << 32)),
+                ..Default::default()
+            },
+        )?);
+    }
+    let client = clients[0];
     let server = net.add_endpoint(
         "10.0.0.2:5000".parse().expect("addr"),
         EndpointConfig {
@@ -134,13 +172,22 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
             ..Default::default()
         },
     )?;
-    net.set_link(client, server, sc.forward.clone());
-    net.set_link(server, client, sc.reverse.clone());
+    net.set_shared_link(&clients, server, sc.forward.clone());
+    for &c in &clients {
+        net.set_link(server, c, sc.reverse.clone());
+    }
     let server_addr = net.addr(server);
     let now = net.now();
     let mut flows: Vec<Flow> = (0..sc.flows)
-        .map(|_| Flow {
-            client: net.endpoint(client).connect(now, server_addr),
+        .map(|i| {
+            let node = clients[i % clients.len()];
+            (node, net.endpoint(node).connect(now, server_addr))
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|(node, client)| Flow {
+            node,
+            client,
             written: 0,
             closed_client: false,
             report: FlowReport {
@@ -153,14 +200,22 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
                 client_close: None,
                 server_close: None,
                 sender: ConnectionStats::default(),
+                timeline: Vec::new(),
+                sender_timeline: Vec::new(),
+                receiver: ConnectionStats::default(),
             },
         })
         .collect();
-    let by_client: HashMap<ConnectionHandle, usize> = flows
+    let by_client: HashMap<(NodeId, ConnectionHandle), usize> = flows
         .iter()
         .enumerate()
-        .map(|(i, f)| (f.client, i))
+        .map(|(i, f)| ((f.node, f.client), i))
         .collect();
+    let mut rate_changes = sc.rate_changes.clone();
+    rate_changes.sort_by_key(|c| c.0);
+    let mut next_change = 0;
+    let mut next_sample = sc.sample_every;
+    let mut warmup_at = None;
     // Server connection → (flow index once known, tag bytes, stream offset, closed)
     let mut server_conns: HashMap<ConnectionHandle, (Option<usize>, Vec<u8>, u64, bool)> =
         HashMap::new();
@@ -171,14 +226,53 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
     let total_stream = sc.bytes_per_flow + FLOW_TAG as u64;
 
     loop {
-        let progressed = net.step(limit);
+        // Stop at the next rate change or sample tick so they happen on time.
+        let mut step_limit = limit;
+        if let Some(&(at, _)) = rate_changes.get(next_change) {
+            step_limit = step_limit.min(net.start + at);
+        }
+        if let Some(at) = next_sample {
+            step_limit = step_limit.min(net.start + at);
+        }
+        let mut progressed = net.step(step_limit);
+        if step_limit < limit && net.now() >= step_limit {
+            progressed = true;
+        }
         let now = net.now();
         let elapsed = net.elapsed();
+        while let Some(&(at, rate)) = rate_changes.get(next_change) {
+            if elapsed < at {
+                break;
+            }
+            for &c in &clients {
+                net.set_link_rate(c, server, rate);
+            }
+            next_change += 1;
+        }
+        if let Some(every) = sc.sample_every {
+            while next_sample.is_some_and(|at| elapsed >= at) {
+                for f in flows.iter_mut() {
+                    f.report.timeline.push(f.report.bytes_received);
+                    let s = net
+                        .endpoint(f.node)
+                        .connection(f.client)
+                        .map(|c| c.stats())
+                        .unwrap_or_default();
+                    f.report.sender_timeline.push(s);
+                }
+                next_sample = next_sample.map(|t| t + every.max(Duration::from_millis(1)));
+            }
+        }
         // Client application: write the pattern, then close.
         for (i, f) in flows.iter_mut().enumerate() {
-            let ep = net.endpoint(client);
+            let ep = net.endpoint(f.node);
             while f.written < total_stream {
-                let n = (total_stream - f.written).min(buf.len() as u64) as usize;
+                // Generate only what the send buffer can take now: the pattern costs
+                // per byte.
+                let room = ep.connection(f.client).map_or(0, |c| c.send_capacity());
+                let n = (total_stream - f.written)
+                    .min(buf.len() as u64)
+                    .min(room.max(1)) as usize;
                 fill_stream(i as u64, sc.seed, f.written, &mut buf[..n]);
                 match ep.write(f.client, &buf[..n]) {
                     Ok(k) if k > 0 => f.written += k as u64,
@@ -245,6 +339,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
         let delivered: u64 = flows.iter().map(|f| f.report.bytes_received).sum();
         if !warm && delivered * 5 >= sc.bytes_per_flow * flows.len() as u64 {
             warm = true;
+            warmup_at = Some(elapsed);
             for f in flows.iter_mut() {
                 f.report.bytes_at_warmup = f.report.bytes_received;
             }
@@ -259,9 +354,11 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
             }
         }
         // Events: close reasons.
-        while let Some((h, e)) = net.endpoint(client).poll_event() {
-            if let (Event::Closed(r), Some(&i)) = (e, by_client.get(&h)) {
-                flows[i].report.client_close = Some(r);
+        for &c in &clients {
+            while let Some((h, e)) = net.endpoint(c).poll_event() {
+                if let (Event::Closed(r), Some(&i)) = (e, by_client.get(&(c, h))) {
+                    flows[i].report.client_close = Some(r);
+                }
             }
         }
         while let Some((h, e)) = net.endpoint(server).poll_event() {
@@ -279,8 +376,13 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
         }
     }
     let elapsed = net.elapsed();
+    for (h, (flow, ..)) in &server_conns {
+        if let (Some(fi), Some(c)) = (flow, net.endpoint(server).connection(*h)) {
+            flows[*fi].report.receiver = c.stats();
+        }
+    }
     for f in flows.iter_mut() {
-        if let Some(c) = net.endpoint(client).connection(f.client) {
+        if let Some(c) = net.endpoint(f.node).connection(f.client) {
             f.report.sender = c.stats();
         }
         if let Some(t) = f.report.completed_at {
@@ -315,6 +417,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
         aggregate_goodput_bps: total as f64 * 8.0 / last_completion.as_secs_f64().max(1e-9),
         forward_link: net.link_stats(client, server),
         reverse_link: net.link_stats(server, client),
+        warmup_at,
         server_endpoint: net.endpoint(server).stats().clone(),
         flows: flows.into_iter().map(|f| f.report).collect(),
         elapsed,

@@ -6,6 +6,8 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use crate::rtt_histogram::RttHistogram;
+
 /// Gilbert–Elliott burst loss: a two-state Markov chain (good/bad) evaluated per packet.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct GilbertElliott {
@@ -88,6 +90,11 @@ pub struct LinkStats {
     pub corrupted: u64,
     /// Corrupted and dropped by the receiver's UDP checksum.
     pub checksum_drops: u64,
+    /// Time each datagram that entered the bottleneck queue waited there, µs
+    /// (rate-limited links only).
+    pub queue_delay_us: RttHistogram,
+    /// Largest bottleneck queue seen, bytes.
+    pub max_queue_bytes: u64,
 }
 
 /// A delivery decided by the link: when, and the (possibly corrupted) bytes.
@@ -114,6 +121,12 @@ impl Link {
         }
     }
 
+    /// Changes the bottleneck rate from now on (datagrams already queued keep their
+    /// departure times).
+    pub fn set_rate(&mut self, rate_bps: Option<u64>) {
+        self.cfg.rate_bps = rate_bps;
+    }
+
     /// Decides the fate of one datagram sent at `now`; pushes 0, 1 or 2 deliveries.
     pub fn send(
         &mut self,
@@ -138,6 +151,10 @@ impl Link {
                 self.stats.queue_drops += 1;
                 return;
             }
+            self.stats
+                .queue_delay_us
+                .record(backlog.as_micros() as u64);
+            self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(queued);
             let tx = Duration::from_nanos(
                 (data.len() as u128 * 8 * 1_000_000_000 / rate as u128) as u64,
             );

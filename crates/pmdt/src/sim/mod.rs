@@ -58,7 +58,10 @@ pub struct Network {
     rng: ChaCha8Rng,
     nodes: Vec<(SocketAddr, Endpoint)>,
     by_addr: HashMap<SocketAddr, usize>,
-    links: HashMap<(usize, usize), Link>,
+    /// Which link carries datagrams from one node to another (several pairs may
+    /// share one: a common bottleneck).
+    routes: HashMap<(usize, usize), usize>,
+    links: Vec<Link>,
     default_link: LinkConfig,
     queue: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
@@ -76,7 +79,8 @@ impl Network {
             rng: ChaCha8Rng::seed_from_u64(seed),
             nodes: Vec::new(),
             by_addr: HashMap::new(),
-            links: HashMap::new(),
+            routes: HashMap::new(),
+            links: Vec::new(),
             default_link: LinkConfig::default(),
             queue: BinaryHeap::new(),
             seq: 0,
@@ -119,7 +123,24 @@ impl Network {
 
     /// Sets the impairments from `a` to `b`.
     pub fn set_link(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig) {
-        self.links.insert((a.0, b.0), Link::new(cfg));
+        self.links.push(Link::new(cfg));
+        self.routes.insert((a.0, b.0), self.links.len() - 1);
+    }
+
+    /// One link, shared by the datagrams of every node in `from` to `to`: a common
+    /// bottleneck (one queue, one rate) for several senders.
+    pub fn set_shared_link(&mut self, from: &[NodeId], to: NodeId, cfg: LinkConfig) {
+        self.links.push(Link::new(cfg));
+        for a in from {
+            self.routes.insert((a.0, to.0), self.links.len() - 1);
+        }
+    }
+
+    /// Changes the bottleneck rate of the link from `a` to `b` (None: unlimited).
+    pub fn set_link_rate(&mut self, a: NodeId, b: NodeId, rate_bps: Option<u64>) {
+        if let Some(&i) = self.routes.get(&(a.0, b.0)) {
+            self.links[i].set_rate(rate_bps);
+        }
     }
 
     /// Sets the same impairments in both directions between `a` and `b`.
@@ -130,9 +151,9 @@ impl Network {
 
     /// Link counters from `a` to `b`.
     pub fn link_stats(&self, a: NodeId, b: NodeId) -> LinkStats {
-        self.links
+        self.routes
             .get(&(a.0, b.0))
-            .map(|l| l.stats.clone())
+            .map(|&i| self.links[i].stats.clone())
             .unwrap_or_default()
     }
 
@@ -152,10 +173,15 @@ impl Network {
                 let Some(&to) = self.by_addr.get(&dst) else {
                     continue; // nobody there: the datagram vanishes
                 };
-                let link = self
-                    .links
-                    .entry((i, to))
-                    .or_insert_with(|| Link::new(self.default_link.clone()));
+                let li = match self.routes.get(&(i, to)) {
+                    Some(&li) => li,
+                    None => {
+                        self.links.push(Link::new(self.default_link.clone()));
+                        self.routes.insert((i, to), self.links.len() - 1);
+                        self.links.len() - 1
+                    }
+                };
+                let link = &mut self.links[li];
                 link.send(self.now, &self.buf[..len], &mut self.rng, &mut self.scratch);
                 for d in self.scratch.drain(..) {
                     self.seq += 1;

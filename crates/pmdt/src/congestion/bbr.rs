@@ -1,0 +1,665 @@
+//! A model-based controller after BBR (draft-cardwell-ccwg-bbr, "BBR Congestion
+//! Control"; BBRv1's gain cycle with BBRv3's loss bounds).
+//!
+//! The model: the bottleneck bandwidth (`max_bw`, a windowed maximum of delivery-rate
+//! samples) and the round-trip propagation delay (`min_rtt`, a windowed minimum).
+//! The controller paces at `pacing_gain × bw` and keeps at most `cwnd_gain × bw ×
+//! min_rtt` in flight. Its modes:
+//!
+//! - **Startup**: doubles the sending rate per round until the bandwidth stops growing
+//!   (three rounds under +25 %), or loss says the queue overflowed.
+//! - **Drain**: empties the queue Startup built.
+//! - **ProbeBW**: cycles Down (drain what the last probe queued) → Cruise (gain 1) →
+//!   Refill → Up (gain 1.25, one round) to discover more bandwidth; after a probe that
+//!   found more, it probes again at once, so the rate follows a faster bottleneck
+//!   within a few rounds per 25 %.
+//! - **ProbeRTT**: when no fresh minimum RTT was seen for 5 s, halves the data in
+//!   flight for 200 ms to let the queue drain and measure it.
+//!
+//! Loss is not congestion by itself: random loss barely changes the delivery rate,
+//! which is what the model tracks. Loss counts only when it is high in the flight it
+//! hit: above [`LOSS_THRESH`] (the draft's 2 %) while the RTT shows a standing queue
+//! (a drop-tail queue overflowing), or above [`HIGH_LOSS_THRESH`] regardless (a
+//! shallow buffer overflowing, whose queue the RTT cannot show). Then, as in BBRv3,
+//! the data in flight is capped (`inflight_hi`) and the rate and window are bounded
+//! from below the model (`bw_lo`, `inflight_lo`) until the next probe.
+
+use std::time::{Duration, Instant};
+
+use super::delivery_rate::RateSample;
+use super::{Controller, ModelSnapshot};
+use crate::rtt::RttEstimator;
+use crate::stats::ControllerState;
+
+/// Startup pacing gain, 4·ln 2 ≈ 2.77 (draft: BBR.StartupPacingGain).
+const STARTUP_PACING_GAIN: f64 = 2.77;
+/// Window gain in Startup, Drain and ProbeBW (draft: BBR.DefaultCwndGain = 2).
+const CWND_GAIN: f64 = 2.0;
+/// Drain pacing gain (draft: BBR.DrainPacingGain = 0.35).
+const DRAIN_PACING_GAIN: f64 = 0.35;
+/// ProbeBW Up pacing gain (draft: ProbeBW_UP, 1.25).
+const PROBE_UP_PACING_GAIN: f64 = 1.25;
+/// ProbeBW Down pacing gain (BBRv1's drain phase of the gain cycle, 0.75: empties a
+/// probe's queue within one round).
+const PROBE_DOWN_PACING_GAIN: f64 = 0.75;
+/// Rounds at gain 1 between probes (BBRv1's gain cycle: 8 phases, 6 of them at 1).
+const CRUISE_ROUNDS: u64 = 6;
+/// Extra Cruise rounds drawn per cycle from `0..=CRUISE_JITTER_ROUNDS` so flows do
+/// not probe in lockstep (BBRv1 randomizes the cycle phase).
+const CRUISE_JITTER_ROUNDS: u64 = 2;
+/// Bandwidth growth that counts as "still growing" (draft: BBRFullBwThresh = 1.25).
+const FULL_BW_THRESH: f64 = 1.25;
+/// Rounds without growth before the pipe counts as full (draft: BBRFullBwCount = 3).
+const FULL_BW_COUNT: u32 = 3;
+/// Rounds the bandwidth max filter spans (BBRv1: BtlBwFilterLen = 10 rounds).
+const BW_FILTER_ROUNDS: usize = 10;
+/// Window of the min RTT filter (draft: MinRTTFilterLen = 10 s).
+const MIN_RTT_FILTER_LEN: Duration = Duration::from_secs(10);
+/// How often ProbeRTT runs without a fresh minimum (draft: ProbeRTTInterval = 5 s).
+const PROBE_RTT_INTERVAL: Duration = Duration::from_secs(5);
+/// How long ProbeRTT holds the reduced window (draft: ProbeRTTDuration = 200 ms).
+const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
+/// Window in ProbeRTT as a fraction of the BDP (draft: BBR.ProbeRTTCwndGain = 0.5).
+const PROBE_RTT_CWND_GAIN: f64 = 0.5;
+/// Loss rate in a flight that signals congestion when the RTT shows a queue (draft:
+/// BBRLossThresh = 2 %).
+const LOSS_THRESH: f64 = 0.02;
+/// Loss rate in a flight that signals congestion even without a visible queue. Above
+/// the random loss rates pmdt is built for (5 % keeps ≥ 75 % of the link).
+const HIGH_LOSS_THRESH: f64 = 0.20;
+/// Fewest packets lost in a flight before its loss rate means anything (draft:
+/// BBRStartupFullLossCnt = 6): small flights under random loss are noise.
+const MIN_LOSS_PACKETS: u64 = 6;
+/// An RTT this much above the minimum (fraction of it) shows a standing queue.
+const QUEUE_RTT_FRACTION: f64 = 0.25;
+/// … and at least this much (ack delay and pacing bursts are not a queue).
+const QUEUE_RTT_FLOOR: Duration = Duration::from_millis(2);
+/// Multiplicative decrease of the bounds on congestion (draft: BBRBeta = 0.7).
+const BETA: f64 = 0.7;
+/// Headroom left below `inflight_hi` while cruising (draft: BBRHeadroom = 0.15).
+const HEADROOM: f64 = 0.15;
+/// Pace this fraction below the estimate (draft: BBR.PacingMarginPercent = 1 %).
+const PACING_MARGIN: f64 = 0.01;
+/// Smallest window, packets (draft: BBRMinPipeCwnd = 4).
+const MIN_PIPE_CWND_PACKETS: u64 = 4;
+/// Initial window, packets (RFC 9002's 10 packets, as the other controllers).
+const INITIAL_CWND_PACKETS: u64 = 10;
+/// Send quanta added to the window target for ack aggregation and pacing bursts
+/// (draft: BBRUpdateMaxInflight adds 3 × BBR.send_quantum).
+const TARGET_CWND_QUANTA: u64 = 3;
+/// Packets per send quantum (the receiver acknowledges every second packet).
+const SEND_QUANTUM_PACKETS: u64 = 2;
+
+/// BBR's mode (draft §4.3 state machine).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Startup,
+    Drain,
+    ProbeBw(Phase),
+    ProbeRtt,
+}
+
+/// ProbeBW's phases (draft: ProbeBW_DOWN, _CRUISE, _REFILL, _UP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Down,
+    Cruise,
+    Refill,
+    Up,
+}
+
+/// The controller. Rates are bytes per second, sizes bytes.
+#[derive(Debug, Clone)]
+pub struct Bbr {
+    mss: u64,
+    mode: Mode,
+    cwnd: u64,
+    /// Window before a persistent-congestion collapse, restored on the next ack.
+    prior_cwnd: Option<u64>,
+    pacing_rate: Option<u64>,
+    pacing_gain: f64,
+    cwnd_gain: f64,
+
+    // Round counting (draft: BBR.round_count, BBR.next_round_delivered).
+    round_count: u64,
+    next_round_delivered: u64,
+    round_start: bool,
+
+    // The model.
+    /// Maximum delivery rate per round, the last `BW_FILTER_ROUNDS` rounds.
+    bw_rounds: [u64; BW_FILTER_ROUNDS],
+    max_bw: u64,
+    min_rtt: Option<Duration>,
+    min_rtt_stamp: Option<Instant>,
+    probe_rtt_min_delay: Option<Duration>,
+    probe_rtt_min_stamp: Option<Instant>,
+
+    // Startup.
+    full_bw: u64,
+    full_bw_count: u32,
+    full_bw_reached: bool,
+
+    // ProbeBW.
+    phase_start: Option<Instant>,
+    phase_start_round: u64,
+    cruise_rounds: u64,
+    /// `max_bw` when the last probe began: a probe that raised it by 25 % or more is
+    /// followed by another one at once.
+    bw_at_probe: u64,
+    up_rounds: u32,
+
+    // ProbeRTT.
+    probe_rtt_done: Option<Instant>,
+    probe_rtt_round_done: bool,
+
+    // Bounds from congestion (BBRv3: inflight_hi, bw_lo, inflight_lo).
+    inflight_hi: Option<u64>,
+    bw_lo: Option<u64>,
+    inflight_lo: Option<u64>,
+    /// A flight in this round lost too much: lower the bounds at its end.
+    congested_in_round: bool,
+    /// Largest delivery rate and delivered bytes of a sample in this round.
+    bw_latest: u64,
+    inflight_latest: u64,
+
+    latest_rtt: Duration,
+    bytes_in_flight: u64,
+}
+
+impl Bbr {
+    /// A controller for datagrams carrying `mss` bytes.
+    pub fn new(mss: u64) -> Self {
+        Self {
+            mss,
+            mode: Mode::Startup,
+            cwnd: INITIAL_CWND_PACKETS * mss,
+            prior_cwnd: None,
+            pacing_rate: None,
+            pacing_gain: STARTUP_PACING_GAIN,
+            cwnd_gain: CWND_GAIN,
+            round_count: 0,
+            next_round_delivered: 0,
+            round_start: false,
+            bw_rounds: [0; BW_FILTER_ROUNDS],
+            max_bw: 0,
+            min_rtt: None,
+            min_rtt_stamp: None,
+            probe_rtt_min_delay: None,
+            probe_rtt_min_stamp: None,
+            full_bw: 0,
+            full_bw_count: 0,
+            full_bw_reached: false,
+            phase_start: None,
+            phase_start_round: 0,
+            cruise_rounds: CRUISE_ROUNDS,
+            bw_at_probe: 0,
+            up_rounds: 0,
+            probe_rtt_done: None,
+            probe_rtt_round_done: false,
+            inflight_hi: None,
+            bw_lo: None,
+            inflight_lo: None,
+            congested_in_round: false,
+            bw_latest: 0,
+            inflight_latest: 0,
+            latest_rtt: Duration::ZERO,
+            bytes_in_flight: 0,
+        }
+    }
+
+    /// The bandwidth the controller uses: the model bounded by congestion.
+    fn bw(&self) -> u64 {
+        self.bw_lo.map_or(self.max_bw, |lo| lo.min(self.max_bw))
+    }
+
+    /// `gain × bw × min_rtt` (draft: BBRBDPMultiple), or the initial window before a
+    /// model exists.
+    fn bdp_multiple(&self, gain: f64) -> u64 {
+        match self.min_rtt {
+            Some(rtt) if self.bw() > 0 => {
+                (gain * self.bw() as f64 * rtt.as_secs_f64()) as u64
+            }
+            _ => (gain * (INITIAL_CWND_PACKETS * self.mss) as f64) as u64,
+        }
+    }
+
+    fn min_cwnd(&self) -> u64 {
+        MIN_PIPE_CWND_PACKETS * self.mss
+    }
+
+    fn quanta(&self) -> u64 {
+        TARGET_CWND_QUANTA * SEND_QUANTUM_PACKETS * self.mss
+    }
+
+    fn enter(&mut self, now: Instant, mode: Mode) {
+        self.mode = mode;
+        self.phase_start = Some(now);
+        self.phase_start_round = self.round_count;
+        let (pacing, cwnd) = match mode {
+            Mode::Startup => (STARTUP_PACING_GAIN, CWND_GAIN),
+            Mode::Drain => (DRAIN_PACING_GAIN, CWND_GAIN),
+            Mode::ProbeBw(Phase::Down) => (PROBE_DOWN_PACING_GAIN, CWND_GAIN),
+            Mode::ProbeBw(Phase::Cruise) | Mode::ProbeBw(Phase::Refill) => (1.0, CWND_GAIN),
+            Mode::ProbeBw(Phase::Up) => (PROBE_UP_PACING_GAIN, CWND_GAIN),
+            Mode::ProbeRtt => (1.0, PROBE_RTT_CWND_GAIN),
+        };
+        self.pacing_gain = pacing;
+        self.cwnd_gain = cwnd;
+        match mode {
+            Mode::ProbeBw(Phase::Cruise) => {
+                // A per-flow, deterministic draw (no RNG in the controller).
+                let jitter = (self.next_round_delivered / self.mss) % (CRUISE_JITTER_ROUNDS + 1);
+                self.cruise_rounds = CRUISE_ROUNDS + jitter;
+            }
+            Mode::ProbeBw(Phase::Refill) => {
+                // BBRv3 forgets the lower bounds before probing.
+                self.bw_lo = None;
+                self.inflight_lo = None;
+                self.bw_at_probe = self.max_bw;
+            }
+            Mode::ProbeBw(Phase::Up) => self.up_rounds = 0,
+            _ => {}
+        }
+    }
+
+    fn update_round(&mut self, rs: &RateSample) {
+        self.round_start = false;
+        if rs.prior_delivered >= self.next_round_delivered {
+            self.next_round_delivered = rs.total_delivered;
+            self.round_count += 1;
+            self.round_start = true;
+        }
+    }
+
+    fn update_max_bw(&mut self, rs: &RateSample) {
+        let slot = (self.round_count % BW_FILTER_ROUNDS as u64) as usize;
+        if self.round_start {
+            self.bw_rounds[slot] = 0;
+        }
+        if rs.delivery_rate > 0 && (!rs.is_app_limited || rs.delivery_rate >= self.max_bw) {
+            self.bw_rounds[slot] = self.bw_rounds[slot].max(rs.delivery_rate);
+        }
+        self.max_bw = self.bw_rounds.iter().copied().max().unwrap_or(0);
+    }
+
+    fn update_min_rtt(&mut self, now: Instant, rs: &RateSample) {
+        let sample = rs.rtt;
+        if sample.is_zero() {
+            return;
+        }
+        let expired = self
+            .probe_rtt_min_stamp
+            .is_none_or(|t| now.saturating_duration_since(t) > PROBE_RTT_INTERVAL);
+        if self.probe_rtt_min_delay.is_none_or(|m| sample <= m) || expired {
+            self.probe_rtt_min_delay = Some(sample);
+            self.probe_rtt_min_stamp = Some(now);
+        }
+        let min_expired = self
+            .min_rtt_stamp
+            .is_none_or(|t| now.saturating_duration_since(t) > MIN_RTT_FILTER_LEN);
+        let d = self.probe_rtt_min_delay.unwrap_or(sample);
+        if self.min_rtt.is_none_or(|m| d < m) || min_expired {
+            self.min_rtt = Some(d);
+            self.min_rtt_stamp = self.probe_rtt_min_stamp;
+        }
+    }
+
+    /// Whether the flight the newest acked packet belonged to lost too much (BBRv3's
+    /// IsInflightTooHigh, with the threshold depending on queue evidence).
+    fn inflight_too_high(&self, rs: &RateSample) -> bool {
+        if rs.lost < MIN_LOSS_PACKETS * self.mss || rs.tx_in_flight == 0 {
+            return false;
+        }
+        let thresh = if self.queue_visible(rs.rtt) {
+            LOSS_THRESH
+        } else {
+            HIGH_LOSS_THRESH
+        };
+        rs.lost as f64 > rs.tx_in_flight as f64 * thresh
+    }
+
+    fn queue_visible(&self, rtt: Duration) -> bool {
+        let Some(min) = self.min_rtt else {
+            return false;
+        };
+        let margin = min.mul_f64(QUEUE_RTT_FRACTION).max(QUEUE_RTT_FLOOR);
+        rtt > min + margin
+    }
+
+    fn on_inflight_too_high(&mut self, now: Instant, rs: &RateSample) {
+        self.congested_in_round = true;
+        let target = self.bdp_multiple(1.0).max(self.min_cwnd());
+        let hi = (rs.tx_in_flight as f64).max(target as f64 * BETA) as u64;
+        self.inflight_hi = Some(hi.max(self.min_cwnd()));
+        match self.mode {
+            Mode::Startup => {
+                self.full_bw_reached = true;
+                self.enter(now, Mode::Drain);
+            }
+            Mode::ProbeBw(Phase::Up) | Mode::ProbeBw(Phase::Refill) => {
+                self.enter(now, Mode::ProbeBw(Phase::Down))
+            }
+            _ => {}
+        }
+    }
+
+    /// At a round's end: lower the short-term bounds if the round was congested
+    /// (BBRv3's BBRAdaptLowerBoundsFromCongestion), and start the next round's tally.
+    fn end_round_bounds(&mut self) {
+        if self.congested_in_round {
+            let lo = self.bw_lo.unwrap_or(self.max_bw);
+            self.bw_lo = Some(self.bw_latest.max((lo as f64 * BETA) as u64).max(1));
+            let ilo = self.inflight_lo.unwrap_or(self.cwnd);
+            self.inflight_lo = Some(
+                self.inflight_latest
+                    .max((ilo as f64 * BETA) as u64)
+                    .max(self.min_cwnd()),
+            );
+        }
+        self.congested_in_round = false;
+        self.bw_latest = 0;
+        self.inflight_latest = 0;
+    }
+
+    fn check_full_bw(&mut self, rs: &RateSample) {
+        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
+            return;
+        }
+        if self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH {
+            self.full_bw = self.max_bw;
+            self.full_bw_count = 0;
+            return;
+        }
+        self.full_bw_count += 1;
+        if self.full_bw_count >= FULL_BW_COUNT {
+            self.full_bw_reached = true;
+        }
+    }
+
+    fn rounds_in_phase(&self) -> u64 {
+        self.round_count - self.phase_start_round
+    }
+
+    fn update_state(&mut self, now: Instant, rs: &RateSample) {
+        let inflight = rs.bytes_in_flight;
+        match self.mode {
+            Mode::Startup => {
+                if self.full_bw_reached {
+                    self.enter(now, Mode::Drain);
+                }
+            }
+            Mode::Drain => {
+                if inflight <= self.bdp_multiple(1.0) {
+                    self.enter(now, Mode::ProbeBw(Phase::Down));
+                }
+            }
+            Mode::ProbeBw(Phase::Down) => {
+                if inflight <= self.bdp_multiple(1.0) {
+                    self.enter(now, Mode::ProbeBw(Phase::Cruise));
+                }
+            }
+            Mode::ProbeBw(Phase::Cruise) => {
+                let grew = self.max_bw as f64 >= self.bw_at_probe as f64 * FULL_BW_THRESH
+                    && self.bw_at_probe > 0;
+                if self.round_start && (grew || self.rounds_in_phase() >= self.cruise_rounds) {
+                    self.enter(now, Mode::ProbeBw(Phase::Refill));
+                }
+            }
+            Mode::ProbeBw(Phase::Refill) => {
+                if self.round_start {
+                    self.enter(now, Mode::ProbeBw(Phase::Up));
+                }
+            }
+            Mode::ProbeBw(Phase::Up) => {
+                if self.round_start {
+                    self.up_rounds += 1;
+                    if let Some(hi) = self.inflight_hi.as_mut() {
+                        // BBRv3's BBRProbeInflightHiUpward: exponential growth.
+                        *hi += self.mss << self.up_rounds.min(20);
+                    }
+                }
+                let elapsed = self
+                    .phase_start
+                    .is_some_and(|t| now.saturating_duration_since(t) >= self.min_rtt.unwrap_or_default());
+                if elapsed && inflight >= self.bdp_multiple(PROBE_UP_PACING_GAIN) {
+                    self.enter(now, Mode::ProbeBw(Phase::Down));
+                }
+            }
+            Mode::ProbeRtt => {}
+        }
+        self.check_probe_rtt(now, rs);
+    }
+
+    fn probe_rtt_cwnd(&self) -> u64 {
+        self.bdp_multiple(PROBE_RTT_CWND_GAIN).max(self.min_cwnd())
+    }
+
+    fn check_probe_rtt(&mut self, now: Instant, rs: &RateSample) {
+        let expired = self
+            .probe_rtt_min_stamp
+            .is_some_and(|t| now.saturating_duration_since(t) > PROBE_RTT_INTERVAL);
+        if self.mode != Mode::ProbeRtt && expired && self.min_rtt.is_some() {
+            self.enter(now, Mode::ProbeRtt);
+            self.probe_rtt_done = None;
+            self.probe_rtt_round_done = false;
+        }
+        if self.mode != Mode::ProbeRtt {
+            return;
+        }
+        match self.probe_rtt_done {
+            None => {
+                if rs.bytes_in_flight <= self.probe_rtt_cwnd() {
+                    self.probe_rtt_done = Some(now + PROBE_RTT_DURATION);
+                    self.probe_rtt_round_done = false;
+                    self.next_round_delivered = rs.total_delivered;
+                }
+            }
+            Some(done) => {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done && now >= done {
+                    // The fresh minimum was measured: restart the timer.
+                    self.probe_rtt_min_stamp = Some(now);
+                    if self.full_bw_reached {
+                        self.enter(now, Mode::ProbeBw(Phase::Down));
+                    } else {
+                        self.enter(now, Mode::Startup);
+                    }
+                }
+            }
+        }
+    }
+
+    fn update_pacing_rate(&mut self, rtt: &RttEstimator) {
+        let bw = self.bw();
+        let rate = if bw == 0 {
+            // No model yet: the initial window per RTT, times the Startup gain.
+            let srtt = rtt.smoothed().as_secs_f64().max(1e-3);
+            STARTUP_PACING_GAIN * self.cwnd as f64 / srtt
+        } else {
+            self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN)
+        };
+        let rate = rate.max(1.0) as u64;
+        // Startup never lowers the rate before the pipe is full (draft:
+        // BBRSetPacingRateWithGain).
+        self.pacing_rate = match self.pacing_rate {
+            Some(old) if !self.full_bw_reached && rate < old => Some(old),
+            _ => Some(rate),
+        };
+    }
+
+    fn update_cwnd(&mut self, rs: &RateSample) {
+        if let Some(prior) = self.prior_cwnd.take() {
+            self.cwnd = self.cwnd.max(prior);
+        }
+        let target = self.bdp_multiple(self.cwnd_gain) + self.quanta();
+        if self.full_bw_reached {
+            self.cwnd = (self.cwnd + rs.newly_acked).min(target);
+        } else if self.cwnd < target || rs.total_delivered < INITIAL_CWND_PACKETS * self.mss {
+            self.cwnd += rs.newly_acked;
+        }
+        self.cwnd = self.cwnd.max(self.min_cwnd());
+    }
+
+    /// The window after the bounds (draft: BBRBoundCwndForModel / ProbeRTT).
+    fn bounded_cwnd(&self) -> u64 {
+        let mut cap = u64::MAX;
+        if let Some(hi) = self.inflight_hi {
+            cap = match self.mode {
+                Mode::ProbeBw(Phase::Up) => hi,
+                Mode::ProbeBw(_) => ((hi as f64) * (1.0 - HEADROOM)) as u64,
+                _ => hi,
+            };
+        }
+        if let Some(lo) = self.inflight_lo {
+            cap = cap.min(lo);
+        }
+        if self.mode == Mode::ProbeRtt {
+            cap = cap.min(self.probe_rtt_cwnd());
+        }
+        self.cwnd.min(cap).max(self.min_cwnd())
+    }
+}
+
+impl Controller for Bbr {
+    fn on_ack(&mut self, _: Instant, _: Instant, _: u64, _: bool, rtt: &RttEstimator) {
+        if self.pacing_rate.is_none() && rtt.has_sample() {
+            self.update_pacing_rate(rtt);
+        }
+    }
+
+    fn on_congestion_event(&mut self, _: Instant, _: Instant, persistent: bool, _: u64) {
+        // Loss is judged per flight in `on_rate_sample`. Persistent congestion (every
+        // packet lost for several PTOs) collapses the window; the next ack restores
+        // it (BBRv1 on RTO).
+        if persistent {
+            self.prior_cwnd = Some(self.prior_cwnd.unwrap_or(self.cwnd).max(self.cwnd));
+            self.cwnd = self.min_cwnd();
+        }
+    }
+
+    fn on_rate_sample(&mut self, now: Instant, rs: &RateSample, rtt: &RttEstimator) {
+        self.bytes_in_flight = rs.bytes_in_flight;
+        self.latest_rtt = rs.rtt;
+        self.update_round(rs);
+        if self.round_start {
+            self.end_round_bounds();
+        }
+        self.update_max_bw(rs);
+        self.update_min_rtt(now, rs);
+        self.bw_latest = self.bw_latest.max(rs.delivery_rate);
+        self.inflight_latest = self.inflight_latest.max(rs.delivered);
+        if self.inflight_too_high(rs) {
+            self.on_inflight_too_high(now, rs);
+        }
+        self.check_full_bw(rs);
+        self.update_state(now, rs);
+        self.update_pacing_rate(rtt);
+        self.update_cwnd(rs);
+    }
+
+    fn window(&self) -> u64 {
+        self.bounded_cwnd()
+    }
+
+    fn pacing_rate(&self) -> Option<u64> {
+        self.pacing_rate
+    }
+
+    fn model(&self) -> ModelSnapshot {
+        let state = match self.mode {
+            Mode::Startup => ControllerState::Startup,
+            Mode::Drain => ControllerState::Drain,
+            Mode::ProbeBw(Phase::Down) => ControllerState::ProbeBwDown,
+            Mode::ProbeBw(Phase::Cruise) => ControllerState::ProbeBwCruise,
+            Mode::ProbeBw(Phase::Refill) => ControllerState::ProbeBwRefill,
+            Mode::ProbeBw(Phase::Up) => ControllerState::ProbeBwUp,
+            Mode::ProbeRtt => ControllerState::ProbeRtt,
+        };
+        ModelSnapshot {
+            state,
+            bandwidth: self.bw(),
+            min_rtt: self.min_rtt,
+            bdp: if self.max_bw > 0 { self.bdp_multiple(1.0) } else { 0 },
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "bbr"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(rate: u64, prior: u64, total: u64, rtt_ms: u64, in_flight: u64) -> RateSample {
+        RateSample {
+            delivery_rate: rate,
+            delivered: rate / 10,
+            interval: Duration::from_millis(rtt_ms),
+            is_app_limited: false,
+            rtt: Duration::from_millis(rtt_ms),
+            prior_delivered: prior,
+            total_delivered: total,
+            newly_acked: rate / 10,
+            newly_lost: 0,
+            lost: 0,
+            tx_in_flight: in_flight,
+            bytes_in_flight: in_flight,
+        }
+    }
+
+    /// Feeds one sample per round at the given delivery rate.
+    fn rounds(b: &mut Bbr, t: &mut Instant, delivered: &mut u64, rate: u64, n: usize) {
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        for _ in 0..n {
+            *t += Duration::from_millis(100);
+            let prior = *delivered;
+            *delivered += rate / 10;
+            let s = sample(rate, prior, *delivered, 100, rate / 10);
+            b.on_rate_sample(*t, &s, &rtt);
+        }
+    }
+
+    #[test]
+    fn startup_exits_when_bandwidth_stops_growing_then_probes() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        for r in [1u64, 2, 4, 8] {
+            rounds(&mut b, &mut t, &mut d, r * 1_000_000, 1);
+            assert_eq!(b.mode, Mode::Startup);
+        }
+        rounds(&mut b, &mut t, &mut d, 8_000_000, 3);
+        assert!(b.full_bw_reached);
+        assert_ne!(b.mode, Mode::Startup);
+        assert_eq!(b.max_bw, 8_000_000);
+        rounds(&mut b, &mut t, &mut d, 8_000_000, 20);
+        assert!(matches!(b.mode, Mode::ProbeBw(_)));
+        // Pacing at most 1.25 × bw, the window about 2 BDP.
+        assert!(b.pacing_rate.unwrap() <= 10_000_000);
+        let bdp = 800_000;
+        assert!(b.window() <= 2 * bdp + b.quanta() && b.window() >= bdp);
+    }
+
+    #[test]
+    fn random_loss_is_not_congestion_but_loss_with_a_queue_is() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        // 5 % of an 800 kB flight lost, RTT at its minimum: random loss.
+        let mut s = sample(8_000_000, d, d + 10_000, 100, 800_000);
+        s.lost = 40_000;
+        b.on_rate_sample(t, &s, &rtt);
+        assert!(b.inflight_hi.is_none());
+        // 5 % lost while the RTT is 50 % above the minimum: a queue overflowing.
+        let mut s = sample(8_000_000, d, d + 20_000, 150, 800_000);
+        s.lost = 40_000;
+        b.on_rate_sample(t, &s, &rtt);
+        assert!(b.inflight_hi.is_some());
+    }
+}

@@ -1,0 +1,229 @@
+//! Delivery-rate estimation (draft-cheng-iccrg-delivery-rate-estimation): per sent
+//! packet, a snapshot of how much had been delivered and when; per ack, a
+//! [`RateSample`] of the rate at which the path delivered data over the interval the
+//! newest acknowledged packet spanned.
+//!
+//! The connection owns one [`DeliveryRateSampler`], stores the [`SendSnapshot`] it
+//! returns with each tracked packet, reports acks and losses to it, and hands the
+//! sample it builds once per ack to the controller
+//! ([`super::Controller::on_rate_sample`]).
+
+use std::time::{Duration, Instant};
+
+/// The connection's delivery state when a packet was sent (draft §3.2, "P.delivered",
+/// "P.delivered_time", "P.first_sent_time", "P.is_app_limited"), kept with the packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SendSnapshot {
+    /// Bytes delivered (acknowledged) when the packet was sent.
+    pub delivered: u64,
+    /// When `delivered` was last updated, at send time.
+    pub delivered_time: Instant,
+    /// Send time of the first packet of the flight this packet belongs to.
+    pub first_sent_time: Instant,
+    /// Sent while the application (or the peer's credit), not the network, limited
+    /// the sender.
+    pub app_limited: bool,
+    /// Bytes declared lost when the packet was sent.
+    pub lost: u64,
+    /// Bytes in flight when the packet was sent (itself included).
+    pub tx_in_flight: u64,
+}
+
+/// One delivery-rate sample, built per ack that acknowledged new data (draft §3.3).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateSample {
+    /// Delivered bytes per second over `interval`; 0 when the interval was too short
+    /// to be meaningful.
+    pub delivery_rate: u64,
+    /// Bytes delivered over the interval.
+    pub delivered: u64,
+    /// The sampling interval: max(send elapsed, ack elapsed).
+    pub interval: Duration,
+    /// The newest acknowledged packet was sent while the sender was not using the
+    /// network fully: the rate is a lower bound only.
+    pub is_app_limited: bool,
+    /// RTT of the newest acknowledged packet.
+    pub rtt: Duration,
+    /// Total bytes delivered at the newest acknowledged packet's send time (the
+    /// round-trip counter of BBR compares against this).
+    pub prior_delivered: u64,
+    /// Total bytes delivered so far.
+    pub total_delivered: u64,
+    /// Bytes newly acknowledged by this ack.
+    pub newly_acked: u64,
+    /// Bytes newly declared lost since the previous sample.
+    pub newly_lost: u64,
+    /// Bytes declared lost between the newest acknowledged packet's send and now.
+    pub lost: u64,
+    /// Bytes in flight when the newest acknowledged packet was sent.
+    pub tx_in_flight: u64,
+    /// Bytes in flight now (after the ack and loss detection).
+    pub bytes_in_flight: u64,
+}
+
+/// Connection-wide delivery-rate state (draft §3.1, "C.delivered" …).
+#[derive(Debug, Clone, Default)]
+pub struct DeliveryRateSampler {
+    delivered: u64,
+    delivered_time: Option<Instant>,
+    first_sent_time: Option<Instant>,
+    /// Nonzero while app-limited: the `delivered` value after which samples are
+    /// network-limited again (draft §3.4, "C.app_limited").
+    app_limited_until: u64,
+    lost: u64,
+    lost_since_sample: u64,
+    acked_since_sample: u64,
+    /// The newest packet acknowledged since the last sample: its snapshot and send time.
+    newest: Option<(SendSnapshot, Instant)>,
+}
+
+impl DeliveryRateSampler {
+    /// A packet of `bytes` is sent at `now` with `in_flight_before` bytes already in
+    /// flight; returns the snapshot to store with it (draft §3.2, "OnPacketSent").
+    pub fn on_sent(&mut self, now: Instant, bytes: u64, in_flight_before: u64) -> SendSnapshot {
+        if in_flight_before == 0 || self.first_sent_time.is_none() {
+            self.first_sent_time = Some(now);
+            self.delivered_time = Some(now);
+        }
+        SendSnapshot {
+            delivered: self.delivered,
+            delivered_time: self.delivered_time.unwrap_or(now),
+            first_sent_time: self.first_sent_time.unwrap_or(now),
+            app_limited: self.app_limited_until != 0,
+            lost: self.lost,
+            tx_in_flight: in_flight_before + bytes,
+        }
+    }
+
+    /// The sender has nothing to send (or no credit) with `bytes_in_flight` in flight
+    /// and window to spare: samples until this flight is delivered are app-limited
+    /// (draft §3.4).
+    pub fn on_app_limited(&mut self, bytes_in_flight: u64) {
+        self.app_limited_until = (self.delivered + bytes_in_flight).max(1);
+    }
+
+    /// Whether samples are currently marked app-limited.
+    pub fn is_app_limited(&self) -> bool {
+        self.app_limited_until != 0
+    }
+
+    /// Bytes delivered so far.
+    pub fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
+    /// A packet of `bytes` sent at `sent` with snapshot `snap` was newly acknowledged
+    /// at `now` (draft §3.3, "UpdateRateSample").
+    pub fn on_acked(&mut self, now: Instant, sent: Instant, bytes: u64, snap: &SendSnapshot) {
+        self.delivered += bytes;
+        self.delivered_time = Some(now);
+        self.acked_since_sample += bytes;
+        let newer = self.newest.is_none_or(|(n, n_sent)| {
+            snap.delivered > n.delivered || (snap.delivered == n.delivered && sent > n_sent)
+        });
+        if newer {
+            self.newest = Some((*snap, sent));
+            // The next flight's sending interval starts with this packet.
+            self.first_sent_time = Some(sent);
+        }
+    }
+
+    /// `bytes` were declared lost.
+    pub fn on_lost(&mut self, bytes: u64) {
+        self.lost += bytes;
+        self.lost_since_sample += bytes;
+    }
+
+    /// Builds the sample for the acks since the last call (draft §3.3,
+    /// "GenerateRateSample"); `None` when no packet was newly acknowledged. Intervals
+    /// shorter than `min_rtt` give a zero rate (they cannot be trusted, §3.3.4).
+    pub fn take_sample(
+        &mut self,
+        now: Instant,
+        min_rtt: Duration,
+        bytes_in_flight: u64,
+    ) -> Option<RateSample> {
+        let (snap, sent) = self.newest.take()?;
+        if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        let send_elapsed = sent.saturating_duration_since(snap.first_sent_time);
+        let ack_elapsed = self
+            .delivered_time
+            .unwrap_or(now)
+            .saturating_duration_since(snap.delivered_time);
+        let interval = send_elapsed.max(ack_elapsed);
+        let delivered = self.delivered - snap.delivered;
+        let delivery_rate = if interval.is_zero() || interval < min_rtt {
+            0
+        } else {
+            (delivered as u128 * 1_000_000_000 / interval.as_nanos()).min(u64::MAX as u128) as u64
+        };
+        let s = RateSample {
+            delivery_rate,
+            delivered,
+            interval,
+            is_app_limited: snap.app_limited,
+            rtt: now.saturating_duration_since(sent),
+            prior_delivered: snap.delivered,
+            total_delivered: self.delivered,
+            newly_acked: self.acked_since_sample,
+            newly_lost: self.lost_since_sample,
+            lost: self.lost - snap.lost,
+            tx_in_flight: snap.tx_in_flight,
+            bytes_in_flight,
+        };
+        self.acked_since_sample = 0;
+        self.lost_since_sample = 0;
+        Some(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steady_flight_measures_the_ack_rate() {
+        // 10 packets of 1000 bytes sent 1 ms apart, each acknowledged 100 ms later:
+        // the path delivers 1000 bytes per ms.
+        let t0 = Instant::now();
+        let ms = Duration::from_millis(1);
+        let mut s = DeliveryRateSampler::default();
+        let mut snaps = Vec::new();
+        for i in 0..10u64 {
+            snaps.push((t0 + ms * i as u32, s.on_sent(t0 + ms * i as u32, 1000, i * 1000)));
+        }
+        let mut last = None;
+        for (i, (sent, snap)) in snaps.iter().enumerate() {
+            let now = t0 + ms * (100 + i as u32);
+            s.on_acked(now, *sent, 1000, snap);
+            last = s.take_sample(now, Duration::from_millis(5), 0);
+        }
+        let r = last.unwrap();
+        assert!(!r.is_app_limited);
+        // The whole first flight was sent before any ack: the interval runs from
+        // the first send to the last ack (109 ms) and covers all 10 000 bytes.
+        assert_eq!(r.delivered, 10_000);
+        assert_eq!(r.interval, ms * 109);
+        assert_eq!(r.delivery_rate, 10_000 * 1000 / 109);
+        assert_eq!(r.rtt, Duration::from_millis(100));
+    }
+
+    #[test]
+    fn app_limited_marks_until_the_flight_is_delivered() {
+        let t0 = Instant::now();
+        let mut s = DeliveryRateSampler::default();
+        s.on_app_limited(0);
+        let a = s.on_sent(t0, 1000, 0);
+        assert!(a.app_limited);
+        s.on_acked(t0 + Duration::from_millis(10), t0, 1000, &a);
+        let r = s
+            .take_sample(t0 + Duration::from_millis(10), Duration::ZERO, 0)
+            .unwrap();
+        assert!(r.is_app_limited);
+        assert!(!s.is_app_limited(), "cleared once the marked flight is delivered");
+        let b = s.on_sent(t0 + Duration::from_millis(10), 1000, 0);
+        assert!(!b.app_limited);
+    }
+}
