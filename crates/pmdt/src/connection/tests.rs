@@ -288,3 +288,60 @@ fn item07_a_lost_credit_update_does_not_stall_the_sender() {
         "sender stalled on a lost credit update"
     );
 }
+
+/// Runs a 2 MB client→server transfer (server reads everything) for at most 20 s.
+fn bulk(p: &mut Pair, total: usize) -> u64 {
+    let data = vec![1u8; total];
+    let mut written = 0;
+    let mut received = 0;
+    let limit = p.now + Duration::from_secs(20);
+    while received < total as u64 && p.step(limit) {
+        if written < total {
+            written += p.client_write(&data[written..]);
+        }
+        received += p.server_read();
+    }
+    received
+}
+
+/// Item 8: the congestion window grows only while it limits the sender (RFC 9002
+/// §7.8), not while the packet window or the receiver's credit does.
+#[test]
+fn item08_cwnd_does_not_grow_when_not_congestion_limited() {
+    for (name, cfg) in [
+        (
+            "window_packets",
+            TransportConfig {
+                window_packets: 4,
+                congestion: crate::congestion::CongestionKind::NewReno,
+                ..Default::default()
+            },
+        ),
+        (
+            "credit",
+            TransportConfig {
+                recv_buffer: 4 * 1432,
+                congestion: crate::congestion::CongestionKind::NewReno,
+                ..Default::default()
+            },
+        ),
+        (
+            "credit (cubic)",
+            TransportConfig {
+                recv_buffer: 4 * 1432,
+                congestion: crate::congestion::CongestionKind::Cubic,
+                ..Default::default()
+            },
+        ),
+    ] {
+        let mut p = Pair::new(cfg);
+        let initial = p.client_conn().cc.window();
+        let total = 2 << 20;
+        assert_eq!(bulk(&mut p, total), total as u64, "{name}: transfer");
+        let cwnd = p.client_conn().cc.window();
+        assert!(
+            cwnd <= initial,
+            "{name}: cwnd grew from {initial} to {cwnd} while not congestion-limited"
+        );
+    }
+}
