@@ -60,7 +60,11 @@ enum ControlOut {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Blocked {
+    /// By the congestion window or the pacer: the only state in which the
+    /// congestion window may grow.
     Window,
+    /// By `window_packets`.
+    Packets,
     Credit,
     App,
 }
@@ -776,7 +780,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let tracked = self.sent.tracked();
         let mut newly_largest: Option<SentPacket> = None;
         let mut any_new = false;
-        let app_limited = self.blocked.is_some_and(|b| b.0 == Blocked::App);
+        // RFC 9002 §7.8: the window grows only while it limits the sender. Blocked by
+        // the packet window, the receiver's credit or the application, it does not.
+        let app_limited = self.blocked.is_some_and(|b| b.0 != Blocked::Window);
         for r in &a.ranges {
             self.stats.spurious_retransmits += self.sent.take_lost_in(r.start, r.end);
             let lo = r.start.max(tracked.start);
@@ -956,7 +962,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
             let us = now.saturating_duration_since(since).as_micros() as u64;
             match b {
-                Blocked::Window => self.stats.blocked_window_us += us,
+                Blocked::Window | Blocked::Packets => self.stats.blocked_window_us += us,
                 Blocked::Credit => self.stats.blocked_credit_us += us,
                 Blocked::App => self.stats.blocked_app_us += us,
             }
@@ -1158,9 +1164,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         };
         let size = wire::DATA_HEADER_LEN as u64 + chunk.len as u64;
         if !probe {
-            if self.sent.in_flight() >= self.cfg.window_packets
-                || self.sent.bytes_in_flight + size > self.cc.window()
-            {
+            if self.sent.in_flight() >= self.cfg.window_packets {
+                self.note_blocked(now, Some(Blocked::Packets));
+                return None;
+            }
+            if self.sent.bytes_in_flight + size > self.cc.window() {
                 self.note_blocked(now, Some(Blocked::Window));
                 return None;
             }
