@@ -28,8 +28,16 @@ lint:
 demo: setup
 	CARGO=$(CARGO) scripts/demo.sh
 
+# Performance, measured in one place: pmdt-bench runs the real tools and their peers
+# (testpmd, iperf3, sockperf, QUIC) as pinned processes and writes JSON, CSV, a
+# Markdown table and a PNG per experiment into docs/bench/latest (see README).
+#   make bench BENCH=peers BENCH_ARGS="--quick --out /tmp/bench"
+# Criterion micro-benchmarks: cargo bench.
+BENCH ?= all
+BENCH_ARGS ?=
 bench: setup
-	$(CARGO) bench --bench mbuf_alloc --bench tap_burst --bench ring_handoff
+	$(CARGO) build --release -q -p pmdt-tools -p pmdt-load-sweep -p pmdt-bench
+	$(CARGO) run --release -q -p pmdt-bench --bin pmdt-bench -- $(BENCH) $(BENCH_ARGS)
 
 fmt:
 	$(CARGO) fmt --all

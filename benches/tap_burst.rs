@@ -1,19 +1,57 @@
 //! tx_burst/rx_burst on DPDK TAP vdevs (the kernel is the other end).
 //! Run: `cargo bench --bench tap_burst` (root; creates interfaces pmdtb0/pmdtb1 and a
-//! bridge pmdtbbr, removed at the end).
+//! bridge pmdtbbr, removed at the end). Without root, TAP devices or DPDK it says
+//! why and skips, so a plain `cargo bench` runs the other benches to the end.
 
 mod support;
 
 use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use dpdk::{MbufBatch, Port, PortConfig};
+use criterion::{Criterion, Throughput};
+use dpdk::{Eal, MbufBatch, Port, PortConfig};
 
-fn bench(c: &mut Criterion) {
-    let eal = support::eal(&["net_tap0,iface=pmdtb0", "net_tap1,iface=pmdtb1"]);
-    let pool = support::pool(&eal, 16383);
-    let mut a = Port::open_by_name(&eal, "net_tap0").unwrap();
-    let mut bp = Port::open_by_name(&eal, "net_tap1").unwrap();
+/// Why this bench cannot run here, if it cannot.
+fn skip_reason() -> Option<String> {
+    let euid = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("Uid:"))
+                .and_then(|l| l.split_whitespace().nth(2).map(String::from))
+        })
+        .unwrap_or_default();
+    if euid != "0" {
+        return Some(
+            "not root: it creates TAP interfaces and a bridge (run `sudo make setup` then \
+             `sudo cargo bench --bench tap_burst`)"
+                .into(),
+        );
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun: TAP devices are not available here".into());
+    }
+    None
+}
+
+/// The EAL with the two TAP vdevs, or why not.
+fn start_eal() -> Result<Eal, String> {
+    Eal::builder()
+        .program("pmdt-bench")
+        .lcores("0,1")
+        .main_lcore(0)
+        .no_pci(true)
+        .memory_mb(512)
+        .log_level("warning")
+        .vdev("net_tap0,iface=pmdtb0")
+        .vdev("net_tap1,iface=pmdtb1")
+        .init()
+        .map_err(|e| e.to_string())
+}
+
+fn bench(c: &mut Criterion, eal: &Eal) {
+    let pool = support::pool(eal, 16383);
+    let mut a = Port::open_by_name(eal, "net_tap0").unwrap();
+    let mut bp = Port::open_by_name(eal, "net_tap1").unwrap();
     let (_arx, mut atx) = a.configure(&PortConfig::default(), &pool).unwrap();
     let (mut brx, _btx) = bp.configure(&PortConfig::default(), &pool).unwrap();
     a.start().unwrap();
@@ -85,9 +123,22 @@ fn bench(c: &mut Criterion) {
     support::ip_quiet(&["link", "del", "pmdtbbr"]);
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default().sample_size(20).measurement_time(std::time::Duration::from_secs(3));
-    targets = bench
+fn main() {
+    if let Some(why) = skip_reason() {
+        eprintln!("tap_burst: skipped: {why}");
+        return;
+    }
+    let eal = match start_eal() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("tap_burst: skipped: cannot start DPDK with TAP vdevs: {e} (after `make setup`, as root)");
+            return;
+        }
+    };
+    let mut c = Criterion::default()
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    bench(&mut c, &eal);
+    c.final_summary();
 }
-criterion_main!(benches);

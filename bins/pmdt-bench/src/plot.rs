@@ -19,8 +19,21 @@ pub fn draw(path: &Path, report: &Report) -> Res {
             metrics.push(&c.primary);
         }
     }
-    let panels = metrics.len().max(1);
-    let root = BitMapBackend::new(path, (1200, 420 * panels as u32)).into_drawing_area();
+    // Each panel is as tall as its number of cells needs.
+    let heights: Vec<u32> = metrics
+        .iter()
+        .map(|m| {
+            110 + 34
+                * report
+                    .cells
+                    .iter()
+                    .filter(|c| c.primary == *m)
+                    .count()
+                    .max(2) as u32
+        })
+        .collect();
+    let total: u32 = heights.iter().sum::<u32>().max(200);
+    let root = BitMapBackend::new(path, (1200, total)).into_drawing_area();
     root.fill(&WHITE)?;
     if report.cells.is_empty() {
         root.titled(
@@ -30,7 +43,15 @@ pub fn draw(path: &Path, report: &Report) -> Res {
         root.present()?;
         return Ok(());
     }
-    let areas = root.split_evenly((panels, 1));
+    let mut y = 0;
+    let breaks: Vec<i32> = heights[..heights.len() - 1]
+        .iter()
+        .map(|h| {
+            y += *h as i32;
+            y
+        })
+        .collect();
+    let areas = root.split_by_breakpoints::<i32, i32, _, _>([], breaks);
     for (area, metric) in areas.iter().zip(metrics) {
         let cells: Vec<&Cell> = report
             .cells
@@ -63,36 +84,35 @@ fn panel(
         metric,
         if report.quick { " (--quick)" } else { "" }
     );
+    // Horizontal bars: cell names read left of their bar, first cell on top.
     let mut chart = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
         .margin(10)
-        .x_label_area_size(90)
-        .y_label_area_size(70)
-        .build_cartesian_2d(0f64..n as f64, 0f64..top)?;
+        .x_label_area_size(40)
+        .y_label_area_size(220)
+        .build_cartesian_2d(0f64..top, 0f64..n as f64)?;
     let names: Vec<String> = cells.iter().map(|c| c.name.clone()).collect();
+    let row = |i: usize| (n - 1 - i) as f64;
     chart
         .configure_mesh()
-        .disable_x_mesh()
-        .x_labels(n.max(1) * 2 + 1)
-        .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if (x - i as f64 - 0.5).abs() < 0.01 && i < names.len() {
-                names[i].clone()
+        .disable_y_mesh()
+        .y_labels(n.max(1) * 2 + 1)
+        .y_label_formatter(&|y| {
+            let k = y.floor();
+            let i = n as i64 - 1 - k as i64;
+            if (y - k - 0.5).abs() < 0.01 && i >= 0 && (i as usize) < names.len() {
+                names[i as usize].clone()
             } else {
                 String::new()
             }
         })
-        .x_label_style(
-            ("sans-serif", 12)
-                .into_font()
-                .transform(FontTransform::Rotate90),
-        )
-        .y_desc(metric)
+        .y_label_style(("sans-serif", 13))
+        .x_desc(metric)
         .draw()?;
     for (i, c) in cells.iter().enumerate() {
-        let x0 = i as f64 + 0.15;
-        let x1 = i as f64 + 0.85;
-        let xm = i as f64 + 0.5;
+        let y0 = row(i) + 0.15;
+        let y1 = row(i) + 0.85;
+        let ym = row(i) + 0.5;
         match c.metrics.get(&c.primary).filter(|_| !c.failed()) {
             Some(st) => {
                 let color = if c.status == "partial" {
@@ -101,12 +121,12 @@ fn panel(
                     &BLUE
                 };
                 chart.draw_series(std::iter::once(Rectangle::new(
-                    [(x0, 0.0), (x1, st.median)],
+                    [(0.0, y0), (st.median, y1)],
                     color.mix(0.6).filled(),
                 )))?;
                 if st.runs.len() > 1 {
-                    chart.draw_series(std::iter::once(ErrorBar::new_vertical(
-                        xm,
+                    chart.draw_series(std::iter::once(ErrorBar::new_horizontal(
+                        ym,
                         st.min,
                         st.median,
                         st.max,
@@ -114,16 +134,21 @@ fn panel(
                         10,
                     )))?;
                 }
+                let label = if c.status == "partial" {
+                    format!("{} (partial)", crate::cell::fmt_num(st.median))
+                } else {
+                    crate::cell::fmt_num(st.median)
+                };
                 chart.draw_series(std::iter::once(Text::new(
-                    crate::cell::fmt_num(st.median),
-                    (x0, st.median + top * 0.02),
-                    ("sans-serif", 12),
+                    label,
+                    (st.max.max(st.median) + top * 0.01, ym),
+                    ("sans-serif", 13),
                 )))?;
             }
             None => {
                 chart.draw_series(std::iter::once(Text::new(
-                    "failed",
-                    (x0, top * 0.05),
+                    "FAILED (see the table)",
+                    (top * 0.01, ym),
                     ("sans-serif", 14).into_font().color(&RED),
                 )))?;
             }
