@@ -7,6 +7,8 @@ use crate::rtt::RttEstimator;
 const C: f64 = 0.4;
 /// Multiplicative decrease factor.
 const BETA: f64 = 0.7;
+/// Minimum congestion window in datagrams (RFC 9002 §7.2: 2 × max_datagram_size).
+const MIN_WINDOW_PACKETS: u64 = 2;
 
 /// CUBIC (RFC 9438): slow start, then window growth as a cubic function of the time
 /// since the last reduction (fast far below the previous maximum, flat near it), a
@@ -29,7 +31,8 @@ pub struct Cubic {
 }
 
 impl Cubic {
-    /// A controller for datagrams carrying `mss` payload bytes; initial window 10 MSS.
+    /// A controller for datagrams of at most `mss` bytes (header included: the unit
+    /// bytes in flight are counted in); initial window 10 MSS.
     pub fn new(mss: u64) -> Self {
         Self {
             mss,
@@ -110,13 +113,13 @@ impl Controller for Cubic {
             cwnd
         };
         self.window = ((cwnd * BETA) * self.mss as f64) as u64;
-        self.window = self.window.max(2 * self.mss);
+        self.window = self.window.max(MIN_WINDOW_PACKETS * self.mss);
         self.ssthresh = self.window;
         self.k = (self.w_max * (1.0 - BETA) / C).cbrt();
         self.w_est = self.cwnd_mss();
         self.epoch = None;
         if persistent {
-            self.window = 2 * self.mss;
+            self.window = MIN_WINDOW_PACKETS * self.mss;
         }
     }
 

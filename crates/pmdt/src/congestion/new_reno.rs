@@ -3,8 +3,13 @@ use std::time::Instant;
 use super::Controller;
 use crate::rtt::RttEstimator;
 
+/// Minimum congestion window in datagrams (RFC 9002 §7.2).
+const MIN_WINDOW_PACKETS: u64 = 2;
+
 /// NewReno (RFC 9002 §7): slow start, congestion avoidance (+1 MSS per window),
 /// halving on loss once per recovery period, collapse to 2 MSS on persistent congestion.
+/// MSS here is the largest datagram, header included (RFC 9002's
+/// max_datagram_size), the unit bytes in flight are counted in.
 #[derive(Debug, Clone)]
 pub struct NewReno {
     mss: u64,
@@ -15,7 +20,8 @@ pub struct NewReno {
 }
 
 impl NewReno {
-    /// A controller for datagrams carrying `mss` payload bytes; initial window 10 MSS.
+    /// A controller for datagrams of at most `mss` bytes (header included); initial
+    /// window 10 MSS (RFC 9002 §7.2).
     pub fn new(mss: u64) -> Self {
         Self {
             mss,
@@ -26,8 +32,9 @@ impl NewReno {
         }
     }
 
+    /// RFC 9002 §7.2: the minimum window is 2 × max_datagram_size.
     fn min_window(&self) -> u64 {
-        2 * self.mss
+        MIN_WINDOW_PACKETS * self.mss
     }
 }
 

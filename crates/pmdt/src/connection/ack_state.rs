@@ -79,13 +79,25 @@ impl AckState {
         }
     }
 
-    pub fn build(&mut self, now: Instant, data_cumulative: u64, max_data: u64) -> Option<Ack> {
+    /// Builds an ack of at most `max_ranges` ranges (the highest; what fits the
+    /// datagram) and clears the pending state. With `max_ranges` 0 nothing is built
+    /// and nothing forgotten.
+    pub fn build(
+        &mut self,
+        now: Instant,
+        data_cumulative: u64,
+        max_data: u64,
+        max_ranges: usize,
+    ) -> Option<Ack> {
         let (largest, at) = self.largest?;
+        if max_ranges == 0 {
+            return None;
+        }
         let ranges: AckRanges = self
             .received
             .iter()
             .rev()
-            .take(MAX_ACK_RANGES + 1)
+            .take((MAX_ACK_RANGES + 1).min(max_ranges))
             .map(|r| AckRange {
                 start: r.start,
                 end: r.end - 1,

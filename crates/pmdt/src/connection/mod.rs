@@ -215,7 +215,9 @@ pub(crate) struct ConnectionParams<S, R> {
 impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     pub(crate) fn new(p: ConnectionParams<S, R>) -> Self {
         let cfg = p.cfg;
-        let mss = cfg.max_payload();
+        // Controllers count whole datagrams (bytes in flight include headers), so
+        // their unit is the largest datagram, not its payload (RFC 9002 §7.2).
+        let max_datagram = cfg.max_datagram as u64;
         let recv = RecvBuffer::with_storage(p.recv_storage, cfg.recv_buffer);
         let mut c = Self {
             side: p.side,
@@ -239,7 +241,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             pto_count: 0,
             probes: 0,
             rtt: RttEstimator::new(cfg.initial_rtt),
-            cc: cfg.congestion.build(mss),
+            cc: cfg.congestion.build(max_datagram),
             rate_sampler: DeliveryRateSampler::default(),
             pacer: Pacer::new(
                 cfg.pacing_burst_packets * cfg.max_datagram as u64,
@@ -289,7 +291,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     fn apply_peer_params(&mut self, p: &HandshakeParams) {
         self.remote_cid = p.src_cid;
         self.peer_max_data = p.max_data;
-        self.peer_max_datagram = p.max_datagram.min(self.cfg.max_datagram);
+        // The decoder rejects less than the floor; clamp anyway (defence in depth).
+        self.peer_max_datagram = p
+            .max_datagram
+            .max(wire::MIN_MAX_DATAGRAM)
+            .min(self.cfg.max_datagram);
     }
 
     // ---------------------------------------------------------------- accessors
@@ -1089,11 +1095,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     fn send_ack(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let limit = self.recv.limit();
-        let ack = self.acks.build(now, self.recv.contiguous_end(), limit)?;
+        // Only as many ranges as fit: the state is cleared only for an ack that is
+        // sent (acks must never vanish).
+        let max_ranges = wire::ack_ranges_fitting(buf.len());
+        let ack = self
+            .acks
+            .build(now, self.recv.contiguous_end(), limit, max_ranges)?;
         self.advertised_max_data = limit;
-        if buf.len() < wire::ack_len(ack.ranges.len()) {
-            return None;
-        }
         self.control(now, Body::Ack(ack), buf)
     }
 

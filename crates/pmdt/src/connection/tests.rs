@@ -313,6 +313,8 @@ fn item08_cwnd_does_not_grow_when_not_congestion_limited() {
             "window_packets",
             TransportConfig {
                 window_packets: 4,
+                // Keep the packet window from growing with the congestion window.
+                max_window_bytes: 4 * 1472,
                 congestion: crate::congestion::CongestionKind::NewReno,
                 ..Default::default()
             },
@@ -321,6 +323,8 @@ fn item08_cwnd_does_not_grow_when_not_congestion_limited() {
             "credit",
             TransportConfig {
                 recv_buffer: 4 * 1432,
+                // No receive-window autotuning: the credit stays the limit.
+                max_window_bytes: 4 * 1432,
                 congestion: crate::congestion::CongestionKind::NewReno,
                 ..Default::default()
             },
@@ -329,6 +333,8 @@ fn item08_cwnd_does_not_grow_when_not_congestion_limited() {
             "credit (cubic)",
             TransportConfig {
                 recv_buffer: 4 * 1432,
+                // No receive-window autotuning: the credit stays the limit.
+                max_window_bytes: 4 * 1432,
                 congestion: crate::congestion::CongestionKind::Cubic,
                 ..Default::default()
             },
@@ -342,6 +348,103 @@ fn item08_cwnd_does_not_grow_when_not_congestion_limited() {
         assert!(
             cwnd <= initial,
             "{name}: cwnd grew from {initial} to {cwnd} while not congestion-limited"
+        );
+    }
+}
+
+/// Delivers Keepalives from the client with the given packet numbers (gaps make
+/// ack ranges).
+fn keepalives(p: &mut Pair, pns: impl IntoIterator<Item = u64>) {
+    for pn in pns {
+        let d = p.from_client(pn, Body::Keepalive);
+        p.deliver(true, &d);
+    }
+}
+
+/// Item 14: an ack that does not fit the datagram must not vanish: it is truncated
+/// to the ranges that fit (highest first), and when not even the first range fits
+/// the ack state is kept for the next transmission.
+#[test]
+fn item14_an_ack_too_big_for_the_datagram_is_truncated_not_lost() {
+    let mut p = Pair::new(TransportConfig::default());
+    let base = p.client_conn().next_pn + 100;
+    // Five ranges: base, base+2, ..., base+8.
+    keepalives(&mut p, (0..5).map(|i| base + 2 * i));
+    let now = p.now;
+    let mut buf = vec![0u8; 2048];
+    // Smaller than any ack: nothing is sent, nothing is forgotten.
+    let small = wire::ack_len(1) - 1;
+    assert!(p
+        .server_conn()
+        .poll_transmit(now, &mut buf[..small])
+        .is_none());
+    assert!(p.server_conn().acks.has_unacked(), "ack state cleared");
+    // Room for two ranges: the two highest go out.
+    let two = wire::ack_len(2);
+    let t = p
+        .server_conn()
+        .poll_transmit(now, &mut buf[..two])
+        .expect("a truncated ack");
+    let Body::Ack(a) = wire::decode(&buf[..t.len]).unwrap().body else {
+        panic!("not an ack");
+    };
+    assert_eq!(a.largest(), base + 8);
+    assert_eq!(a.ranges.len(), 2);
+    assert_eq!(a.ranges[1].end, base + 6);
+}
+
+/// Item 14: a peer announcing a datagram size too small for an ack (or a data
+/// packet with a useful payload) is rejected at the handshake.
+#[test]
+fn item14_handshake_rejects_a_max_datagram_too_small_for_an_ack() {
+    let mut b = vec![0u8; 128];
+    for (max_datagram, ok) in [
+        (41u16, false),
+        (wire::ack_len(1) as u16, false),
+        (wire::MIN_MAX_DATAGRAM, true),
+    ] {
+        let n = wire::encode(
+            &mut b,
+            &Packet {
+                header: Header::default(),
+                body: Body::Init {
+                    params: HandshakeParams {
+                        src_cid: 1,
+                        max_data: 1000,
+                        max_datagram,
+                    },
+                    cookie: &[],
+                },
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            wire::decode(&b[..n]).is_ok(),
+            ok,
+            "max_datagram {max_datagram}"
+        );
+    }
+}
+
+/// Item 13: the minimum congestion window holds two full datagrams, header
+/// included (RFC 9002 §7.2: 2 × max_datagram_size), since bytes in flight count
+/// whole datagrams.
+#[test]
+fn item13_minimum_window_holds_two_full_datagrams() {
+    use crate::congestion::CongestionKind;
+    for kind in [CongestionKind::NewReno, CongestionKind::Cubic] {
+        let mut p = Pair::new(TransportConfig {
+            congestion: kind,
+            ..Default::default()
+        });
+        let now = p.now;
+        let c = p.client_conn();
+        c.cc.on_congestion_event(now, now, true, 0);
+        let full = c.cfg.max_datagram as u64;
+        assert!(
+            c.cc.window() >= 2 * full,
+            "{kind:?}: minimum window {} < 2 × {full}",
+            c.cc.window()
         );
     }
 }

@@ -16,6 +16,10 @@ pub const HEADER_LEN: usize = 28;
 pub const DATA_HEADER_LEN: usize = HEADER_LEN + 12;
 /// Most SACK ranges one ack carries beyond the first.
 pub const MAX_ACK_RANGES: usize = 32;
+/// Smallest `max_datagram` a side may announce: room for a data packet with a
+/// useful payload and for an ack with several ranges (an ack alone needs
+/// `ack_len(1)` = 61 bytes). The same floor as `TransportConfig::validate`.
+pub const MIN_MAX_DATAGRAM: u16 = DATA_HEADER_LEN as u16 + 64;
 /// Longest handshake cookie.
 pub const MAX_COOKIE_LEN: usize = 32;
 
@@ -258,7 +262,7 @@ fn read_params(r: &mut Reader<'_>) -> Result<HandshakeParams, DecodeError> {
     if p.src_cid == 0 {
         return Err(DecodeError::Malformed("connection id 0 is reserved"));
     }
-    if (p.max_datagram as usize) < DATA_HEADER_LEN + 1 {
+    if p.max_datagram < MIN_MAX_DATAGRAM {
         return Err(DecodeError::Malformed("max_datagram too small"));
     }
     Ok(p)
@@ -483,9 +487,23 @@ fn write_ack(w: &mut Writer<'_>, a: &Ack) -> Result<(), EncodeError> {
     Ok(())
 }
 
+/// Size of an ack's fixed part (header and first range).
+const ACK_FIXED_LEN: usize = HEADER_LEN + 8 + 4 + 8 + 8 + 1 + 4;
+/// Size of each additional ack range (gap and length).
+const ACK_RANGE_LEN: usize = 8;
+
 /// The encoded size of an ack with `ranges` ranges.
 pub fn ack_len(ranges: usize) -> usize {
-    HEADER_LEN + 8 + 4 + 8 + 8 + 1 + 4 + ranges.saturating_sub(1) * 8
+    ACK_FIXED_LEN + ranges.saturating_sub(1) * ACK_RANGE_LEN
+}
+
+/// How many ack ranges fit in `len` bytes (0: not even an ack with one range),
+/// at most `1 + MAX_ACK_RANGES`.
+pub fn ack_ranges_fitting(len: usize) -> usize {
+    match len.checked_sub(ACK_FIXED_LEN) {
+        None => 0,
+        Some(rest) => (1 + rest / ACK_RANGE_LEN).min(1 + MAX_ACK_RANGES),
+    }
 }
 
 #[cfg(test)]
