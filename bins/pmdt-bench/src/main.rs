@@ -133,6 +133,7 @@ impl Experiment {
 fn main() {
     let cli = Cli::parse();
     proc::install_signal_handler();
+    proc::cleanup_stale();
     let quick = cli.quick;
     let repeat = cli.repeat.map_or(if quick { 1 } else { 3 }, |r| r as usize);
     let ctx = Ctx::new(

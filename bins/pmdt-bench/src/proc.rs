@@ -78,6 +78,14 @@ impl Child {
             .stdout(open(&stdout)?)
             .stderr(open(&stderr)?)
             .process_group(0);
+        // SAFETY: prctl is async-signal-safe; between fork and exec it only asks the
+        // kernel to kill the child if this runner dies (even by SIGKILL).
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
         let command = command_line(&cmd);
         // Register under the lock so the signal handler sees the child once it exists.
         let mut live = LIVE
@@ -275,4 +283,31 @@ pub fn which(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
+}
+
+/// Removes DPDK files left by earlier pmdt-bench runs that died (prefixes
+/// `pb<pid>x…` whose pid is gone).
+pub fn cleanup_stale() {
+    let stale = |name: &str| -> Option<String> {
+        let rest = name.strip_prefix("pb")?;
+        let (pid, tail) = rest.split_once('x')?;
+        let pid: u32 = pid.parse().ok()?;
+        let id: String = tail.chars().take_while(char::is_ascii_digit).collect();
+        let role = tail[id.len()..].chars().next()?;
+        let alive = Path::new(&format!("/proc/{pid}")).exists();
+        (!alive && !id.is_empty()).then(|| format!("pb{pid}x{id}{role}"))
+    };
+    let mut prefixes = std::collections::BTreeSet::new();
+    for dir in ["/var/run/dpdk", "/dev/hugepages"] {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                if let Some(p) = stale(&e.file_name().to_string_lossy()) {
+                    prefixes.insert(p);
+                }
+            }
+        }
+    }
+    for p in prefixes {
+        dpdk_cleanup(&p);
+    }
 }

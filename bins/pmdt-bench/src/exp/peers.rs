@@ -107,7 +107,8 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         ("pmdt-rtt-memif-64", Link::Memif(1500), Some("--busy-poll")),
     ] {
         let n = bytes_arg(64 * pings);
-        let mut args = vec!["-n", &n, "--window", "1", "--payload", "64"];
+        // --payload is the UDP payload: pmdt's 40-byte data header + 64 bytes of data.
+        let mut args = vec!["-n", &n, "--window", "1", "--payload", "104"];
         args.extend(extra);
         let mut pair = PairSpec::new(link, &args, Duration::from_secs(2 + pings / 2000));
         if let Some(e) = extra {
@@ -117,7 +118,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             ctx,
             E,
             CellSpec::new(name, rtt)
-                .param("payload", 64)
+                .param("data_bytes", 64)
                 .param("window", 1)
                 .param("packets", pings),
             &pair,
@@ -181,7 +182,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     r.notes = vec![
         "Pinning: receiver/server on core 1, sender/client on core 0 for every tool (pmdt: --lcores 0@0,1@1 and 0@1,1@0; testpmd: --main-lcore 0/1; iperf3 -A 0,1; sockperf via taskset; the QUIC harness pins its threads).".into(),
         "raw-memif: testpmd's Rx-bps counts frame bits; pmdt's goodput counts stream bytes only.".into(),
-        "pmdt-rtt-*: pmdt's data→ack round trip with window 1 and 64-byte payloads (the p50 of the sender's RTT samples); sockperf-rtt: sockperf's half round trip × 2.".into(),
+        "pmdt-rtt-*: pmdt's data→ack round trip with window 1 and 64 bytes of data per packet (104-byte UDP payload) (the p50 of the sender's RTT samples); sockperf-rtt: sockperf's half round trip × 2.".into(),
         "quic-quinn: one bidirectional stream upload, TLS 1.3 (rustls + ring), client and server in one process on separate pinned threads.".into(),
     ];
     r

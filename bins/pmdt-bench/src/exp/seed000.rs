@@ -14,7 +14,8 @@ use crate::report::Report;
 /// Tools this experiment needs.
 pub const TOOLS: (&[&str], &[&str]) = (&["pmdt-send", "pmdt-recv"], &[]);
 
-const PAYLOAD: &str = "1024";
+/// UDP payload: pmdt's 40-byte data header + 1 KiB of data.
+const PAYLOAD: &str = "1064";
 
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
@@ -127,7 +128,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         "seed 000 (10 GbE NIC, window 50, 1 KiB packets): 9.2 of 10 Gbit/s; per-packet latency 30–40 µs (ping ~150 µs).".into(),
     ];
     r.notes = vec![
-        "fct-*: pmdt-send's wall time for the whole flow, connection set-up included (payload 1024 B, default window and controller); rtt_p50_us is the per-packet data→ack latency.".into(),
+        "fct-*: pmdt-send's wall time for the whole flow, connection set-up included (1 KiB of data per packet, default window and controller); rtt_p50_us is the per-packet data→ack latency.".into(),
         "window-* and flows-*: time-limited sends (-t), --cc fixed; flows-* use window 50 like the seed.".into(),
     ];
     r

@@ -52,7 +52,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                         "-n",
                         &bytes_arg(per),
                         "--payload",
-                        "1024",
+                        "1064",
                     ],
                     expect_bytes(per * n as u64),
                 );

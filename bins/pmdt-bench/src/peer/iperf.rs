@@ -32,7 +32,7 @@ pub fn run(
     let port = (15000 + (std::process::id() % 1000) * 5 + id % 5).to_string();
     let mut commands = Vec::new();
     let mut srv = Command::new("iperf3");
-    srv.args(["-s", "-1", "-p", &port]);
+    srv.args(["-s", "-1", "--forceflush", "-p", &port]);
     let mut cli = Command::new("iperf3");
     cli.args(["-c", "127.0.0.1", "-p", &port, "-J", "-A", "0,1"])
         .args(["-t", &format!("{secs}")]);
