@@ -159,6 +159,9 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
+/// Why a run failed, and the commands it ran.
+pub type RunErr = (String, Vec<String>);
+
 /// Builds a cell by running `run` `repeat` times.
 pub struct CellSpec {
     /// Cell name.
@@ -188,11 +191,7 @@ impl CellSpec {
     /// Runs `run` `repeat` times (each run is its own set of processes) and folds
     /// the results. A run whose primary metric is missing or not above zero counts
     /// as failed: a cell never reads a silent zero.
-    pub fn run(
-        self,
-        repeat: usize,
-        mut run: impl FnMut(usize) -> Result<Sample, (String, Vec<String>)>,
-    ) -> Cell {
+    pub fn run(self, repeat: usize, mut run: impl FnMut(usize) -> Result<Sample, RunErr>) -> Cell {
         let mut samples = Vec::new();
         let mut errors = Vec::new();
         let mut commands = Vec::new();

@@ -76,56 +76,41 @@ enum Experiment {
 
 type Runner = fn(&Ctx, &Machine) -> Report;
 
+/// One experiment to run: its name, its runner, the tools it needs.
+type Step = (&'static str, Runner, exp::Tools);
+
 impl Experiment {
-    fn plan(
-        self,
-    ) -> Vec<(
-        &'static str,
-        Runner,
-        (&'static [&'static str], &'static [&'static str]),
-    )> {
-        let all: [(Experiment, &str, Runner, (&[&str], &[&str])); 7] = [
+    fn plan(self) -> Vec<Step> {
+        let all: [(Experiment, Step); 7] = [
             (
                 Experiment::Peers,
-                "peers",
-                exp::peers::run,
-                exp::peers::TOOLS,
+                ("peers", exp::peers::run, exp::peers::TOOLS),
             ),
             (
                 Experiment::Seed000,
-                "seed000",
-                exp::seed000::run,
-                exp::seed000::TOOLS,
+                ("seed000", exp::seed000::run, exp::seed000::TOOLS),
             ),
             (
                 Experiment::Seed002,
-                "seed002",
-                exp::seed002::run,
-                exp::seed002::TOOLS,
+                ("seed002", exp::seed002::run, exp::seed002::TOOLS),
             ),
             (
                 Experiment::Seed003,
-                "seed003",
-                exp::seed003::run,
-                exp::seed003::TOOLS,
+                ("seed003", exp::seed003::run, exp::seed003::TOOLS),
             ),
             (
                 Experiment::Seed004,
-                "seed004",
-                exp::seed004::run,
-                exp::seed004::TOOLS,
+                ("seed004", exp::seed004::run, exp::seed004::TOOLS),
             ),
-            (Experiment::Loss, "loss", exp::loss::run, exp::loss::TOOLS),
+            (Experiment::Loss, ("loss", exp::loss::run, exp::loss::TOOLS)),
             (
                 Experiment::Flows,
-                "flows",
-                exp::flows::run,
-                exp::flows::TOOLS,
+                ("flows", exp::flows::run, exp::flows::TOOLS),
             ),
         ];
         all.into_iter()
-            .filter(|(e, ..)| self == Experiment::All || *e == self)
-            .map(|(_, n, r, t)| (n, r, t))
+            .filter(|(e, _)| self == Experiment::All || *e == self)
+            .map(|(_, step)| step)
             .collect()
     }
 }

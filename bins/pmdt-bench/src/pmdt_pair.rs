@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::cell::Sample;
+use crate::cell::{RunErr, Sample};
 use crate::ctx::Ctx;
 use crate::proc::{self, Child};
 
@@ -120,8 +120,6 @@ impl Drop for Prefixes {
         }
     }
 }
-
-type RunErr = (String, Vec<String>);
 
 /// Runs one pair (one set of processes) and returns the summaries.
 pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResult, RunErr> {

@@ -10,7 +10,7 @@ use crate::pmdt_pair::{Link, PairSpec};
 use crate::report::{Ratio, Report};
 
 /// Tools this experiment needs.
-pub const TOOLS: (&[&str], &[&str]) = (&["pmdt-send", "pmdt-recv"], &[]);
+pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &[]);
 
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {

@@ -11,7 +11,7 @@ use crate::pmdt_pair::{num, Link, PairSpec};
 use crate::report::Report;
 
 /// Tools this experiment needs.
-pub const TOOLS: (&[&str], &[&str]) = (&["pmdt-send", "pmdt-recv", "pmdt-wanem"], &[]);
+pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv", "pmdt-wanem"], &[]);
 
 /// The emulated bottleneck.
 const LINK_RATE: &str = "1gbit";

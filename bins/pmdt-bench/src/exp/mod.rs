@@ -15,6 +15,9 @@ use crate::cell::{Cell, CellSpec, Sample};
 use crate::ctx::Ctx;
 use crate::pmdt_pair::{run_pair, sample_of, PairResult, PairSpec};
 
+/// The tools an experiment needs: pmdt's own (in the bin dir), peers (on PATH).
+pub type Tools = (&'static [&'static str], &'static [&'static str]);
+
 /// Runs a pmdt pair `ctx.repeat` times as one cell; `extra` adds figures.
 pub fn pmdt_cell(
     ctx: &Ctx,

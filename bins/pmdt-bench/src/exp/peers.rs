@@ -13,7 +13,7 @@ use crate::pmdt_pair::{Link, PairSpec};
 use crate::report::{Ratio, Report};
 
 /// Tools this experiment needs (pmdt's own, peers on PATH).
-pub const TOOLS: (&[&str], &[&str]) = (
+pub const TOOLS: crate::exp::Tools = (
     &["pmdt-send", "pmdt-recv", "pmdt-bench-quic"],
     &["dpdk-testpmd", "iperf3", "sockperf", "taskset"],
 );
@@ -38,7 +38,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         "recv_io_load",
     ]);
     let (bytes, udp_bytes, secs, pings) = if ctx.quick {
-        (64u64 << 20, 32u64 << 20, 2.0, 500u64)
+        (64u64 << 20, 32u64 << 20, 2.0, 200u64)
     } else {
         (2u64 << 30, 512u64 << 20, 8.0, 20_000)
     };

@@ -12,7 +12,7 @@ use crate::pmdt_pair::{Link, PairSpec};
 use crate::report::Report;
 
 /// Tools this experiment needs.
-pub const TOOLS: (&[&str], &[&str]) = (&["pmdt-send", "pmdt-recv"], &[]);
+pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &[]);
 
 /// UDP payload: pmdt's 40-byte data header + 1 KiB of data.
 const PAYLOAD: &str = "1064";

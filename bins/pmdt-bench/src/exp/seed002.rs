@@ -14,7 +14,7 @@ use crate::pmdt_pair::{num, Link, PairSpec};
 use crate::report::Report;
 
 /// Tools this experiment needs.
-pub const TOOLS: (&[&str], &[&str]) = (&["pmdt-send", "pmdt-recv"], &[]);
+pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &[]);
 
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {

@@ -15,10 +15,13 @@ use crate::proc::Child;
 use crate::report::Report;
 
 /// Tools this experiment needs.
-pub const TOOLS: (&[&str], &[&str]) = (&["pmdt-load-sweep"], &[]);
+pub const TOOLS: crate::exp::Tools = (&["pmdt-load-sweep"], &[]);
+
+/// One sweep's JSON and command, or why it failed.
+type SweepRun = Result<(Value, String), crate::cell::RunErr>;
 
 /// Runs pmdt-load-sweep once; returns its sweep.json and the command.
-fn sweep(ctx: &Ctx, run: usize) -> Result<(Value, String), (String, Vec<String>)> {
+fn sweep(ctx: &Ctx, run: usize) -> SweepRun {
     const E: &str = "seed004";
     let id = ctx.next_id();
     let dir = ctx.out.join(format!(
@@ -73,8 +76,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     );
     r.columns(&["rmse_pp", "slope", "r2"]);
     // One sweep per repeat; every cell reads the same runs.
-    let runs: Vec<Result<(Value, String), (String, Vec<String>)>> =
-        (0..ctx.repeat.max(1)).map(|i| sweep(ctx, i)).collect();
+    let runs: Vec<SweepRun> = (0..ctx.repeat.max(1)).map(|i| sweep(ctx, i)).collect();
     let pick = |i: usize| runs[i].clone();
     r.cells.push(
         CellSpec::new("capacity", "capacity_mpps").run(ctx.repeat, |i| {

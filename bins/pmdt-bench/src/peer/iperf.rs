@@ -26,7 +26,7 @@ pub fn run(
     experiment: &str,
     proto: Proto,
     secs: f64,
-) -> Result<Sample, (String, Vec<String>)> {
+) -> Result<Sample, crate::cell::RunErr> {
     let id = ctx.next_id();
     let logs = ctx.logs(experiment, id);
     let port = (15000 + (std::process::id() % 1000) * 5 + id % 5).to_string();

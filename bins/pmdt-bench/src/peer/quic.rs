@@ -10,7 +10,7 @@ use crate::pmdt_pair::{last_json, num};
 use crate::proc::Child;
 
 /// Uploads `bytes` over one QUIC stream.
-pub fn run(ctx: &Ctx, experiment: &str, bytes: u64) -> Result<Sample, (String, Vec<String>)> {
+pub fn run(ctx: &Ctx, experiment: &str, bytes: u64) -> Result<Sample, crate::cell::RunErr> {
     let id = ctx.next_id();
     let logs = ctx.logs(experiment, id);
     let mut cmd = Command::new(ctx.quic_peer());

@@ -16,7 +16,7 @@ pub fn run(
     experiment: &str,
     msg: u32,
     secs: f64,
-) -> Result<Sample, (String, Vec<String>)> {
+) -> Result<Sample, crate::cell::RunErr> {
     let id = ctx.next_id();
     let logs = ctx.logs(experiment, id);
     let port = (11000 + (std::process::id() % 1000) * 3 + id % 3).to_string();

@@ -15,7 +15,7 @@ pub fn run(
     experiment: &str,
     frame: u32,
     secs: f64,
-) -> Result<Sample, (String, Vec<String>)> {
+) -> Result<Sample, crate::cell::RunErr> {
     let id = ctx.next_id();
     let tag = ctx.tag(id);
     let logs = ctx.logs(experiment, id);
