@@ -59,10 +59,27 @@ pub struct PayloadSlice<'a> {
 }
 
 impl<'a> PayloadSlice<'a> {
-    /// The payload bytes.
+    /// The payload bytes. Panics when `start + len` lies outside the buffer (see
+    /// [`PayloadSlice::try_bytes`]).
     #[inline]
     pub fn bytes(&self) -> &'a [u8] {
-        &self.buf.bytes()[self.start..self.start + self.len]
+        match self.try_bytes() {
+            Some(b) => b,
+            None => panic!(
+                "payload slice {}+{} outside its {}-byte buffer",
+                self.start,
+                self.len,
+                self.buf.bytes().len()
+            ),
+        }
+    }
+
+    /// The payload bytes, or `None` when `start + len` lies outside the buffer
+    /// (links refuse such a datagram instead of reading past the buffer).
+    #[inline]
+    pub fn try_bytes(&self) -> Option<&'a [u8]> {
+        let end = self.start.checked_add(self.len)?;
+        self.buf.bytes().get(self.start..end)
     }
 }
 
@@ -89,16 +106,19 @@ impl Outgoing<'_> {
     }
 
     /// Copies the UDP payload into `out` (for links that must serialize it);
-    /// returns the length, or `None` if `out` is too small.
+    /// returns the length, or `None` if `out` is too small or the payload slice lies
+    /// outside its buffer.
     pub fn copy_to(&self, out: &mut [u8]) -> Option<usize> {
         let n = self.len();
         if out.len() < n {
             return None;
         }
+        let payload = match self.payload {
+            Some(p) => p.try_bytes()?,
+            None => &[],
+        };
         out[..self.header.len()].copy_from_slice(self.header);
-        if let Some(p) = self.payload {
-            out[self.header.len()..n].copy_from_slice(p.bytes());
-        }
+        out[self.header.len()..n].copy_from_slice(payload);
         Some(n)
     }
 }

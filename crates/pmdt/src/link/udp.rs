@@ -248,6 +248,12 @@ impl Link for UdpLink {
             self.stats.tx_dropped += 1;
             return false;
         }
+        // The kernel reads `len` bytes from `start`: refuse a slice outside its
+        // buffer instead of sending whatever memory follows it.
+        if pkt.payload.is_some_and(|p| p.try_bytes().is_none()) {
+            self.stats.tx_dropped += 1;
+            return false;
+        }
         let i = self.tx.len();
         self.tx_headers[i * HEADER_ROOM..i * HEADER_ROOM + pkt.header.len()]
             .copy_from_slice(pkt.header);
@@ -278,9 +284,11 @@ impl Link for UdpLink {
                 };
                 let mut cnt = 1;
                 if let Some((b, start, len)) = &e.payload {
+                    // Checked in `send`; slicing keeps the iovec inside the buffer.
+                    let bytes = &b.bytes()[*start..*start + *len];
                     iovs[i][1] = libc::iovec {
-                        iov_base: b.bytes()[*start..].as_ptr() as *mut libc::c_void,
-                        iov_len: *len,
+                        iov_base: bytes.as_ptr() as *mut libc::c_void,
+                        iov_len: bytes.len(),
                     };
                     cnt = 2;
                 }
@@ -332,5 +340,61 @@ impl UdpLink {
         // Move the remaining headers to the front of the header area.
         self.tx_headers
             .copy_within(n * HEADER_ROOM..(n + left) * HEADER_ROOM, 0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::PayloadSlice;
+
+    /// Issue 11 item 28: a payload slice reaching past its buffer must not make the
+    /// kernel read (and send) the memory that follows the block.
+    #[test]
+    fn payload_slice_outside_its_buffer_is_refused_not_sent() {
+        let cfg = UdpLinkConfig {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            pool_buffers: 8,
+            ..Default::default()
+        };
+        let mut link = UdpLink::bind(&cfg).unwrap();
+        let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
+        peer.set_nonblocking(true).unwrap();
+        let buf = Buffer::Heap(HeapPool::new(1, 2048).copy_from(b"0123456789").unwrap());
+        let now = Instant::now();
+        for (start, len) in [(0, 4000), (8, 3), (usize::MAX, 2)] {
+            let pkt = Outgoing {
+                to: peer.local_addr().unwrap(),
+                header: b"H",
+                payload: Some(PayloadSlice {
+                    buf: &buf,
+                    start,
+                    len,
+                }),
+            };
+            assert!(!link.send(now, pkt), "{start}+{len} refused");
+        }
+        assert_eq!(link.stats().tx_dropped, 3);
+        // A slice inside the buffer still goes out, header + payload.
+        let ok = Outgoing {
+            to: peer.local_addr().unwrap(),
+            header: b"H",
+            payload: Some(PayloadSlice {
+                buf: &buf,
+                start: 2,
+                len: 8,
+            }),
+        };
+        assert!(link.send(now, ok));
+        link.flush(now);
+        // Loopback delivers during sendmmsg: the datagram is there, and only it.
+        let mut got = [0u8; 8192];
+        let n = peer.recv(&mut got).expect("the valid datagram arrived");
+        assert_eq!(&got[..n], b"H23456789");
+        assert_eq!(
+            peer.recv(&mut got).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock,
+            "nothing else was sent"
+        );
     }
 }
