@@ -70,9 +70,9 @@ fn run(mut args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let ids: Vec<u16> = match &args.ports {
         Some(names) => names
             .iter()
-            .map(|n| Port::id_by_name(n))
+            .map(|n| Port::id_by_name(&eal, n))
             .collect::<Result<_, _>>()?,
-        None => Port::ids().into_iter().take(2).collect(),
+        None => Port::ids(&eal).into_iter().take(2).collect(),
     };
     if ids.len() != 2 {
         return Err(format!("need two ports, found {}", ids.len()).into());

@@ -16,6 +16,8 @@ const STATE_UNINIT: u8 = 0;
 const STATE_STARTING: u8 = 1;
 const STATE_RUNNING: u8 = 2;
 const STATE_DONE: u8 = 3;
+/// The last handle was dropped on a worker lcore: cleanup waits for the main lcore.
+const STATE_CLEANUP_PENDING: u8 = 4;
 
 static STATE: AtomicU8 = AtomicU8::new(STATE_UNINIT);
 static PREFIX_SEQ: AtomicU32 = AtomicU32::new(0);
@@ -256,7 +258,7 @@ impl EalBuilder {
             } else {
                 "using hugepages (--in-memory)"
             };
-            eprintln!("pmdt: EAL memory: {mode}");
+            tracing::info!("EAL memory: {mode}");
         }
         let mut cargs: Vec<CString> = Vec::with_capacity(args.len());
         for a in &args {
@@ -302,7 +304,7 @@ impl EalBuilder {
         let eal = Eal {
             inner: Arc::new(EalInner { args }),
         };
-        if !self.vdevs.is_empty() && crate::port::Port::count() == 0 {
+        if !self.vdevs.is_empty() && crate::port::count_avail() == 0 {
             return Err(Error::new(
                 ErrorKind::NotFound,
                 "EAL init",
@@ -328,13 +330,64 @@ struct EalInner {
 
 impl Drop for EalInner {
     fn drop(&mut self) {
-        // SAFETY: every resource that needs the EAL holds an Arc to this value, so none
-        // is alive any more; STATE_RUNNING means init succeeded and cleanup has not run.
-        if STATE.swap(STATE_DONE, Ordering::AcqRel) == STATE_RUNNING {
-            unsafe {
-                dpdk_sys::rte_eal_cleanup();
-            }
+        // rte_eal_cleanup waits for the worker lcores: on a worker it would wait for
+        // itself. There, leave it to the main lcore (`LcoreJoinHandle` runs it after
+        // waiting for the worker).
+        let on_worker = crate::lcore::current().is_some_and(|id| id != crate::lcore::main_id());
+        if on_worker {
+            let _ = STATE.compare_exchange(
+                STATE_RUNNING,
+                STATE_CLEANUP_PENDING,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            return;
         }
+        if STATE
+            .compare_exchange(
+                STATE_RUNNING,
+                STATE_DONE,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+        {
+            teardown();
+        }
+    }
+}
+
+/// Runs a cleanup left pending by a handle dropped on a worker lcore. Called on the
+/// main lcore once the worker finished.
+pub(crate) fn run_pending_cleanup() {
+    if STATE
+        .compare_exchange(
+            STATE_CLEANUP_PENDING,
+            STATE_DONE,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        )
+        .is_ok()
+    {
+        teardown();
+    }
+}
+
+/// Frees the dropped mempools, then cleans the EAL up. Every resource that needs the
+/// EAL held an [`Eal`], so none is left; mbufs do not, so when a pool still has some
+/// out, the EAL and its memory are kept (until the process exits) for them.
+fn teardown() {
+    if !crate::mempool::free_dropped_pools() {
+        tracing::warn!(
+            "EAL not cleaned up: mbufs of dropped mempools are still alive; their memory \
+             is kept until the process exits"
+        );
+        return;
+    }
+    // SAFETY: init succeeded, cleanup has not run (the state machine), nothing that
+    // needs the EAL is alive, and we are not on a worker lcore.
+    unsafe {
+        dpdk_sys::rte_eal_cleanup();
     }
 }
 
@@ -374,7 +427,7 @@ impl Eal {
                 ErrorKind::Busy,
                 "EAL shutdown",
                 format!(
-                    "{} other holders (mempools, ports, lcores, mbufs of a dropped pool) are still alive",
+                    "{} other holders (mempools, ports, queues, rings, lcores) are still alive",
                     Arc::strong_count(&inner) - 1
                 ),
             )),
@@ -391,8 +444,9 @@ impl Eal {
         }
     }
 
-    /// Keeps the EAL alive forever (used when mbufs outlive their pool's handle).
-    pub(crate) fn pin_forever(&self) {
-        std::mem::forget(self.clone());
+    /// Usage of every mempool this process created (alive or dropped, until EAL
+    /// teardown frees the dropped ones): for leak checks.
+    pub fn mempool_usage(&self) -> Vec<crate::mempool::PoolUsage> {
+        crate::mempool::usage()
     }
 }

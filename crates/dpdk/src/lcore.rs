@@ -2,6 +2,7 @@
 
 use std::any::Any;
 use std::ffi::{c_int, c_void};
+use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex};
 
@@ -65,37 +66,63 @@ type Outcome<R> = Arc<Mutex<Option<std::thread::Result<R>>>>;
 struct Job<R> {
     f: Box<dyn FnOnce() -> R + Send>,
     out: Outcome<R>,
-    _eal: Eal,
 }
 
 unsafe extern "C" fn trampoline<R: Send + 'static>(arg: *mut c_void) -> c_int {
     // SAFETY: arg is the Box<Job<R>> leaked by launch, consumed exactly once here.
     let job = unsafe { Box::from_raw(arg as *mut Job<R>) };
-    let Job { f, out, _eal } = *job;
+    let Job { f, out } = *job;
     let r = catch_unwind(AssertUnwindSafe(f));
     let failed = r.is_err();
     if let Ok(mut slot) = out.lock() {
         *slot = Some(r);
     }
-    // _eal drops here, after the work is done.
     c_int::from(failed)
 }
 
-/// Handle to work running on a worker lcore.
+/// Handle to work running on a worker lcore. Not `Send`: DPDK allows waiting for
+/// an lcore only on the main lcore, where [`launch`] made the handle.
+///
+/// ```compile_fail
+/// fn needs_send<T: Send>(_: T) {}
+/// fn f(h: dpdk::lcore::LcoreJoinHandle<()>) { needs_send(h) }
+/// ```
 pub struct LcoreJoinHandle<R> {
     lcore: u32,
     out: Outcome<R>,
     joined: bool,
+    /// Keeps the EAL up while the work runs; dropped on the main lcore after the
+    /// wait, so the EAL is never cleaned up on a worker (which would wait for
+    /// itself).
+    _eal: Eal,
+    _not_send: PhantomData<*const ()>,
 }
 
 /// Runs `f` on worker lcore `lcore` (`rte_eal_remote_launch`). A panic inside `f` is
-/// caught and returned by [`LcoreJoinHandle::join`].
+/// caught and returned by [`LcoreJoinHandle::join`]. Only the main lcore may launch
+/// (and wait for) work: from any other thread this is an
+/// [`ErrorKind::InvalidArgument`] error.
 pub fn launch<F, R>(eal: &Eal, lcore: u32, f: F) -> Result<LcoreJoinHandle<R>>
 where
     F: FnOnce() -> R + Send + 'static,
     R: Send + 'static,
 {
     let op = format!("launch on lcore {lcore}");
+    let main = main_id();
+    if current() != Some(main) {
+        return Err(Error::new(
+            ErrorKind::InvalidArgument,
+            op,
+            format!(
+                "called on {} but DPDK allows rte_eal_remote_launch/rte_eal_wait_lcore only \
+                 on the main lcore ({main})",
+                match current() {
+                    Some(id) => format!("lcore {id}"),
+                    None => "a non-EAL thread".to_owned(),
+                }
+            ),
+        ));
+    }
     if !worker_ids().contains(&lcore) {
         return Err(Error::new(
             ErrorKind::InvalidArgument,
@@ -107,7 +134,6 @@ where
     let job = Box::new(Job {
         f: Box::new(f),
         out: out.clone(),
-        _eal: eal.clone(),
     });
     let arg = Box::into_raw(job) as *mut c_void;
     // SAFETY: trampoline::<R> consumes `arg` exactly once if the launch succeeds.
@@ -121,6 +147,8 @@ where
         lcore,
         out,
         joined: false,
+        _eal: eal.clone(),
+        _not_send: PhantomData,
     })
 }
 
@@ -141,9 +169,12 @@ impl<R> LcoreJoinHandle<R> {
     /// Waits for the work to finish and returns its result, or
     /// [`ErrorKind::LcorePanicked`] with the panic message.
     pub fn join(mut self) -> Result<R> {
-        // SAFETY: waits for the lcore we launched on.
+        // SAFETY: waits for the lcore we launched on, on the main lcore (the handle
+        // is not Send and was made there).
         unsafe { dpdk_sys::rte_eal_wait_lcore(self.lcore) };
         self.joined = true;
+        // The job may have dropped the last EAL handle on the worker.
+        crate::eal::run_pending_cleanup();
         let r = self
             .out
             .lock()
@@ -164,8 +195,9 @@ impl<R> Drop for LcoreJoinHandle<R> {
     fn drop(&mut self) {
         if !self.joined {
             // Waiting keeps the lcore's state clean for the next launch.
-            // SAFETY: waits for the lcore we launched on.
+            // SAFETY: waits for the lcore we launched on, on the main lcore.
             unsafe { dpdk_sys::rte_eal_wait_lcore(self.lcore) };
+            crate::eal::run_pending_cleanup();
         }
     }
 }

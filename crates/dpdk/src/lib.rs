@@ -40,7 +40,7 @@ pub use eal::{Eal, EalBuilder, MemoryMode};
 pub use error::{strerror, Error, ErrorKind, Result};
 pub use hugepages::HugepageInfo;
 pub use mbuf::{Mbuf, RxChecksum, Segments, TxChecksumOffload};
-pub use mempool::{Mempool, MempoolConfig};
+pub use mempool::{Mempool, MempoolConfig, PoolUsage};
 pub use port::{
     LinkStatus, MacAddr, Offloads, Port, PortConfig, PortInfo, PortStats, RxQueue, TxQueue,
 };

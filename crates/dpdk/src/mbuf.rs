@@ -44,6 +44,11 @@ pub struct TxChecksumOffload {
 }
 
 impl Mbuf {
+    /// Most references one packet may have ([`Mbuf::clone_ref`], [`Mbuf::slice_ref`]).
+    /// Half of DPDK's 16-bit refcount: the other half is margin for clones made
+    /// concurrently on other threads after the same check.
+    pub const MAX_REFS: u16 = 1 << 15;
+
     /// Takes ownership of a raw mbuf pointer.
     ///
     /// # Safety
@@ -158,20 +163,32 @@ impl Mbuf {
         unsafe { sys::rte_mbuf_refcnt_read(self.0.as_ptr()) }
     }
 
-    /// Whether this is the only reference to every segment (so it may be mutated).
+    /// Whether this is the only reference to every segment and to every segment's
+    /// data buffer (so it may be mutated): each segment has refcount 1, is not an
+    /// indirect mbuf, and, when its buffer is external (`RTE_MBUF_F_EXTERNAL`), the
+    /// external buffer's own refcount is 1 too.
     pub fn is_unique(&self) -> bool {
         let mut m = self.0.as_ptr();
         while !m.is_null() {
-            // SAFETY: walking a valid chain we hold a reference to.
+            // SAFETY: walking a valid chain we hold a reference to; `shinfo` is valid
+            // whenever RTE_MBUF_F_EXTERNAL is set.
             unsafe {
-                if sys::rte_mbuf_refcnt_read(m) != 1
-                    || (*m).ol_flags & sys::RTE_MBUF_F_INDIRECT != 0
+                let flags = (*m).ol_flags;
+                if sys::rte_mbuf_refcnt_read(m) != 1 || flags & sys::RTE_MBUF_F_INDIRECT != 0 {
+                    return false;
+                }
+                if flags & sys::RTE_MBUF_F_EXTERNAL != 0
+                    && ((*m).shinfo.is_null() || sys::rte_mbuf_ext_refcnt_read((*m).shinfo) != 1)
                 {
                     return false;
                 }
                 m = (*m).next;
             }
         }
+        // The refcount reads above are relaxed; other holders released their
+        // reference with an acq_rel decrement. This fence orders their last accesses
+        // to the data before whatever the caller now writes (as `Arc::get_mut`).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
         true
     }
 
@@ -190,16 +207,40 @@ impl Mbuf {
     /// Another reference to the same packet (every segment's refcount + 1). Both must
     /// be dropped before the memory returns to the pool. While shared, neither can be
     /// mutated.
+    ///
+    /// # Panics
+    /// When a segment already has [`Mbuf::MAX_REFS`] references (the 16-bit DPDK
+    /// refcount would otherwise wrap and free memory still in use, as `Arc` aborts on
+    /// overflow). [`Mbuf::try_clone_ref`] returns an error instead.
     pub fn clone_ref(&self) -> Mbuf {
+        match self.try_clone_ref() {
+            Ok(m) => m,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// Like [`Mbuf::clone_ref`], but an [`ErrorKind::Exhausted`] error when a segment
+    /// already has [`Mbuf::MAX_REFS`] references.
+    pub fn try_clone_ref(&self) -> Result<Mbuf> {
         let mut m = self.0.as_ptr();
         while !m.is_null() {
-            // SAFETY: valid chain; refcount updates are atomic.
+            // SAFETY: valid chain we hold a reference to.
+            unsafe {
+                ensure_ref_room(sys::rte_mbuf_refcnt_read(m), "clone mbuf reference")?;
+                m = (*m).next;
+            }
+        }
+        let mut m = self.0.as_ptr();
+        while !m.is_null() {
+            // SAFETY: valid chain; refcount updates are atomic. Each count was below
+            // MAX_REFS, far enough from u16::MAX that concurrent clones on other
+            // threads (each adding 1 after the same check) cannot wrap it.
             unsafe {
                 sys::rte_mbuf_refcnt_update(m, 1);
                 m = (*m).next;
             }
         }
-        Mbuf(self.0)
+        Ok(Mbuf(self.0))
     }
 
     /// Another reference to bytes `[start, start + len)` of a single-segment packet:
@@ -208,7 +249,8 @@ impl Mbuf {
     /// buffer stays alive until both are dropped.
     pub fn slice_ref(&self, pool: &crate::Mempool, start: usize, len: usize) -> Result<Mbuf> {
         let op = "slice mbuf by reference";
-        if self.nb_segs() != 1 || start + len > self.len() {
+        let in_bounds = start.checked_add(len).is_some_and(|end| end <= self.len());
+        if self.nb_segs() != 1 || !in_bounds {
             return Err(Error::new(
                 ErrorKind::InvalidArgument,
                 op,
@@ -218,6 +260,23 @@ impl Mbuf {
                 ),
             ));
         }
+        // rte_pktmbuf_clone adds a reference to the buffer's owner: the external
+        // buffer's shared info, or the direct mbuf (ourselves, or the mbuf we are an
+        // indirect view of).
+        // SAFETY: valid mbuf; shinfo is valid when EXTERNAL is set, and an INDIRECT
+        // mbuf's buffer lies inside its direct mbuf.
+        let owner_refs = unsafe {
+            let p = self.as_ptr();
+            let flags = (*p).ol_flags;
+            if flags & sys::RTE_MBUF_F_EXTERNAL != 0 {
+                sys::rte_mbuf_ext_refcnt_read((*p).shinfo)
+            } else if flags & sys::RTE_MBUF_F_INDIRECT != 0 {
+                sys::rte_mbuf_refcnt_read(sys::rte_mbuf_from_indirect(p))
+            } else {
+                sys::rte_mbuf_refcnt_read(p)
+            }
+        };
+        ensure_ref_room(owner_refs, op)?;
         // SAFETY: valid mbuf and pool; rte_pktmbuf_clone returns a new indirect mbuf
         // (or null) that holds a reference to our buffer.
         let p = unsafe { sys::rte_pktmbuf_clone(self.as_ptr(), pool.as_ptr()) };
@@ -226,6 +285,7 @@ impl Mbuf {
         };
         // SAFETY: the indirect mbuf is ours alone; narrowing its own data window
         // (offset/lengths) stays within the shared buffer and never writes the data.
+        // start + len <= data_len <= u16::MAX, so the casts are exact.
         unsafe {
             let m = &mut *nn.as_ptr();
             m.data_off += start as u16;
@@ -310,20 +370,52 @@ impl Mbuf {
         Ok(())
     }
 
-    /// Appends `tail` as further segments (`rte_pktmbuf_chain`). On failure (too many
-    /// segments) `tail` is handed back.
+    /// Appends `tail` as further segments. `self` must be unique (its last segment's
+    /// link is written). A unique `tail` is chained with `rte_pktmbuf_chain`; a
+    /// shared `tail` (another reference exists, e.g. a retransmission copy from
+    /// [`Mbuf::clone_ref`]) is accepted only as a single segment, which is linked
+    /// without writing any of its fields (`rte_pktmbuf_chain` would rewrite its
+    /// `pkt_len` under the other holder). Otherwise (or with too many segments)
+    /// `tail` is handed back.
     pub fn chain(&mut self, tail: Mbuf) -> std::result::Result<(), Mbuf> {
         if !self.is_unique() {
             return Err(tail);
         }
-        // SAFETY: both valid; on success ownership of tail moves into the chain.
-        let ret = unsafe { sys::rte_pktmbuf_chain(self.0.as_ptr(), tail.as_ptr()) };
-        if ret == 0 {
-            std::mem::forget(tail);
-            Ok(())
-        } else {
-            Err(tail)
+        let segs = u32::from(self.nb_segs()) + u32::from(tail.nb_segs());
+        if segs > u32::from(u16::MAX) {
+            return Err(tail);
         }
+        if tail.is_unique() {
+            // SAFETY: both valid and unique; on success ownership of tail moves into
+            // the chain.
+            let ret = unsafe { sys::rte_pktmbuf_chain(self.0.as_ptr(), tail.as_ptr()) };
+            return if ret == 0 {
+                std::mem::forget(tail);
+                Ok(())
+            } else {
+                Err(tail)
+            };
+        }
+        // SAFETY: plain reads of the tail we hold a reference to.
+        let (single, tail_len) = unsafe {
+            let t = &*tail.as_ptr();
+            (t.next.is_null() && t.nb_segs == 1, t.pkt_len)
+        };
+        if !single {
+            return Err(tail);
+        }
+        let last = self.last_segment();
+        // SAFETY: `self` is unique, so its segments (including `last`, whose `next`
+        // is null) are ours to write; the shared tail is only linked to, never
+        // written. Our reference to it moves into the chain.
+        unsafe {
+            (*last).next = tail.as_ptr();
+            let head = self.0.as_mut();
+            head.nb_segs = segs as u16;
+            head.pkt_len += tail_len;
+        }
+        std::mem::forget(tail);
+        Ok(())
     }
 
     /// The data of each segment in order.
@@ -425,6 +517,22 @@ impl Mbuf {
         }
         Ok(())
     }
+}
+
+/// Refuses another reference when `refs` already reached [`Mbuf::MAX_REFS`].
+fn ensure_ref_room(refs: u16, op: &str) -> Result<()> {
+    if refs >= Mbuf::MAX_REFS {
+        return Err(Error::new(
+            ErrorKind::Exhausted,
+            op,
+            format!(
+                "the mbuf already has {refs} references (limit {}); another would \
+                 overflow DPDK's 16-bit refcount",
+                Mbuf::MAX_REFS
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn decode_cksum(flags: u64, mask: u64, good: u64, bad: u64, none: u64) -> RxChecksum {

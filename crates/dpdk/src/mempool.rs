@@ -3,6 +3,7 @@
 use std::ffi::CString;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::batch::MbufBatch;
 use crate::eal::Eal;
@@ -10,6 +11,79 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::mbuf::Mbuf;
 
 static POOL_SEQ: AtomicU32 = AtomicU32::new(0);
+
+/// Every pool created in this process. A dropped pool stays here (its memory is not
+/// freed while the EAL runs: an mbuf free on another lcore may still be writing to
+/// it even when the pool looks full) until EAL teardown frees it.
+static POOLS: Mutex<Vec<PoolRecord>> = Mutex::new(Vec::new());
+
+struct PoolRecord {
+    ptr: *mut dpdk_sys::rte_mempool,
+    name: String,
+    size: u32,
+    dropped: bool,
+}
+
+// SAFETY: the pointer is only used for thread-safe DPDK queries and, at EAL
+// teardown, to free the pool.
+unsafe impl Send for PoolRecord {}
+
+fn pools() -> MutexGuard<'static, Vec<PoolRecord>> {
+    POOLS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How full one mempool is (see [`crate::Eal::mempool_usage`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PoolUsage {
+    /// Pool name.
+    pub name: String,
+    /// Number of mbufs.
+    pub capacity: u32,
+    /// Mbufs allocated now (0 when every mbuf is back).
+    pub in_use: u32,
+    /// Whether the [`Mempool`] handle was dropped (memory kept until EAL teardown).
+    pub dropped: bool,
+}
+
+/// Usage of every pool created so far (the EAL is running: the caller holds it).
+pub(crate) fn usage() -> Vec<PoolUsage> {
+    pools()
+        .iter()
+        .map(|r| PoolUsage {
+            name: r.name.clone(),
+            capacity: r.size,
+            // SAFETY: the pool is not freed while the EAL runs.
+            in_use: unsafe { dpdk_sys::rte_mempool_in_use_count(r.ptr) },
+            dropped: r.dropped,
+        })
+        .collect()
+}
+
+/// At EAL teardown: frees every pool (all were dropped: each handle held the EAL).
+/// Returns false, freeing nothing, when some pool still has mbufs out.
+pub(crate) fn free_dropped_pools() -> bool {
+    let mut list = pools();
+    // SAFETY: pools are valid until freed below.
+    let busy: Vec<(String, u32)> = list
+        .iter()
+        .map(|r| {
+            (r.name.clone(), unsafe {
+                dpdk_sys::rte_mempool_in_use_count(r.ptr)
+            })
+        })
+        .filter(|(_, n)| *n > 0)
+        .collect();
+    if !busy.is_empty() {
+        tracing::warn!(?busy, "mempools with mbufs still out at EAL teardown");
+        return false;
+    }
+    for r in list.drain(..) {
+        debug_assert!(r.dropped);
+        // SAFETY: no handle and no mbuf of this pool is left, the EAL is still up.
+        unsafe { dpdk_sys::rte_mempool_free(r.ptr) };
+    }
+    true
+}
 
 /// Parameters of a packet-buffer pool.
 #[derive(Debug, Clone)]
@@ -40,8 +114,9 @@ impl Default for MempoolConfig {
 
 /// A pool of packet buffers. `Send + Sync`: allocation and free are thread-safe.
 ///
-/// Dropping a pool while mbufs from it are still alive does not free its memory: the
-/// pool (and the EAL under it) are then kept until the process ends, so those mbufs
+/// Dropping a pool never frees its memory while the EAL runs (an mbuf free may be in
+/// flight on another lcore even when the pool looks full): the EAL frees dropped
+/// pools at teardown, and keeps them (and itself) when mbufs are still out, so those
 /// stay valid.
 pub struct Mempool {
     ptr: NonNull<dpdk_sys::rte_mempool>,
@@ -103,6 +178,12 @@ impl Mempool {
                 format!("{e}; is the EAL memory (-m / hugepages) large enough?"),
             )
         })?;
+        pools().push(PoolRecord {
+            ptr: ptr.as_ptr(),
+            name: name.clone(),
+            size: cfg.size,
+            dropped: false,
+        });
         Ok(Self {
             ptr,
             name,
@@ -214,16 +295,16 @@ impl std::fmt::Debug for Mempool {
 impl Drop for Mempool {
     fn drop(&mut self) {
         let in_use = self.in_use();
-        if in_use == 0 {
-            // SAFETY: no mbuf of this pool is alive and we own the pool.
-            unsafe { dpdk_sys::rte_mempool_free(self.ptr.as_ptr()) };
-        } else {
-            // Mbufs still reference this memory: keep the pool and the EAL forever.
-            eprintln!(
-                "pmdt: mempool {:?} dropped with {in_use} mbufs still in use; keeping its memory",
-                self.name
+        if in_use > 0 {
+            tracing::debug!(
+                pool = %self.name,
+                in_use,
+                "mempool dropped with mbufs still in use; its memory is kept"
             );
-            self.eal.pin_forever();
+        }
+        // Freed at EAL teardown (see `free_dropped_pools`), never here.
+        if let Some(r) = pools().iter_mut().find(|r| r.ptr == self.ptr.as_ptr()) {
+            r.dropped = true;
         }
     }
 }

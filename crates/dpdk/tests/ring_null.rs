@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{eal, frame, frame_seq, pool};
+use common::{eal, frame, frame_seq, on_main, pool};
 use dpdk::{lcore, ring, ErrorKind, Mbuf, MbufBatch, Mempool, Port, PortConfig};
 
 const VDEVS: &[&str] = &["net_ring0", "net_ring1", "net_null0"];
@@ -275,26 +275,29 @@ fn lcore_launch_runs_on_worker_and_catches_panics() {
     let eal = eal(VDEVS);
     let workers = lcore::worker_ids();
     assert_eq!(workers, vec![1]);
-    let h = lcore::launch(&eal, 1, || (lcore::current(), 6 * 7)).unwrap();
-    assert_eq!(h.join().unwrap(), (Some(1), 42));
-    let h = lcore::launch(&eal, 1, || -> u32 { panic!("boom on purpose") }).unwrap();
-    let e = h.join().unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::LcorePanicked);
-    assert!(e.to_string().contains("boom on purpose"));
-    // The lcore is usable again after a panic.
-    assert_eq!(lcore::launch(&eal, 1, || 1).unwrap().join().unwrap(), 1);
-    assert_eq!(
-        lcore::launch(&eal, 0, || 1).err().map(|e| e.kind()),
-        Some(ErrorKind::InvalidArgument),
-        "the main lcore is not a worker"
-    );
+    // Launching is for the main lcore only.
+    on_main(move || {
+        let h = lcore::launch(&eal, 1, || (lcore::current(), 6 * 7)).unwrap();
+        assert_eq!(h.join().unwrap(), (Some(1), 42));
+        let h = lcore::launch(&eal, 1, || -> u32 { panic!("boom on purpose") }).unwrap();
+        let e = h.join().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::LcorePanicked);
+        assert!(e.to_string().contains("boom on purpose"));
+        // The lcore is usable again after a panic.
+        assert_eq!(lcore::launch(&eal, 1, || 1).unwrap().join().unwrap(), 1);
+        assert_eq!(
+            lcore::launch(&eal, 0, || 1).err().map(|e| e.kind()),
+            Some(ErrorKind::InvalidArgument),
+            "the main lcore is not a worker"
+        );
+    });
     assert!(lcore::tsc_hz() > 0);
 }
 
 #[test]
 fn missing_device_and_second_init_are_errors() {
     let eal = eal(VDEVS);
-    let e = Port::id_by_name("net_tap_nope").unwrap_err();
+    let e = Port::id_by_name(&eal, "net_tap_nope").unwrap_err();
     assert_eq!(e.kind(), ErrorKind::NotFound);
     assert!(
         e.to_string().contains("net_ring0"),

@@ -1,6 +1,13 @@
 //! What a port is configured with.
 
 /// Offloads pmdt may ask a port for; only those the port supports are enabled.
+///
+/// `MBUF_FAST_FREE` lets the PMD recycle sent mbufs without checking them, so it can
+/// only be enabled with `unsafe` ([`Offloads::with_tx_fast_free`]):
+///
+/// ```compile_fail
+/// let o = dpdk::Offloads { tx_fast_free: true, ..Default::default() };
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Offloads {
     /// IPv4 header checksum on transmit.
@@ -11,9 +18,12 @@ pub struct Offloads {
     pub rx_ipv4_checksum: bool,
     /// UDP checksum verification on receive.
     pub rx_udp_checksum: bool,
-    /// Free transmitted mbufs fast (all from one pool, refcount 1). Off by default
-    /// because pmdt keeps references for retransmission.
-    pub tx_fast_free: bool,
+    /// Multi-segment (chained) mbufs on transmit (`RTE_ETH_TX_OFFLOAD_MULTI_SEGS`).
+    /// Without it, simple tx paths of real NICs send (and free) only the first
+    /// segment: send chains only when [`crate::Port::enabled_tx_offloads`] has it.
+    pub tx_multi_segs: bool,
+    /// Free transmitted mbufs fast; see [`Offloads::with_tx_fast_free`].
+    tx_fast_free: bool,
 }
 
 impl Offloads {
@@ -24,8 +34,28 @@ impl Offloads {
             tx_udp_checksum: true,
             rx_ipv4_checksum: true,
             rx_udp_checksum: true,
+            tx_multi_segs: false,
             tx_fast_free: false,
         }
+    }
+
+    /// Requests `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE`: the PMD returns sent mbufs to
+    /// their pool without looking at their refcount, indirect or external flags.
+    ///
+    /// # Safety
+    /// Every mbuf sent on the port's tx queues (every segment of every chain) must
+    /// come from one mempool, have refcount 1 (no [`crate::Mbuf::clone_ref`] copy
+    /// alive), and be direct (not from [`crate::Mbuf::slice_ref`], no external
+    /// buffer). Otherwise memory another handle still uses returns to the pool
+    /// (use after free, double free).
+    pub unsafe fn with_tx_fast_free(mut self) -> Self {
+        self.tx_fast_free = true;
+        self
+    }
+
+    /// Whether `MBUF_FAST_FREE` is requested.
+    pub fn tx_fast_free(&self) -> bool {
+        self.tx_fast_free
     }
 
     pub(crate) fn tx_bits(&self) -> u64 {
@@ -35,6 +65,9 @@ impl Offloads {
         }
         if self.tx_udp_checksum {
             b |= dpdk_sys::RTE_ETH_TX_OFFLOAD_UDP_CKSUM as u64;
+        }
+        if self.tx_multi_segs {
+            b |= dpdk_sys::RTE_ETH_TX_OFFLOAD_MULTI_SEGS as u64;
         }
         if self.tx_fast_free {
             b |= dpdk_sys::RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE as u64;

@@ -8,28 +8,97 @@ pub use config::{Offloads, PortConfig};
 pub use info::{LinkStatus, MacAddr, PortInfo, PortStats};
 pub use queue::{RxQueue, TxQueue};
 
+use std::collections::BTreeSet;
 use std::ffi::{c_char, CStr, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::eal::Eal;
 use crate::error::{check, Error, ErrorKind, Result};
 use crate::mempool::Mempool;
 
+/// Port ids owned by a live [`Port`] (or its queues) in this process: one owner per
+/// port, so two handles never burst on, stop or close the same device.
+static CLAIMED: Mutex<BTreeSet<u16>> = Mutex::new(BTreeSet::new());
+
+fn claimed() -> MutexGuard<'static, BTreeSet<u16>> {
+    CLAIMED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// One queue's "a burst is running" flag, on its own cache line.
+#[repr(align(64))]
+#[derive(Default)]
+pub(crate) struct BurstGate {
+    busy: AtomicBool,
+}
+
 /// State shared by a port and its queues: the port is stopped and closed only after
 /// the [`Port`] and every queue handle are gone.
+///
+/// Control operations that DPDK forbids while queues burst (stop, MAC change, stats
+/// reset) close `open` and wait until no queue is inside a burst; a queue marks
+/// itself busy, then bursts only if `open` is set (a Dekker handshake: both sides
+/// store, then load the other's flag, sequentially consistent).
 pub(crate) struct PortShared {
     pub(crate) id: u16,
     started: AtomicBool,
+    /// Whether queues may call into the PMD now.
+    open: AtomicBool,
+    /// Every queue's burst flag.
+    gates: Mutex<Vec<Arc<BurstGate>>>,
     /// Pools the rx queues refill from: they must outlive the port.
     pools: Mutex<Vec<Arc<Mempool>>>,
     _eal: Eal,
 }
 
+impl PortShared {
+    /// A new gate for a queue handle.
+    fn gate(&self) -> Arc<BurstGate> {
+        let g = Arc::new(BurstGate::default());
+        self.gates
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(g.clone());
+        g
+    }
+
+    /// Enters a burst on a queue: false when the port is not open for bursts.
+    #[inline]
+    pub(crate) fn enter(&self, gate: &BurstGate) -> bool {
+        gate.busy.store(true, Ordering::SeqCst);
+        if self.open.load(Ordering::SeqCst) {
+            true
+        } else {
+            gate.busy.store(false, Ordering::Release);
+            false
+        }
+    }
+
+    /// Leaves a burst entered with [`PortShared::enter`].
+    #[inline]
+    pub(crate) fn leave(&self, gate: &BurstGate) {
+        gate.busy.store(false, Ordering::Release);
+    }
+
+    /// Closes the port to bursts and waits until none is running; returns whether it
+    /// was open.
+    fn quiesce(&self) -> bool {
+        let was_open = self.open.swap(false, Ordering::SeqCst);
+        let gates = self.gates.lock().unwrap_or_else(|e| e.into_inner());
+        for g in gates.iter() {
+            while g.busy.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+                std::thread::yield_now();
+            }
+        }
+        was_open
+    }
+}
+
 impl Drop for PortShared {
     fn drop(&mut self) {
         // SAFETY: no queue handle is left (they hold this Arc); stop then close the
-        // device. Errors at teardown have nowhere to go but stderr.
+        // device.
         unsafe {
             if self.started.load(Ordering::Acquire) {
                 dpdk_sys::rte_eth_dev_stop(self.id);
@@ -38,11 +107,26 @@ impl Drop for PortShared {
         }
         // Pools drop after the device stopped using them.
         self.pools.lock().map(|mut p| p.clear()).ok();
+        claimed().remove(&self.id);
     }
 }
 
-/// An Ethernet port (physical or virtual). Owned: dropping it (and its queues)
-/// stops and closes the device.
+/// An Ethernet port (physical or virtual). Owned, one per port id in the process:
+/// dropping it (and its queues) stops and closes the device.
+///
+/// Control operations that DPDK forbids while queues burst take `&mut self` and
+/// pause the queues' bursts (wherever they run) for their duration; a shared
+/// `&Port` cannot stop the port:
+///
+/// ```compile_fail
+/// fn stop_shared(p: &dpdk::Port) { p.stop().unwrap(); }
+/// ```
+///
+/// The port helpers need a running EAL:
+///
+/// ```compile_fail
+/// let n = dpdk::Port::count();
+/// ```
 pub struct Port {
     shared: Arc<PortShared>,
     enabled_rx_offloads: u64,
@@ -57,80 +141,53 @@ impl std::fmt::Debug for Port {
 }
 
 impl Port {
-    /// Number of available ports.
-    pub fn count() -> u16 {
-        // SAFETY: no preconditions beyond a running EAL (0 otherwise).
-        unsafe { dpdk_sys::rte_eth_dev_count_avail() }
+    /// Number of available ports. Takes the [`Eal`] as proof that it is running.
+    pub fn count(_eal: &Eal) -> u16 {
+        count_avail()
     }
 
     /// Ids of all available ports.
-    pub fn ids() -> Vec<u16> {
-        let mut v = Vec::new();
-        let mut id = 0u16;
-        // SAFETY: iterating with the documented rte_eth_find_next_owned_by(…, 0).
-        unsafe {
-            loop {
-                let next = dpdk_sys::rte_eth_find_next_owned_by(id, 0);
-                if next >= dpdk_sys::RTE_MAX_ETHPORTS as u64 {
-                    break;
-                }
-                v.push(next as u16);
-                id = next as u16 + 1;
-            }
-        }
-        v
+    pub fn ids(_eal: &Eal) -> Vec<u16> {
+        ids()
     }
 
     /// Name of a port id.
-    pub fn name_of(id: u16) -> Option<String> {
-        let mut buf = [0 as c_char; 64];
-        // SAFETY: buffer of RTE_ETH_NAME_MAX_LEN (64) bytes.
-        let r = unsafe { dpdk_sys::rte_eth_dev_get_name_by_port(id, buf.as_mut_ptr()) };
-        // SAFETY: on success the buffer holds a NUL-terminated name.
-        (r == 0).then(|| {
-            unsafe { CStr::from_ptr(buf.as_ptr()) }
-                .to_string_lossy()
-                .into_owned()
-        })
+    pub fn name_of(_eal: &Eal, id: u16) -> Option<String> {
+        name_of(id)
     }
 
     /// Port id of a device name (e.g. `"net_tap0"`), with a clear error naming the
     /// ports that do exist.
-    pub fn id_by_name(name: &str) -> Result<u16> {
-        let op = format!("find port {name:?}");
-        let c = CString::new(name)
-            .map_err(|_| Error::new(ErrorKind::InvalidArgument, op.clone(), "NUL in name"))?;
-        let mut id = 0u16;
-        // SAFETY: valid C string and out pointer.
-        let r = unsafe { dpdk_sys::rte_eth_dev_get_port_by_name(c.as_ptr(), &mut id) };
-        if r != 0 {
-            let have: Vec<String> = Self::ids().into_iter().filter_map(Self::name_of).collect();
-            return Err(Error::new(
-                ErrorKind::NotFound,
-                op,
-                format!(
-                    "no such device; available ports: [{}] (add it with --vdev or allow its PCI address)",
-                    have.join(", ")
-                ),
-            ));
-        }
-        Ok(id)
+    pub fn id_by_name(_eal: &Eal, name: &str) -> Result<u16> {
+        id_by_name(name)
     }
 
-    /// Opens port `id` (not yet configured).
+    /// Opens port `id` (not yet configured). A port has one owner in the process:
+    /// while a [`Port`] (or one of its queues) for `id` is alive, opening it again is
+    /// an [`ErrorKind::Busy`] error.
     pub fn open(eal: &Eal, id: u16) -> Result<Self> {
         // SAFETY: plain query.
         if unsafe { dpdk_sys::rte_eth_dev_is_valid_port(id) } == 0 {
             return Err(Error::new(
                 ErrorKind::NotFound,
                 format!("open port {id}"),
-                format!("no such port; {} ports available", Self::count()),
+                format!("no such port; {} ports available", count_avail()),
+            ));
+        }
+        if !claimed().insert(id) {
+            return Err(Error::new(
+                ErrorKind::Busy,
+                format!("open port {id}"),
+                "the port is already open in this process (one owner per port); drop the \
+                 other Port and its queues first",
             ));
         }
         Ok(Self {
             shared: Arc::new(PortShared {
                 id,
                 started: AtomicBool::new(false),
+                open: AtomicBool::new(false),
+                gates: Mutex::new(Vec::new()),
                 pools: Mutex::new(Vec::new()),
                 _eal: eal.clone(),
             }),
@@ -142,7 +199,7 @@ impl Port {
 
     /// Opens the port with device name `name`.
     pub fn open_by_name(eal: &Eal, name: &str) -> Result<Self> {
-        Self::open(eal, Self::id_by_name(name)?)
+        Self::open(eal, id_by_name(name)?)
     }
 
     /// Port id.
@@ -223,6 +280,14 @@ impl Port {
             }
         }
         let socket = info.socket.max(0) as u32;
+        // Keep the pool before any rx queue refers to it: a later step may fail, and
+        // the queues set up so far stay with the device.
+        {
+            let mut pools = self.shared.pools.lock().unwrap_or_else(|e| e.into_inner());
+            if !pools.iter().any(|p| Arc::ptr_eq(p, pool)) {
+                pools.push(pool.clone());
+            }
+        }
         let mut rxq = Vec::new();
         for q in 0..cfg.rx_queues {
             // SAFETY: valid port/queue, default rxconf (NULL), pool outlives the port.
@@ -236,7 +301,7 @@ impl Port {
                     pool.as_ptr(),
                 )
             })?;
-            rxq.push(RxQueue::new(self.shared.clone(), q));
+            rxq.push(RxQueue::new(self.shared.clone(), self.shared.gate(), q));
         }
         let mut txconf = di.default_txconf;
         txconf.offloads = tx_off;
@@ -246,13 +311,8 @@ impl Port {
             check(&format!("set up tx queue {q} of port {id}"), unsafe {
                 dpdk_sys::rte_eth_tx_queue_setup(id, q, nb_tx, socket, &txconf)
             })?;
-            txq.push(TxQueue::new(self.shared.clone(), q));
+            txq.push(TxQueue::new(self.shared.clone(), self.shared.gate(), q));
         }
-        self.shared
-            .pools
-            .lock()
-            .map_err(|_| Error::new(ErrorKind::Dpdk, "configure port", "poisoned lock"))?
-            .push(pool.clone());
         if cfg.promiscuous {
             // SAFETY: valid port. Unsupported (some vdevs) is fine: nothing to filter.
             let r = unsafe { dpdk_sys::rte_eth_promiscuous_enable(id) };
@@ -277,30 +337,51 @@ impl Port {
     }
 
     /// Sets the port's MAC address (`rte_eth_dev_default_mac_addr_set`); not every
-    /// device supports it.
-    pub fn set_mac(&self, mac: MacAddr) -> Result<()> {
+    /// device supports it. Exclusive: queue bursts pause (on every lcore) while it
+    /// runs, as DPDK requires for control operations.
+    pub fn set_mac(&mut self, mac: MacAddr) -> Result<()> {
         let mut a = dpdk_sys::rte_ether_addr { addr_bytes: mac.0 };
-        // SAFETY: valid port id and address struct for the duration of the call.
-        let r = unsafe { dpdk_sys::rte_eth_dev_default_mac_addr_set(self.id(), &mut a) };
-        check(&format!("set MAC {mac} on port {}", self.id()), r).map(|_| ())
+        let id = self.id();
+        let was_open = self.shared.quiesce();
+        // SAFETY: valid port id and address struct for the duration of the call; no
+        // queue is inside a burst (quiesced).
+        let r = unsafe { dpdk_sys::rte_eth_dev_default_mac_addr_set(id, &mut a) };
+        self.shared.open.store(was_open, Ordering::SeqCst);
+        check(&format!("set MAC {mac} on port {id}"), r).map(|_| ())
     }
 
-    /// Starts the port.
-    pub fn start(&self) -> Result<()> {
-        // SAFETY: valid, configured port.
-        check(&format!("start port {}", self.id()), unsafe {
-            dpdk_sys::rte_eth_dev_start(self.id())
+    /// Starts the port. Only after a successful [`Port::configure`] (a failed one may
+    /// have left queues half set up).
+    pub fn start(&mut self) -> Result<()> {
+        let id = self.id();
+        if !self.configured {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                format!("start port {id}"),
+                "the port is not configured (configure it successfully first)",
+            ));
+        }
+        // SAFETY: valid, configured port; queues do not burst until `open` is set.
+        check(&format!("start port {id}"), unsafe {
+            dpdk_sys::rte_eth_dev_start(id)
         })?;
         self.shared.started.store(true, Ordering::Release);
+        self.shared.open.store(true, Ordering::SeqCst);
         Ok(())
     }
 
-    /// Stops the port; queue handles stay valid and receive nothing until restarted.
-    pub fn stop(&self) -> Result<()> {
-        // SAFETY: valid port; bursts on a stopped port return 0.
-        check(&format!("stop port {}", self.id()), unsafe {
-            dpdk_sys::rte_eth_dev_stop(self.id())
-        })?;
+    /// Stops the port; queue handles stay valid and receive nothing (their bursts
+    /// return 0 without entering the PMD) until restarted. Waits for bursts running
+    /// on other lcores to finish first.
+    pub fn stop(&mut self) -> Result<()> {
+        let id = self.id();
+        let was_open = self.shared.quiesce();
+        // SAFETY: valid port; no queue is inside a burst and none enters one.
+        let r = unsafe { dpdk_sys::rte_eth_dev_stop(id) };
+        if let Err(e) = check(&format!("stop port {id}"), r) {
+            self.shared.open.store(was_open, Ordering::SeqCst);
+            return Err(e);
+        }
         self.shared.started.store(false, Ordering::Release);
         Ok(())
     }
@@ -358,12 +439,14 @@ impl Port {
         })
     }
 
-    /// Resets the basic counters.
-    pub fn reset_stats(&self) -> Result<()> {
-        // SAFETY: valid port.
-        check("reset port stats", unsafe {
-            dpdk_sys::rte_eth_stats_reset(self.id())
-        })?;
+    /// Resets the basic counters. Exclusive: queue bursts pause while it runs (PMDs
+    /// reset per-queue counters the bursts update).
+    pub fn reset_stats(&mut self) -> Result<()> {
+        let was_open = self.shared.quiesce();
+        // SAFETY: valid port; no queue is inside a burst.
+        let r = unsafe { dpdk_sys::rte_eth_stats_reset(self.id()) };
+        self.shared.open.store(was_open, Ordering::SeqCst);
+        check("reset port stats", r)?;
         Ok(())
     }
 
@@ -425,7 +508,7 @@ fn port_info(id: u16, di: &dpdk_sys::rte_eth_dev_info) -> PortInfo {
     };
     PortInfo {
         id,
-        name: Port::name_of(id).unwrap_or_default(),
+        name: name_of(id).unwrap_or_default(),
         driver,
         mac: MacAddr(mac.addr_bytes),
         mtu,
@@ -440,6 +523,62 @@ fn port_info(id: u16, di: &dpdk_sys::rte_eth_dev_info) -> PortInfo {
         socket: unsafe { dpdk_sys::rte_eth_dev_socket_id(id) },
         if_index: di.if_index,
     }
+}
+
+/// Number of available ports (callers hold an [`Eal`]).
+pub(crate) fn count_avail() -> u16 {
+    // SAFETY: the EAL is running (every caller holds an Eal).
+    unsafe { dpdk_sys::rte_eth_dev_count_avail() }
+}
+
+fn ids() -> Vec<u16> {
+    let mut v = Vec::new();
+    let mut id = 0u16;
+    // SAFETY: iterating with the documented rte_eth_find_next_owned_by(…, 0).
+    unsafe {
+        loop {
+            let next = dpdk_sys::rte_eth_find_next_owned_by(id, 0);
+            if next >= dpdk_sys::RTE_MAX_ETHPORTS as u64 {
+                break;
+            }
+            v.push(next as u16);
+            id = next as u16 + 1;
+        }
+    }
+    v
+}
+
+fn name_of(id: u16) -> Option<String> {
+    let mut buf = [0 as c_char; 64];
+    // SAFETY: buffer of RTE_ETH_NAME_MAX_LEN (64) bytes.
+    let r = unsafe { dpdk_sys::rte_eth_dev_get_name_by_port(id, buf.as_mut_ptr()) };
+    // SAFETY: on success the buffer holds a NUL-terminated name.
+    (r == 0).then(|| {
+        unsafe { CStr::from_ptr(buf.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    })
+}
+
+fn id_by_name(name: &str) -> Result<u16> {
+    let op = format!("find port {name:?}");
+    let c = CString::new(name)
+        .map_err(|_| Error::new(ErrorKind::InvalidArgument, op.clone(), "NUL in name"))?;
+    let mut id = 0u16;
+    // SAFETY: valid C string and out pointer.
+    let r = unsafe { dpdk_sys::rte_eth_dev_get_port_by_name(c.as_ptr(), &mut id) };
+    if r != 0 {
+        let have: Vec<String> = ids().into_iter().filter_map(name_of).collect();
+        return Err(Error::new(
+            ErrorKind::NotFound,
+            op,
+            format!(
+                "no such device; available ports: [{}] (add it with --vdev or allow its PCI address)",
+                have.join(", ")
+            ),
+        ));
+    }
+    Ok(id)
 }
 
 fn libc_enotsup() -> i32 {

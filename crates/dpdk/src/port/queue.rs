@@ -4,13 +4,14 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::PortShared;
+use super::{BurstGate, PortShared};
 use crate::batch::MbufBatch;
 
 /// One receive queue of a started port. `Send` (move it to its polling lcore), not
 /// `Sync` and not `Clone`: DPDK queues are single-consumer.
 pub struct RxQueue {
     port: Arc<PortShared>,
+    gate: Arc<BurstGate>,
     queue: u16,
     _not_sync: PhantomData<Cell<()>>,
 }
@@ -18,14 +19,16 @@ pub struct RxQueue {
 /// One transmit queue of a port. `Send`, not `Sync`, not `Clone`.
 pub struct TxQueue {
     port: Arc<PortShared>,
+    gate: Arc<BurstGate>,
     queue: u16,
     _not_sync: PhantomData<Cell<()>>,
 }
 
 impl RxQueue {
-    pub(super) fn new(port: Arc<PortShared>, queue: u16) -> Self {
+    pub(super) fn new(port: Arc<PortShared>, gate: Arc<BurstGate>, queue: u16) -> Self {
         Self {
             port,
+            gate,
             queue,
             _not_sync: PhantomData,
         }
@@ -49,10 +52,15 @@ impl RxQueue {
         if room == 0 {
             return 0;
         }
-        // SAFETY: this is the queue's only handle (not Clone/Sync); `spare` has room
-        // for `room` pointers; returned mbufs are owned by us.
+        if !self.port.enter(&self.gate) {
+            return 0;
+        }
+        // SAFETY: this is the queue's only handle (not Clone/Sync); the port is
+        // started and no control operation runs (gate); `spare` has room for `room`
+        // pointers; returned mbufs are owned by us.
         let n = unsafe { dpdk_sys::rte_eth_rx_burst(self.port.id, self.queue, spare, room as u16) }
             as usize;
+        self.port.leave(&self.gate);
         // SAFETY: the PMD wrote n valid mbuf pointers after len.
         unsafe { batch.set_len(batch.len() + n) };
         n
@@ -61,16 +69,21 @@ impl RxQueue {
     /// Packets waiting in the rx descriptor ring, if the PMD can tell
     /// (`rte_eth_rx_queue_count`); `None` when unsupported.
     pub fn pending(&self) -> Option<u32> {
-        // SAFETY: valid port/queue; read-only query.
+        if !self.port.enter(&self.gate) {
+            return None;
+        }
+        // SAFETY: valid port/queue of a started port; read-only query.
         let r = unsafe { dpdk_sys::rte_eth_rx_queue_count(self.port.id, self.queue) };
+        self.port.leave(&self.gate);
         (r >= 0).then_some(r as u32)
     }
 }
 
 impl TxQueue {
-    pub(super) fn new(port: Arc<PortShared>, queue: u16) -> Self {
+    pub(super) fn new(port: Arc<PortShared>, gate: Arc<BurstGate>, queue: u16) -> Self {
         Self {
             port,
+            gate,
             queue,
             _not_sync: PhantomData,
         }
@@ -94,11 +107,16 @@ impl TxQueue {
         if len == 0 {
             return 0;
         }
-        // SAFETY: the queue's only handle; the first `len` slots hold owned mbufs,
-        // and the PMD takes ownership of the first n it returns.
+        if !self.port.enter(&self.gate) {
+            return 0;
+        }
+        // SAFETY: the queue's only handle, on a started port with no control
+        // operation running (gate); the first `len` slots hold owned mbufs, and the
+        // PMD takes ownership of the first n it returns.
         let n = unsafe {
             dpdk_sys::rte_eth_tx_burst(self.port.id, self.queue, batch.as_raw_ptr(), len as u16)
         } as usize;
+        self.port.leave(&self.gate);
         batch.consume_front(n);
         n
     }

@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{mpsc, Arc, Mutex, OnceLock};
 
 use dpdk::{Eal, Mempool, MempoolConfig};
 
@@ -18,15 +18,22 @@ pub fn have_root() -> bool {
         .unwrap_or(false)
 }
 
-/// The process's EAL, initialized on first use with `vdevs`. Every test in one binary
+/// Work for the EAL's main-lcore thread.
+type MainJob = Box<dyn FnOnce() + Send>;
+
+/// The thread that initialized the EAL (the main lcore): it lives as long as the
+/// process and runs what only the main lcore may do (launching work on lcores).
+static MAIN: OnceLock<(Eal, Mutex<mpsc::Sender<MainJob>>)> = OnceLock::new();
+
+/// The process's EAL, initialized on first use with `vdevs` on a dedicated thread
+/// that stays the main lcore (test threads come and go). Every test in one binary
 /// must ask for the same vdevs.
 pub fn eal(vdevs: &[&str]) -> Eal {
-    static EAL: OnceLock<Eal> = OnceLock::new();
     assert!(
         have_root(),
         "DPDK tests need root (run `make test` as root)"
     );
-    EAL.get_or_init(|| {
+    MAIN.get_or_init(|| {
         let mut b = Eal::builder()
             .program("dpdk-test")
             .lcores("0,1")
@@ -37,9 +44,42 @@ pub fn eal(vdevs: &[&str]) -> Eal {
         for v in vdevs {
             b = b.vdev(*v);
         }
-        b.init().expect("EAL init")
+        let (jobs_tx, jobs_rx) = mpsc::channel::<MainJob>();
+        let (eal_tx, eal_rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("eal-main".into())
+            .spawn(move || {
+                eal_tx.send(b.init().expect("EAL init")).unwrap();
+                for job in jobs_rx {
+                    job();
+                }
+            })
+            .expect("spawn the EAL main thread");
+        (eal_rx.recv().expect("EAL init result"), Mutex::new(jobs_tx))
     })
+    .0
     .clone()
+}
+
+/// Runs `f` on the main lcore's thread and returns its result (a panic in `f`
+/// panics here).
+pub fn on_main<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    let jobs = MAIN
+        .get()
+        .expect("call eal() first")
+        .1
+        .lock()
+        .unwrap()
+        .clone();
+    let (tx, rx) = mpsc::channel();
+    jobs.send(Box::new(move || {
+        let _ = tx.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)));
+    }))
+    .expect("EAL main thread alive");
+    match rx.recv().expect("EAL main thread answered") {
+        Ok(r) => r,
+        Err(p) => std::panic::resume_unwind(p),
+    }
 }
 
 /// A small pool with no per-lcore cache, so `available()` is exact.

@@ -93,6 +93,9 @@ pub struct DpdkLink {
     ip: Ipv4Addr,
     udp_port: u16,
     offload: bool,
+    /// Whether the port sends chained mbufs (`MULTI_SEGS` enabled); otherwise the
+    /// payload is copied behind the headers in one segment.
+    multi_seg: bool,
     name: String,
     arp: ArpTable,
     /// The last peer sent to (most packets go to the same one): skips the table.
@@ -102,10 +105,10 @@ pub struct DpdkLink {
     stats: LinkStats,
 }
 
-fn port_id(name: &str) -> dpdk::Result<u16> {
+fn port_id(eal: &Eal, name: &str) -> dpdk::Result<u16> {
     match name.parse::<u16>() {
         Ok(id) => Ok(id),
-        Err(_) => Port::id_by_name(name),
+        Err(_) => Port::id_by_name(eal, name),
     }
 }
 
@@ -113,7 +116,7 @@ impl DpdkLink {
     /// Configures and starts the port with `cfg.queues` queue pairs; returns one link
     /// per queue pair (queue `i` in position `i`).
     pub fn open(eal: &Eal, cfg: &DpdkLinkConfig) -> dpdk::Result<Vec<DpdkLink>> {
-        let id = port_id(&cfg.port)?;
+        let id = port_id(eal, &cfg.port)?;
         let mut port = Port::open(eal, id)?;
         let info = port.info()?;
         let pool = Arc::new(Mempool::new(
@@ -127,9 +130,14 @@ impl DpdkLink {
         let mut pc = PortConfig::default()
             .queues(cfg.queues.max(1))
             .descriptors(cfg.rx_desc, cfg.tx_desc);
-        if cfg.checksum_offload {
-            pc = pc.offloads(Offloads::checksums());
-        }
+        let mut offloads = if cfg.checksum_offload {
+            Offloads::checksums()
+        } else {
+            Offloads::default()
+        };
+        // Header + payload chains need MULTI_SEGS (enabled only where offered).
+        offloads.tx_multi_segs = true;
+        pc = pc.offloads(offloads);
         if let Some(m) = cfg.mtu {
             pc = pc.mtu(m);
             pc.mtu_required = false; // memif has no MTU setting and carries jumbo frames
@@ -138,6 +146,8 @@ impl DpdkLink {
         let need = (dpdk::sys::RTE_ETH_TX_OFFLOAD_IPV4_CKSUM
             | dpdk::sys::RTE_ETH_TX_OFFLOAD_UDP_CKSUM) as u64;
         let offload = cfg.checksum_offload && port.enabled_tx_offloads() & need == need;
+        let multi_seg =
+            port.enabled_tx_offloads() & dpdk::sys::RTE_ETH_TX_OFFLOAD_MULTI_SEGS as u64 != 0;
         if let Some(m) = cfg.mac {
             port.set_mac(MacAddr(m))?;
         }
@@ -157,6 +167,7 @@ impl DpdkLink {
                 ip: cfg.ip,
                 udp_port: cfg.udp_port,
                 offload,
+                multi_seg,
                 arp: ArpTable::with_static(&cfg.static_arp),
                 last_peer: None,
                 rx: MbufBatch::default(),
@@ -174,6 +185,13 @@ impl DpdkLink {
     /// Whether checksums are offloaded to the port.
     pub fn checksum_offloaded(&self) -> bool {
         self.offload
+    }
+
+    /// Whether data packets leave as header + payload mbuf chains (the port offers
+    /// `RTE_ETH_TX_OFFLOAD_MULTI_SEGS`); otherwise the payload is copied behind the
+    /// headers in one segment.
+    pub fn chains_payload(&self) -> bool {
+        self.multi_seg
     }
 
     fn queue_frame(&mut self, bytes: &[u8]) {
@@ -330,20 +348,28 @@ impl Link for DpdkLink {
             self.stats.tx_dropped += 1;
             return false;
         };
-        let payload = pkt.payload.map(|p| p.bytes()).unwrap_or(&[]);
+        let payload = match pkt.payload.map(|p| p.try_bytes()) {
+            None => &[][..],
+            Some(Some(b)) => b,
+            Some(None) => {
+                // A slice outside its buffer: refuse it rather than read past.
+                self.stats.tx_dropped += 1;
+                return false;
+            }
+        };
         let udp_payload = pkt.len();
         // Chain the payload's own mbuf when the slice is all of it.
         // A part of it (a packet cut short by the credit or window) is an indirect
-        // mbuf over the same memory.
+        // mbuf over the same memory. Ports without MULTI_SEGS get a copy.
         let chain = match pkt.payload {
-            Some(p) => match p.buf {
+            Some(p) if self.multi_seg => match p.buf {
                 Buffer::Mbuf(pm) if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 => {
-                    Some(pm.clone_ref())
+                    pm.try_clone_ref().ok()
                 }
                 Buffer::Mbuf(pm) => pm.slice_ref(&self.pool, p.start, p.len).ok(),
                 _ => None,
             },
-            None => None,
+            _ => None,
         };
         let inline = if chain.is_some() { 0 } else { payload.len() };
         let hdr_len = HEADERS_LEN + pkt.header.len();
