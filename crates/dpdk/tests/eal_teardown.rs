@@ -29,6 +29,7 @@ fn last_handle_dropped_in_a_job_cleans_up_on_the_main_lcore() {
     let h = lcore::launch(&eal, 1, move || {
         // Wait until the main lcore let go of its handles, then drop ours here.
         go_rx.recv().unwrap();
+        assert_eq!(pool.in_use(), 0, "the pool is full");
         drop(pool);
         drop(in_job);
         lcore::current()

@@ -61,4 +61,6 @@ fn memif_server_and_client_exchange_frames() {
         0,
         "memif rx copies into our pool; all returned"
     );
+    drop((srx, stx, crx, ctx, s, c));
+    assert_eq!(pool.in_use(), 0, "and none held by the closed ports");
 }

@@ -138,6 +138,8 @@ fn null_vdev_rx_and_tx_return_every_mbuf() {
     assert_eq!(rx[0].rx_burst(&mut b), 0);
     let xs = port.xstats().unwrap();
     assert!(!xs.is_empty());
+    drop((rx, tx, port, b));
+    assert_eq!(pool.in_use(), 0);
 }
 
 #[test]
@@ -317,6 +319,7 @@ fn missing_device_and_second_init_are_errors() {
 fn dropping_a_pool_with_mbufs_out_keeps_their_memory() {
     let eal = eal(VDEVS);
     let pool = pool(&eal, 63);
+    let name = pool.name().to_owned();
     let mut m = pool.alloc().unwrap();
     m.extend_from_slice(b"still here").unwrap();
     drop(pool); // the mbuf is still out: the pool must stay allocated
@@ -324,6 +327,10 @@ fn dropping_a_pool_with_mbufs_out_keeps_their_memory() {
     m.extend_from_slice(b"!").unwrap();
     assert_eq!(m.data(), b"still here!");
     drop(m);
-    // The EAL is now pinned for the rest of the process: shutdown is refused.
+    let usage = eal.mempool_usage();
+    let u = usage.iter().find(|u| u.name == name).expect("listed");
+    assert!(u.dropped);
+    assert_eq!(u.in_use, 0, "the last mbuf went back to the dropped pool");
+    // Other handles (the test binary's) still hold the EAL: shutdown is refused.
     assert_eq!(eal.shutdown().unwrap_err().kind(), ErrorKind::Busy);
 }
