@@ -22,7 +22,7 @@ pub fn kill_all() {
     }
 }
 
-/// Installs the Ctrl-C/SIGTERM handler: kill the children, exit 130.
+/// Installs the Ctrl-C/SIGTERM/SIGHUP handler: kill the children, exit 130.
 pub fn install_signal_handler() {
     let r = ctrlc::set_handler(|| {
         eprintln!("pmdt-bench: interrupted: stopping the children");
