@@ -237,7 +237,15 @@ pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResu
                     num(j, "bytes").unwrap_or(0.0)
                 )
             })
-            .unwrap_or_default();
+            .unwrap_or_else(|| {
+                // No summary (it did not stop on SIGINT): its last progress line.
+                s.stderr_text()
+                    .lines()
+                    .rev()
+                    .find(|l| l.starts_with("pmdt-send:") && l.contains(" bytes "))
+                    .map(|l| format!("; the sender's last progress line: {:?}", l.trim()))
+                    .unwrap_or_default()
+            });
         return fail(
             format!(
                 "timed out after {:.0} s (stopped){partial}",
