@@ -21,6 +21,10 @@ struct PoolRecord {
     ptr: *mut dpdk_sys::rte_mempool,
     name: String,
     size: u32,
+    /// The configuration it was made with, when its name was generated (such a
+    /// pool, once dropped and full, is handed to the next `Mempool::new` asking for
+    /// the same configuration instead of holding memory until teardown).
+    reusable: Option<MempoolConfig>,
     dropped: bool,
 }
 
@@ -134,6 +138,11 @@ unsafe impl Sync for Mempool {}
 impl Mempool {
     /// Creates a pktmbuf pool.
     pub fn new(eal: &Eal, cfg: &MempoolConfig) -> Result<Self> {
+        if cfg.name.is_none() {
+            if let Some(p) = Self::reuse(eal, cfg) {
+                return Ok(p);
+            }
+        }
         let name = cfg.name.clone().unwrap_or_else(|| {
             format!(
                 "pmdt_mp_{}_{}",
@@ -182,12 +191,34 @@ impl Mempool {
             ptr: ptr.as_ptr(),
             name: name.clone(),
             size: cfg.size,
+            reusable: cfg.name.is_none().then(|| cfg.clone()),
             dropped: false,
         });
         Ok(Self {
             ptr,
             name,
             size: cfg.size,
+            eal: eal.clone(),
+        })
+    }
+
+    /// A dropped, full pool made with the same configuration (unnamed), if any.
+    fn reuse(eal: &Eal, cfg: &MempoolConfig) -> Option<Self> {
+        let mut list = pools();
+        let r = list.iter_mut().find(|r| {
+            r.dropped
+                && r.reusable.as_ref().is_some_and(|c| {
+                    (c.size, c.cache_size, c.data_room, c.socket)
+                        == (cfg.size, cfg.cache_size, cfg.data_room, cfg.socket)
+                })
+                // SAFETY: the pool is not freed while the EAL runs (we hold it).
+                && unsafe { dpdk_sys::rte_mempool_in_use_count(r.ptr) } == 0
+        })?;
+        r.dropped = false;
+        Some(Self {
+            ptr: NonNull::new(r.ptr)?,
+            name: r.name.clone(),
+            size: r.size,
             eal: eal.clone(),
         })
     }

@@ -9,7 +9,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::{eal, on_main, pool};
-use dpdk::{lcore, sys, ErrorKind, MacAddr, Mbuf, MbufBatch, Offloads, Port, PortConfig};
+use dpdk::{
+    lcore, sys, ErrorKind, MacAddr, Mbuf, MbufBatch, Mempool, MempoolConfig, Offloads, Port,
+    PortConfig,
+};
 
 const VDEVS: &[&str] = &["net_null0", "net_null1", "net_null2", "net_null3"];
 
@@ -178,7 +181,8 @@ fn launch_only_from_the_main_lcore() {
 #[test]
 fn a_dropped_pool_is_kept_until_eal_teardown() {
     let eal = eal(VDEVS);
-    let pool = pool(&eal, 63);
+    // A size no other test uses: none can reuse this pool once dropped.
+    let pool = pool(&eal, 57);
     let name = pool.name().to_owned();
     let ptr = pool.as_ptr();
     drop(pool.alloc().unwrap());
@@ -194,6 +198,32 @@ fn a_dropped_pool_is_kept_until_eal_teardown() {
         .expect("listed");
     assert!(u.dropped);
     assert_eq!(u.in_use, 0);
+}
+
+/// Item 24: a dropped, full pool is handed to the next pool of the same
+/// configuration rather than holding its memory until teardown.
+#[test]
+fn a_dropped_full_pool_is_reused_by_the_same_configuration() {
+    let eal = eal(VDEVS);
+    // A size no other test uses: no other test can take the dropped pool first.
+    let cfg = MempoolConfig {
+        size: 61,
+        cache_size: 0,
+        ..Default::default()
+    };
+    let first = Mempool::new(&eal, &cfg).unwrap();
+    let (name, ptr) = (first.name().to_owned(), first.as_ptr());
+    let out = first.alloc().unwrap();
+    drop(first);
+    // Not full (an mbuf is out): a new pool.
+    let second = Mempool::new(&eal, &cfg).unwrap();
+    assert_ne!(second.as_ptr(), ptr);
+    drop(out);
+    let third = Mempool::new(&eal, &cfg).unwrap();
+    assert_eq!((third.name(), third.as_ptr()), (name.as_str(), ptr));
+    assert_eq!(third.available(), 61);
+    drop(third.alloc().unwrap());
+    assert_eq!((second.in_use(), third.in_use()), (0, 0));
 }
 
 /// Item 25: the port helpers need a running EAL (they take `&Eal`).
