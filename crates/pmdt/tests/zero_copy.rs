@@ -258,4 +258,19 @@ fn payloads_travel_without_core_copies_and_retransmissions_reuse_memory() {
     );
     assert!(store.held.is_empty(), "and released it once read");
     assert_eq!(client.connection(h).unwrap().send_storage().copy_outs, 0);
+    // The pool is full again (issue 11): the sender released every chunk once it
+    // was acknowledged, so only this test's own references remain.
+    assert!(
+        client
+            .connection(h)
+            .unwrap()
+            .send_storage()
+            .chunks
+            .is_empty(),
+        "acknowledged chunks released"
+    );
+    assert!(
+        first_memory.values().all(|c| Arc::strong_count(c) == 1),
+        "no chunk memory still referenced"
+    );
 }
