@@ -213,8 +213,10 @@ impl Port {
     }
 
     /// Configures queues and offloads (once) and returns the queue handles. Rx queues
-    /// refill from `pool`, which the port keeps alive. Offloads the device lacks are
-    /// left off (see [`Port::enabled_tx_offloads`]).
+    /// refill from `pool`, which the port keeps alive (even when a later step fails:
+    /// queues set up so far refer to it). Offloads the device lacks are left off (see
+    /// [`Port::enabled_tx_offloads`]). After a failure the port cannot start until a
+    /// configure succeeds.
     pub fn configure(
         &mut self,
         cfg: &PortConfig,

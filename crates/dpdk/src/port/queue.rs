@@ -67,7 +67,7 @@ impl RxQueue {
     }
 
     /// Packets waiting in the rx descriptor ring, if the PMD can tell
-    /// (`rte_eth_rx_queue_count`); `None` when unsupported.
+    /// (`rte_eth_rx_queue_count`); `None` when unsupported or the port is stopped.
     pub fn pending(&self) -> Option<u32> {
         if !self.port.enter(&self.gate) {
             return None;
