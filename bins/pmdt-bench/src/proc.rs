@@ -27,6 +27,9 @@ pub fn install_signal_handler() {
     let r = ctrlc::set_handler(|| {
         eprintln!("pmdt-bench: interrupted: stopping the children");
         kill_all();
+        // Once they are gone, their DPDK files can go too.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        cleanup_own();
         std::process::exit(130);
     });
     if let Err(e) = r {
@@ -283,6 +286,21 @@ pub fn which(name: &str) -> Option<PathBuf> {
     std::env::split_paths(&path)
         .map(|d| d.join(name))
         .find(|p| p.is_file())
+}
+
+/// Removes the DPDK files of this run's children (prefixes `pb<our pid>x…`).
+fn cleanup_own() {
+    let own = format!("pb{}x", std::process::id());
+    for dir in ["/var/run/dpdk", "/dev/hugepages"] {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            for e in rd.flatten() {
+                if e.file_name().to_string_lossy().starts_with(&own) {
+                    let _ = std::fs::remove_dir_all(e.path());
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+    }
 }
 
 /// Removes DPDK files left by earlier pmdt-bench runs that died (prefixes

@@ -74,6 +74,8 @@ pub struct Report {
     pub title: String,
     /// Machine and revision.
     pub machine: Machine,
+    /// The pmdt-bench command line that produced it.
+    pub invocation: String,
     /// `--quick` run.
     pub quick: bool,
     /// Runs per cell.
@@ -104,6 +106,7 @@ impl Report {
             experiment: experiment.into(),
             title: title.into(),
             machine: machine.clone(),
+            invocation: std::env::args().collect::<Vec<_>>().join(" "),
             quick,
             repeat,
             cells: Vec::new(),
@@ -186,8 +189,9 @@ impl Report {
         let _ = writeln!(s, "# {}: {}\n", self.experiment, self.title);
         let _ = writeln!(
             s,
-            "Machine: {}.  \nRuns per cell: {}{}. Figures are medians; spread is (max − min)/median over the runs.\n",
+            "Machine: {}.  \nRun: `{}`.  \nRuns per cell: {}{}. Figures are medians; spread is (max − min)/median over the runs.\n",
             self.machine.line(),
+            self.invocation,
             self.repeat,
             if self.quick { " (--quick: tiny runs, a smoke test, not figures to quote)" } else { "" }
         );
