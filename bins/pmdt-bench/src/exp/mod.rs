@@ -1,4 +1,4 @@
-//! The experiments, one module each. Each builds a [`Report`] from cells; `main`
+//! The experiments, one module each. Each builds a [`Report`](crate::report::Report) from cells; `main`
 //! writes it.
 
 pub mod flows;
