@@ -2,6 +2,7 @@
 //! spread over the repeats, the commands that produced it, and whether it failed.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -79,7 +80,8 @@ pub struct Cell {
     pub primary: String,
     /// Metric → median and spread over the successful runs.
     pub metrics: BTreeMap<String, Stat>,
-    /// `ok`, `partial` (some runs failed) or `failed`.
+    /// `ok`, `partial` (some runs failed), `failed`, or `skipped` (not selected by
+    /// `--only`; such cells are left out of the report).
     pub status: String,
     /// Why runs failed (one entry per failed run).
     pub errors: Vec<String>,
@@ -159,6 +161,19 @@ pub fn fmt_num(v: f64) -> String {
     }
 }
 
+/// `--only`: run only the cells whose name contains one of these.
+static ONLY: OnceLock<Vec<String>> = OnceLock::new();
+
+/// Restricts the run to cells whose name contains one of `patterns` (empty: all).
+pub fn set_only(patterns: Vec<String>) {
+    let _ = ONLY.set(patterns);
+}
+
+fn selected(name: &str) -> bool {
+    ONLY.get()
+        .is_none_or(|p| p.is_empty() || p.iter().any(|x| name.contains(x.as_str())))
+}
+
 /// Why a run failed, and the commands it ran.
 pub type RunErr = (String, Vec<String>);
 
@@ -192,6 +207,19 @@ impl CellSpec {
     /// the results. A run whose primary metric is missing or not above zero counts
     /// as failed: a cell never reads a silent zero.
     pub fn run(self, repeat: usize, mut run: impl FnMut(usize) -> Result<Sample, RunErr>) -> Cell {
+        if !selected(&self.name) {
+            return Cell {
+                name: self.name,
+                params: self.params,
+                primary: self.primary,
+                metrics: BTreeMap::new(),
+                status: "skipped".into(),
+                errors: Vec::new(),
+                runs: 0,
+                commands: Vec::new(),
+                notes: Vec::new(),
+            };
+        }
         let mut samples = Vec::new();
         let mut errors = Vec::new();
         let mut commands = Vec::new();

@@ -41,6 +41,9 @@ struct Cli {
     /// $CARGO_TARGET_DIR/release, else target/release).
     #[arg(long, global = true, env = "PMDT_BIN_DIR")]
     bin_dir: Option<PathBuf>,
+    /// Run only the cells whose name contains this (repeatable), e.g. `--only raw-memif`.
+    #[arg(long, global = true, value_name = "PATTERN")]
+    only: Vec<String>,
     /// Upper bound on one run of a cell, seconds (default: from its size).
     #[arg(long, global = true, value_parser = parse_secs)]
     cell_timeout: Option<f64>,
@@ -119,6 +122,7 @@ fn main() {
     let cli = Cli::parse();
     proc::install_signal_handler();
     proc::cleanup_stale();
+    cell::set_only(cli.only.clone());
     let quick = cli.quick;
     let repeat = cli.repeat.map_or(if quick { 1 } else { 3 }, |r| r as usize);
     let ctx = Ctx::new(
@@ -157,7 +161,17 @@ fn main() {
     index.push_str(&format!("Machine: {}\n\n", machine.line()));
     for (name, run, _) in plan {
         println!("{name}:");
-        let report = run(&ctx, &machine);
+        let mut report = run(&ctx, &machine);
+        report.cells.retain(|c| c.status != "skipped");
+        report.ratios.retain(|r| {
+            !r.missing
+                .as_deref()
+                .is_some_and(|m| m.contains(report::NOT_RUN))
+        });
+        if report.cells.is_empty() {
+            println!("  (no cell selected by --only)");
+            continue;
+        }
         for r in &report.ratios {
             println!("  ratio {}", r.line());
         }

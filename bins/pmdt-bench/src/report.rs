@@ -10,6 +10,9 @@ use serde::Serialize;
 use crate::cell::{fmt_num, Cell};
 use crate::machine::Machine;
 
+/// What a ratio says of a cell left out by `--only`.
+pub const NOT_RUN: &str = "not run (--only)";
+
 /// A ratio pmdt/peer from cells of one run.
 #[derive(Debug, Clone, Serialize)]
 pub struct Ratio {
@@ -28,6 +31,7 @@ impl Ratio {
             let cell = cells.iter().find(|x| x.name == c);
             match cell {
                 None => Err(format!("no cell {c}")),
+                Some(x) if x.status == "skipped" => Err(format!("{c} {NOT_RUN}")),
                 Some(x) if x.failed() => Err(format!("{c} failed")),
                 Some(x) => x.get(m).ok_or_else(|| format!("{c} has no {m}")),
             }

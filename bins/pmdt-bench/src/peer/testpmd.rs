@@ -25,8 +25,16 @@ pub fn run(
     // Two testpmd processes need ~2 × 80 MiB of hugepages; with fewer free (other
     // DPDK processes hold them) run without, as pmdt's tools do, and say so.
     let no_huge = free_hugepages() < 160;
+    // Line-buffered stdout (stdbuf) so the runner sees the statistics as they come.
+    let stdbuf = proc::which("stdbuf").is_some();
     let testpmd = |main: &str, prefix: &str, vdev: String, mode: &str| {
-        let mut c = Command::new("dpdk-testpmd");
+        let mut c = if stdbuf {
+            let mut c = Command::new("stdbuf");
+            c.args(["-oL", "dpdk-testpmd"]);
+            c
+        } else {
+            Command::new("dpdk-testpmd")
+        };
         c.args(["-l", "0,1", "--main-lcore", main, "--no-pci"]);
         if no_huge {
             c.args(["--no-huge", "-m", "512"]);
@@ -68,8 +76,31 @@ pub fn run(
             std::thread::sleep(Duration::from_millis(100));
         }
         let mut tx = Child::spawn("testpmd-tx", tx_cmd, &logs)?;
-        commands.push(format!("{} &   # stopped after {secs} s", tx.command));
-        if let Some(st) = tx.wait_timeout(Duration::from_secs_f64(secs + 2.0)) {
+        commands.push(format!(
+            "{} &   # stopped after {secs} s of traffic",
+            tx.command
+        ));
+        // Measure from the first report with traffic on (the link takes a moment).
+        let flowing = Instant::now() + Duration::from_secs(15);
+        let mut skip = 0;
+        loop {
+            let v = values_after(&rx.stdout_text(), "Rx-pps:");
+            if v.iter().any(|x| *x > 0.0) {
+                skip = v.len();
+                break;
+            }
+            if !stdbuf || Instant::now() > flowing {
+                break;
+            }
+            if let Some(st) = tx.try_wait() {
+                return Err(format!(
+                    "testpmd txonly exited early ({st}): {}",
+                    tx.last_error_line()
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if let Some(st) = tx.wait_timeout(Duration::from_secs_f64(secs)) {
             return Err(format!(
                 "testpmd txonly exited early ({st}): {}",
                 tx.last_error_line()
@@ -77,15 +108,20 @@ pub fn run(
         }
         tx.stop(Duration::from_secs(5));
         rx.stop(Duration::from_secs(5));
-        Ok(rx.stdout_text() + &rx.stderr_text())
+        Ok((rx.stdout_text(), skip))
     })();
     proc::dpdk_cleanup(&prx);
     proc::dpdk_cleanup(&ptx);
-    let text = result.map_err(|e| (e, commands.clone()))?;
+    let (text, skip) = result.map_err(|e| (e, commands.clone()))?;
     let pps = values_after(&text, "Rx-pps:");
     let bps = values_after(&text, "Rx-bps:");
-    // Skip the first report (start-up) and idle ones.
-    let steady = |v: Vec<f64>| -> Vec<f64> { v.into_iter().skip(1).filter(|x| *x > 0.0).collect() };
+    // Skip the reports before traffic flowed steadily (and the first, partial, one).
+    let steady = |v: Vec<f64>| -> Vec<f64> {
+        v.into_iter()
+            .skip(skip.max(1))
+            .filter(|x| *x > 0.0)
+            .collect()
+    };
     let (pps, bps) = (steady(pps), steady(bps));
     if pps.is_empty() {
         return Err((
