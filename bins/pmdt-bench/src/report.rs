@@ -131,7 +131,8 @@ impl Report {
         self.cells.iter().filter(|c| c.failed()).count()
     }
 
-    /// Writes the four files into `dir`; returns their paths.
+    /// Writes the four files into `dir` (the plot only warns when it fails); returns
+    /// the paths written.
     pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>, String> {
         std::fs::create_dir_all(dir)
             .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -143,9 +144,16 @@ impl Report {
         write(&p("json"), json)?;
         write(&p("csv"), self.csv())?;
         write(&p("md"), self.markdown())?;
-        crate::plot::draw(&p("png"), self)
-            .map_err(|e| format!("plot {}: {e}", p("png").display()))?;
-        Ok(vec![p("json"), p("csv"), p("md"), p("png")])
+        let mut files = vec![p("json"), p("csv"), p("md")];
+        // A plot that cannot be drawn (no fonts, say) costs the picture, not the data.
+        match crate::plot::draw(&p("png"), self) {
+            Ok(()) => files.push(p("png")),
+            Err(e) => eprintln!(
+                "pmdt-bench: warning: no plot {}: {e} (fonts-dejavu-core and libfontconfig1-dev: make setup)",
+                p("png").display()
+            ),
+        }
+        Ok(files)
     }
 
     fn csv(&self) -> String {

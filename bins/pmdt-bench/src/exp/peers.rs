@@ -182,7 +182,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     r.notes = vec![
         "Pinning: receiver/server on core 1, sender/client on core 0 for every tool (pmdt: --lcores 0@0,1@1 and 0@1,1@0; testpmd: --main-lcore 0/1; iperf3 -A 0,1; sockperf via taskset; the QUIC harness pins its threads).".into(),
         "raw-memif: testpmd's Rx-bps counts frame bits; pmdt's goodput counts stream bytes only.".into(),
-        "pmdt-rtt-*: pmdt's data→ack round trip with window 1 and 64 bytes of data per packet (104-byte UDP payload) (the p50 of the sender's RTT samples); sockperf-rtt: sockperf's half round trip × 2.".into(),
+        "pmdt-rtt-*: pmdt's data→ack round trip with window 1 and 64 bytes of data per packet (104-byte UDP payload): the p50 of the sender's RTT samples as its histogram reports them (bucketed, and including the receiver's ack policy); sockperf-rtt: sockperf's half round trip × 2.".into(),
         "quic-quinn: one bidirectional stream upload, TLS 1.3 (rustls + ring), client and server in one process on separate pinned threads.".into(),
     ];
     r
