@@ -44,6 +44,19 @@ impl RangeSet {
         (i < self.ranges.len() && self.ranges[i].start <= v).then_some(i)
     }
 
+    /// Whether `r` overlaps or touches (is adjacent to) a range of the set, i.e.
+    /// inserting it would not add a range.
+    pub fn touches(&self, r: Range<u64>) -> bool {
+        let i = self.ranges.partition_point(|x| x.end < r.start);
+        i < self.ranges.len() && self.ranges[i].start <= r.end
+    }
+
+    /// Whether any value of `r` is in the set.
+    pub fn intersects(&self, r: Range<u64>) -> bool {
+        let i = self.ranges.partition_point(|x| x.end <= r.start);
+        i < self.ranges.len() && self.ranges[i].start < r.end
+    }
+
     /// Whether `v` is in the set.
     pub fn contains(&self, v: u64) -> bool {
         self.find(v).is_some()

@@ -8,6 +8,13 @@
 
 use crate::range_set::RangeSet;
 
+/// Most disjoint received ranges (runs of bytes between holes) one connection
+/// holds. Beyond it, a packet that would open a new range is dropped
+/// unacknowledged (the sender retransmits it later): memory and the cost of an
+/// insert stay bounded however a peer fragments its stream. Legitimate loss leaves
+/// one hole per lost packet in flight, far fewer.
+pub const MAX_RECV_FRAGMENTS: usize = 4096;
+
 /// Where received stream bytes wait to be read.
 pub trait RecvStorage: Send {
     /// What the caller passes along with each datagram so the storage can keep its
@@ -16,6 +23,16 @@ pub trait RecvStorage: Send {
     /// Stores stream bytes `[offset, offset + data.len())`, all new and within the
     /// credit. `data` is a sub-slice of the datagram that `packet` holds.
     fn insert(&mut self, offset: u64, data: &[u8], packet: &Self::Packet);
+    /// Whether `pieces` more stored runs fit the storage's memory budget (storage
+    /// that keeps packet memory must bound how much of a shared pool one connection
+    /// pins). `at_head`: the data continues the in-order bytes (readable at once),
+    /// which a budget must always leave room for, or out-of-order data could fill
+    /// it and block the hole's repair for good. A refusal drops the packet
+    /// unacknowledged. Default: always.
+    fn has_room(&self, pieces: usize, at_head: bool) -> bool {
+        let _ = (pieces, at_head);
+        true
+    }
     /// Copies stream bytes `[offset, offset + out.len())`, all inserted before, into `out`.
     fn read(&mut self, offset: u64, out: &mut [u8]);
     /// Bytes below `offset` will not be read again and can be freed.
@@ -113,6 +130,14 @@ impl<R: RecvStorage> RecvBuffer<R> {
         self.received.contiguous_end(self.read)
     }
 
+    /// One past the highest byte received (or read): a final size below it is a
+    /// protocol violation.
+    pub fn highest_received(&self) -> u64 {
+        self.received
+            .max()
+            .map_or(self.read, |m| (m + 1).max(self.read))
+    }
+
     /// Bytes ready to read in order.
     pub fn readable(&self) -> u64 {
         self.contiguous_end() - self.read
@@ -125,13 +150,34 @@ impl<R: RecvStorage> RecvBuffer<R> {
 
     /// Stores the parts of `[offset, offset + data.len())` not yet received; the
     /// caller guarantees the range ends at or below [`RecvBuffer::limit`]. Returns
-    /// how many bytes were new.
+    /// how many bytes were new (0 also when refused, see [`RecvBuffer::try_insert`]).
     pub fn insert(&mut self, offset: u64, data: &[u8], packet: &R::Packet) -> u64 {
+        self.try_insert(offset, data, packet).unwrap_or(0)
+    }
+
+    /// Like [`RecvBuffer::insert`], but `None` when the data was refused: it would
+    /// open a range beyond [`MAX_RECV_FRAGMENTS`] or exceed the storage's budget
+    /// ([`RecvStorage::has_room`]).
+    pub fn try_insert(&mut self, offset: u64, data: &[u8], packet: &R::Packet) -> Option<u64> {
         let end = offset + data.len() as u64;
         debug_assert!(end <= self.limit());
         let start = offset.max(self.read);
         if start >= end {
-            return 0;
+            return Some(0);
+        }
+        // Data continuing the in-order bytes is always taken (the fragment limit
+        // would otherwise block the repair of the first hole for good).
+        let at_head = start <= self.contiguous_end();
+        if !at_head
+            && self.received.len() >= MAX_RECV_FRAGMENTS
+            && !self.received.touches(start..end)
+        {
+            return None;
+        }
+        let mut pieces = 0;
+        self.received.for_each_missing(start..end, |_| pieces += 1);
+        if pieces > 0 && !self.storage.has_room(pieces, at_head) {
+            return None;
         }
         let mut new = 0;
         let storage = &mut self.storage;
@@ -141,7 +187,7 @@ impl<R: RecvStorage> RecvBuffer<R> {
             new += gap.end - gap.start;
         });
         self.received.insert(start..end);
-        new
+        Some(new)
     }
 
     /// Reads in-order bytes into `out`; returns how many.

@@ -105,7 +105,7 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
             bad[0] = 0x00;
             ep.handle(now, ca, &bad);
             let mut bad = good.clone();
-            bad[2] = 2;
+            bad[2] = pmdt::wire::VERSION + 1;
             ep.handle(now, ca, &bad);
             let mut bad = good.clone();
             bad[3] = 200;
@@ -266,6 +266,8 @@ fn handshake_floods_cost_no_connection_state() {
             src_cid: rng.random::<u64>() | 1,
             max_data: 1 << 20,
             max_datagram: 1472,
+            max_ack_delay_us: 1000,
+            idle_timeout_ms: 10_000,
         };
         let cookie: Vec<u8> = if i % 2 == 0 {
             Vec::new()

@@ -55,11 +55,6 @@ impl AckState {
         self.unacked_eliciting > 0
     }
 
-    /// Largest packet number received (ack-eliciting).
-    pub fn largest(&self) -> Option<u64> {
-        self.largest.map(|l| l.0)
-    }
-
     pub fn wants_to_send(&self, now: Instant) -> bool {
         self.immediate || self.deadline.is_some_and(|d| d <= now)
     }

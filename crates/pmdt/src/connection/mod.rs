@@ -32,6 +32,9 @@ use crate::wire::{self, Body, HandshakeParams, Header, Packet};
 const PN_JUMP_WINDOWS: u64 = 4;
 /// Floor of the packet-number jump accepted, whatever the window.
 const MIN_PN_JUMP: u64 = 1 << 16;
+/// Persistent congestion: losses spanning this many probe timeouts (without the
+/// backoff) with nothing acknowledged between (RFC 9002 §7.6.1, kPersistentCongestionThreshold).
+const PERSISTENT_CONGESTION_THRESHOLD: u32 = 3;
 /// Largest exponent of a timer backoff (2^16 × the base).
 const MAX_BACKOFF_EXP: u32 = 16;
 
@@ -114,6 +117,11 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     epoch: Instant,
     peer_max_datagram: u16,
     peer_ts: u32,
+    /// The peer's max_ack_delay (from the handshake; ours until then): the probe
+    /// timer and RTT samples allow for it (RFC 9002 §5.3, §6.2.1).
+    peer_max_ack_delay: Duration,
+    /// The idle timeout in force: the smaller of ours and the peer's.
+    idle_timeout: Duration,
 
     // handshake
     cookie: Vec<u8>,
@@ -126,6 +134,11 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     next_pn: u64,
     sent: SentPackets,
     largest_acked: Option<u64>,
+    /// Acknowledged packet numbers at or above the oldest tracked one.
+    acked_pns: RangeSet,
+    /// When the first RTT sample was taken (persistent congestion counts only
+    /// packets sent after it).
+    first_rtt_sample: Option<Instant>,
     loss_time: Option<Instant>,
     next_lost_prune: Instant,
     pto_count: u32,
@@ -228,6 +241,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             epoch: p.epoch,
             peer_max_datagram: cfg.max_datagram,
             peer_ts: 0,
+            peer_max_ack_delay: cfg.max_ack_delay,
+            idle_timeout: cfg.idle_timeout,
             cookie: Vec::new(),
             init_pending: p.side == Side::Client,
             init_deadline: None,
@@ -236,6 +251,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             next_pn: p.initial_pn,
             sent: SentPackets::default(),
             largest_acked: None,
+            acked_pns: RangeSet::new(),
+            first_rtt_sample: None,
             loss_time: None,
             next_lost_prune: p.now,
             pto_count: 0,
@@ -290,6 +307,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     fn apply_peer_params(&mut self, p: &HandshakeParams) {
         self.remote_cid = p.src_cid;
+        self.peer_max_ack_delay =
+            Duration::from_micros(p.max_ack_delay_us.min(wire::MAX_ACK_DELAY_US) as u64);
+        if p.idle_timeout_ms > 0 {
+            self.idle_timeout = self
+                .idle_timeout
+                .min(Duration::from_millis(p.idle_timeout_ms as u64));
+        }
         self.peer_max_data = p.max_data;
         // The decoder rejects less than the floor; clamp anyway (defence in depth).
         self.peer_max_datagram = p
@@ -496,7 +520,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     // ---------------------------------------------------------------- timers
 
     fn pto(&self) -> Duration {
-        self.rtt.pto_base(self.cfg.max_ack_delay) * 2u32.saturating_pow(self.pto_count.min(16))
+        self.rtt.pto_base(self.peer_max_ack_delay) * 2u32.saturating_pow(self.pto_count.min(16))
     }
 
     fn loss_deadline(&self) -> Option<Instant> {
@@ -521,7 +545,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         if self.sent.in_flight() > 0 {
             return None;
         }
-        let base = self.rtt.pto_base(self.cfg.max_ack_delay);
+        let base = self.rtt.pto_base(self.peer_max_ack_delay);
         self.credit_wait
             .map(|t| t + base * 2u32.saturating_pow(self.credit_probes.min(MAX_BACKOFF_EXP)))
     }
@@ -531,7 +555,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         if self.state == State::Closed {
             return None;
         }
-        let mut t = Some(self.last_recv + self.cfg.idle_timeout);
+        let mut t = Some(self.last_recv + self.idle_timeout);
         let mut min = |x: Option<Instant>| {
             if let Some(x) = x {
                 t = Some(t.map_or(x, |t| t.min(x)));
@@ -558,7 +582,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         if self.state == State::Closed {
             return;
         }
-        if now >= self.last_recv + self.cfg.idle_timeout {
+        if now >= self.last_recv + self.idle_timeout {
             let r = if self.state == State::Handshake {
                 CloseReason::Unreachable
             } else {
@@ -640,6 +664,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                             let rtt =
                                 Duration::from_micros(rtt_us as u64).max(Duration::from_micros(1));
                             self.rtt.update(rtt, Duration::ZERO, self.cfg.max_ack_delay);
+                            self.first_rtt_sample.get_or_insert(now);
                             self.stats.rtt_histogram.record(rtt.as_micros() as u64);
                         }
                     }
@@ -731,9 +756,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// How far above the largest packet number received a new one may be: packet
-    /// numbers grow by one per packet, so a bigger jump is forged or garbage.
+    /// numbers grow by one per packet, so a bigger jump is forged or garbage. The
+    /// largest packet window the configuration allows (it grows with the
+    /// congestion window) sets the scale.
     fn max_pn_jump(&self) -> u64 {
-        (self.cfg.window_packets * PN_JUMP_WINDOWS).max(MIN_PN_JUMP)
+        (self.cfg.max_window_packets() * PN_JUMP_WINDOWS).max(MIN_PN_JUMP)
     }
 
     fn peer_fin_complete(&self) -> bool {
@@ -754,13 +781,22 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         if fin {
-            if self.recv.contiguous_end() > end {
+            // Data beyond a hole counts too: the final size cannot lie below any
+            // byte received.
+            if self.recv.highest_received() > end {
                 self.stats.out_of_window += 1;
                 return false;
             }
+        }
+        // Beyond the fragment limit or the storage's memory budget the packet is
+        // dropped unacknowledged: the sender retransmits it later.
+        let Some(new) = self.recv.try_insert(offset, payload, memory) else {
+            self.stats.out_of_window += 1;
+            return false;
+        };
+        if fin {
             self.peer_fin = Some(end);
         }
-        let new = self.recv.insert(offset, payload, memory);
         if new == 0 && !payload.is_empty() {
             self.stats.duplicate_packets += 1;
         }
@@ -797,6 +833,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 let Some(p) = self.sent.take(pn) else {
                     continue;
                 };
+                self.acked_pns.insert_one(pn);
                 any_new = true;
                 self.rate_sampler
                     .on_acked(now, p.time, p.size as u64, &p.rate);
@@ -818,9 +855,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             let sample = now
                 .saturating_duration_since(p.time)
                 .max(Duration::from_micros(1));
-            self.rtt.update(sample, ack_delay, self.cfg.max_ack_delay);
+            self.rtt.update(sample, ack_delay, self.peer_max_ack_delay);
+            self.first_rtt_sample.get_or_insert(now);
             self.stats.rtt_histogram.record(sample.as_micros() as u64);
         }
+        // Acknowledged numbers still inside the tracked range: persistent congestion
+        // needs to know whether one lies between two lost packets.
+        self.acked_pns.remove_below(self.sent.tracked().start);
         if any_new {
             self.pto_count = 0;
         }
@@ -842,9 +883,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         self.detect_lost(now);
-        if let Some(rs) = self
-            .rate_sampler
-            .take_sample(now, self.rtt.min(), self.sent.bytes_in_flight)
+        if let Some(rs) =
+            self.rate_sampler
+                .take_sample(now, self.rtt.min(), self.sent.bytes_in_flight)
         {
             self.cc.on_rate_sample(now, &rs, &self.rtt);
         }
@@ -893,11 +934,60 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         self.rate_sampler.on_lost(lost_bytes);
-        let persistent = self.rtt.has_sample()
-            && last_time.saturating_duration_since(first_time)
-                > self.rtt.pto_base(self.cfg.max_ack_delay) * 3;
+        let persistent = self.in_persistent_congestion(&lost);
         self.cc
             .on_congestion_event(now, last_time, persistent, lost_bytes);
+    }
+
+    /// RFC 9002 §7.6.2: persistent congestion when two lost packets were sent more
+    /// than the persistent-congestion period apart, no packet sent between them was
+    /// acknowledged, and both were sent after the first RTT sample. `lost` is in
+    /// packet-number order.
+    fn in_persistent_congestion(&self, lost: &[(u64, SentPacket)]) -> bool {
+        let Some(first_sample) = self.first_rtt_sample else {
+            return false;
+        };
+        let period = self.rtt.pto_base(self.peer_max_ack_delay) * PERSISTENT_CONGESTION_THRESHOLD;
+        // First packet (send time) of the current run of losses and the last number.
+        let mut run: Option<(Instant, u64)> = None;
+        for &(pn, ref p) in lost {
+            if p.time <= first_sample {
+                run = None;
+                continue;
+            }
+            let start = match run {
+                Some((start, prev)) if !self.acked_pns.intersects(prev + 1..pn) => start,
+                _ => p.time,
+            };
+            if p.time.saturating_duration_since(start) > period {
+                return true;
+            }
+            run = Some((start, pn));
+        }
+        false
+    }
+
+    /// Declares lost (without a congestion signal) outstanding packets more than
+    /// [`Connection::max_pn_jump`] numbers behind the next one: a peer that keeps
+    /// talking but never acknowledges them would otherwise make the sent list span
+    /// every number sent since (acks included), without bound.
+    fn expire_ancient(&mut self, now: Instant) {
+        let span = self.max_pn_jump();
+        while self.sent.in_flight() > 0
+            && self.next_pn.saturating_sub(self.sent.tracked().start) > span
+        {
+            let Some((pn, p)) = self.sent.pop_oldest() else {
+                break;
+            };
+            self.sent.record_lost(pn, now);
+            self.stats.losses_detected += 1;
+            self.rate_sampler.on_lost(p.size as u64);
+            if let Some(c) = p.chunk {
+                if !self.chunk_acked(&c) {
+                    self.retransmit.push_back(c);
+                }
+            }
+        }
     }
 
     fn chunk_acked(&self, c: &Chunk) -> bool {
@@ -915,7 +1005,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         {
             self.state = State::Closing;
             self.control_out = Some(ControlOut::Close(0));
-            self.closing_deadline = Some(now + (self.pto() * 3).min(self.cfg.idle_timeout / 2));
+            self.closing_deadline = Some(now + (self.pto() * 3).min(self.idle_timeout / 2));
         }
     }
 
@@ -993,6 +1083,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         if self.state == State::Closed && self.control_out.is_none() {
             return None;
         }
+        self.expire_ancient(now);
         let max = buf.len().min(self.peer_max_datagram as usize);
         let out = self.next_datagram(now, &mut buf[..max]);
         if let Some(t) = &out {
@@ -1110,6 +1201,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             src_cid: self.local_cid,
             max_data: self.recv.limit(),
             max_datagram: self.cfg.max_datagram,
+            max_ack_delay_us: self
+                .cfg
+                .max_ack_delay
+                .as_micros()
+                .min(wire::MAX_ACK_DELAY_US as u128) as u32,
+            idle_timeout_ms: self.cfg.idle_timeout.as_millis().min(u32::MAX as u128) as u32,
         }
     }
 

@@ -112,6 +112,13 @@ impl SentPackets {
         (b - a) as u64
     }
 
+    /// Removes and returns the oldest outstanding packet (leading untracked numbers
+    /// are always trimmed, so it is the front).
+    pub fn pop_oldest(&mut self) -> Option<(u64, SentPacket)> {
+        let pn = self.base;
+        self.take(pn).map(|p| (pn, p))
+    }
+
     pub fn forget_lost_before(&mut self, t: Instant) {
         self.lost.retain(|e| e.1 >= t);
     }

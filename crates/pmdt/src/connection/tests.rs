@@ -32,6 +32,11 @@ struct Pair {
 impl Pair {
     /// A connected pair (handshake done) with a 5 ms one-way delay.
     fn new(cfg: TransportConfig) -> Self {
+        Self::with(cfg.clone(), cfg)
+    }
+
+    /// Like [`Pair::new`], each side with its own configuration.
+    fn with(cfg: TransportConfig, server_cfg: TransportConfig) -> Self {
         let now = Instant::now();
         let ca: SocketAddr = "10.11.0.1:1000".parse().unwrap();
         let sa: SocketAddr = "10.11.0.2:2000".parse().unwrap();
@@ -46,7 +51,7 @@ impl Pair {
         .unwrap();
         let server = Endpoint::new(
             EndpointConfig {
-                transport: cfg,
+                transport: server_cfg,
                 seed: Some(2),
                 accept: true,
                 ..Default::default()
@@ -177,7 +182,7 @@ impl Pair {
     }
 
     /// A datagram from the client as if the client sent it (its cid, `pn`).
-    fn from_client(&mut self, pn: u64, body: Body<'_>) -> Vec<u8> {
+    fn client_packet(&mut self, pn: u64, body: Body<'_>) -> Vec<u8> {
         let dst_cid = self.server_conn().local_cid;
         let mut b = vec![0u8; 2048];
         let n = wire::encode(
@@ -195,6 +200,15 @@ impl Pair {
         .unwrap();
         b.truncate(n);
         b
+    }
+}
+
+/// A configuration whose packet window cannot grow past 2048 packets, so the
+/// packet-number jump accepted stays at its floor (65,536).
+fn small_window() -> TransportConfig {
+    TransportConfig {
+        max_window_bytes: 1 << 20,
+        ..Default::default()
     }
 }
 
@@ -217,17 +231,19 @@ fn ack_of(largest: u64, max_data: u64) -> Ack {
 /// number of any validated packet, not only ack-eliciting ones.
 #[test]
 fn item06_pure_acks_after_a_keepalive_keep_later_packets_in_window() {
-    let mut p = Pair::new(TransportConfig::default());
+    // A small window keeps the accepted jump at its floor (65,536).
+    let mut p = Pair::new(small_window());
+    assert_eq!(p.server_conn().max_pn_jump(), 1 << 16);
     let pn0 = p.client_conn().next_pn + 10;
     let server_largest = p.server_conn().next_pn - 1;
-    let ka = p.from_client(pn0, Body::Keepalive);
+    let ka = p.client_packet(pn0, Body::Keepalive);
     p.deliver(true, &ka);
     let n = 70_000u64;
     for i in 1..=n {
-        let a = p.from_client(pn0 + i, Body::Ack(ack_of(server_largest, 1 << 20)));
+        let a = p.client_packet(pn0 + i, Body::Ack(ack_of(server_largest, 1 << 20)));
         p.deliver(true, &a);
     }
-    let d = p.from_client(
+    let d = p.client_packet(
         pn0 + n + 1,
         Body::Data {
             offset: 0,
@@ -356,7 +372,7 @@ fn item08_cwnd_does_not_grow_when_not_congestion_limited() {
 /// ack ranges).
 fn keepalives(p: &mut Pair, pns: impl IntoIterator<Item = u64>) {
     for pn in pns {
-        let d = p.from_client(pn, Body::Keepalive);
+        let d = p.client_packet(pn, Body::Keepalive);
         p.deliver(true, &d);
     }
 }
@@ -412,6 +428,8 @@ fn item14_handshake_rejects_a_max_datagram_too_small_for_an_ack() {
                         src_cid: 1,
                         max_data: 1000,
                         max_datagram,
+                        max_ack_delay_us: 1000,
+                        idle_timeout_ms: 10_000,
                     },
                     cookie: &[],
                 },
@@ -447,4 +465,336 @@ fn item13_minimum_window_holds_two_full_datagrams() {
             c.cc.window()
         );
     }
+}
+
+/// Item 15: a FIN below data already received (beyond a hole) is rejected: the
+/// check uses the highest offset received, not the contiguous end.
+#[test]
+fn item15_fin_below_the_highest_offset_received_is_rejected() {
+    let mut p = Pair::new(TransportConfig::default());
+    let pn = p.client_conn().next_pn + 100;
+    let data = [5u8; 100];
+    let d = p.client_packet(
+        pn,
+        Body::Data {
+            offset: 200,
+            fin: false,
+            payload: &data,
+        },
+    );
+    p.deliver(true, &d);
+    let f = p.client_packet(
+        pn + 1,
+        Body::Data {
+            offset: 100,
+            fin: true,
+            payload: &data[..50],
+        },
+    );
+    p.deliver(true, &f);
+    let s = p.server_conn();
+    assert_eq!(
+        s.peer_fin, None,
+        "a final size below received data was taken"
+    );
+    assert_eq!(s.stats.out_of_window, 1);
+}
+
+/// Item 10: a peer that keeps sending but never acknowledges an old packet must
+/// not make the sent-packet list grow without bound (it spans every packet number
+/// sent since, acks included): packets too far behind are declared lost.
+#[test]
+fn item10_sent_packets_stay_bounded_when_an_old_packet_is_never_acked() {
+    let mut p = Pair::new(small_window());
+    let sh = p.sh.unwrap();
+    let now = p.now;
+    let mut buf = vec![0u8; 2048];
+    // The server sends data the client never acknowledges (never delivered).
+    p.server.write(sh, b"never acknowledged").unwrap();
+    while p.server.poll_transmit(now, &mut buf).is_some() {}
+    assert_eq!(p.server_conn().sent.in_flight(), 1);
+    // The client keeps sending: the server acknowledges, one packet number per ack.
+    let pn0 = p.client_conn().next_pn + 100;
+    let bound = p.server_conn().max_pn_jump();
+    for i in 0..3 * bound {
+        let d = p.client_packet(pn0 + i, Body::Keepalive);
+        p.deliver(true, &d);
+        while p.server.poll_transmit(now, &mut buf).is_some() {}
+    }
+    // Something new to track: its number is far beyond the first one.
+    p.server.write(sh, b"more").unwrap();
+    while p.server.poll_transmit(now, &mut buf).is_some() {}
+    let tracked = p.server_conn().sent.tracked();
+    assert!(
+        tracked.end - tracked.start <= bound,
+        "sent list spans {} packet numbers",
+        tracked.end - tracked.start
+    );
+}
+
+/// A server-side connection, established, over any storage (for storage tests).
+fn server_conn_with<S: SendStorage, R: RecvStorage>(
+    cfg: TransportConfig,
+    send: S,
+    recv: R,
+) -> (Connection<S, R>, Instant) {
+    let now = Instant::now();
+    let c = Connection::new(ConnectionParams {
+        side: Side::Server,
+        local_cid: 7,
+        remote_cid: 8,
+        remote: "10.11.0.1:1000".parse().unwrap(),
+        cfg: std::sync::Arc::new(cfg),
+        epoch: now,
+        now,
+        initial_pn: 1000,
+        storage: send,
+        recv_storage: recv,
+        peer: Some(HandshakeParams {
+            src_cid: 8,
+            max_data: 1 << 20,
+            max_datagram: 1472,
+            max_ack_delay_us: 1000,
+            idle_timeout_ms: 10_000,
+        }),
+    });
+    (c, now)
+}
+
+fn data_packet(pn: u64, offset: u64, payload: &[u8]) -> Vec<u8> {
+    let mut b = vec![0u8; 2048];
+    let n = wire::encode(
+        &mut b,
+        &Packet {
+            header: Header {
+                dst_cid: 7,
+                pn,
+                timestamp: 1,
+                timestamp_echo: 0,
+            },
+            body: Body::Data {
+                offset,
+                fin: false,
+                payload,
+            },
+        },
+    )
+    .unwrap();
+    b.truncate(n);
+    b
+}
+
+/// Item 9: one-byte segments out of order must not pin one packet buffer each
+/// (with mbufs, a shared pool): the packet-memory storage keeps a per-connection
+/// budget of held segments and refuses (drops, unacknowledged) beyond it.
+#[test]
+fn item09_tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
+    use crate::link::{Buffer, HeapPool};
+    use crate::runtime::storage::ChunkRecv;
+    let cap = 64 * 1024;
+    let cfg = TransportConfig {
+        recv_buffer: cap,
+        ..Default::default()
+    };
+    let (mut c, now) = server_conn_with(cfg, ByteRing::new(cap as usize), ChunkRecv::new(cap));
+    let pool = HeapPool::new(100_000, 128);
+    let n = 20_000u64;
+    for i in 0..n {
+        // Offset 0 never arrives: everything stays out of order.
+        let bytes = data_packet(1000 + i, 1 + i, &[i as u8]);
+        let buf = Buffer::Heap(pool.copy_from(&bytes).unwrap());
+        let pkt = wire::decode(buf.bytes()).unwrap();
+        c.handle_packet(now, &pkt, bytes.len(), &buf);
+    }
+    let held = pool.in_use();
+    assert!(
+        held as u64 <= cap / 256,
+        "{held} buffers pinned by {n} one-byte segments"
+    );
+    // The legitimate data still gets in once the hole is filled.
+    let bytes = data_packet(1000 + n, 0, &[0u8]);
+    let buf = Buffer::Heap(pool.copy_from(&bytes).unwrap());
+    let pkt = wire::decode(buf.bytes()).unwrap();
+    c.handle_packet(now, &pkt, bytes.len(), &buf);
+    assert!(c.readable() >= 1);
+}
+
+/// Item 9: the copying storage bounds the number of disjoint received ranges
+/// (each a hole the peer left), so neither memory nor insert cost grows with a
+/// peer's fragmentation.
+#[test]
+fn item09_received_fragments_are_bounded() {
+    let cap = 1 << 20;
+    let cfg = TransportConfig {
+        recv_buffer: cap,
+        ..Default::default()
+    };
+    let (mut c, now) = server_conn_with(
+        cfg,
+        ByteRing::new(cap as usize),
+        RecvRing::new(cap as usize),
+    );
+    for i in 0..20_000u64 {
+        let bytes = data_packet(1000 + i, 1 + 2 * i, &[1]);
+        let pkt = wire::decode(&bytes).unwrap();
+        c.handle_packet(now, &pkt, bytes.len(), &());
+    }
+    assert!(
+        c.recv.fragments() <= crate::recv_buffer::MAX_RECV_FRAGMENTS,
+        "{} fragments",
+        c.recv.fragments()
+    );
+    // The first hole can always be repaired, even with no range to join.
+    let bytes = data_packet(30_000, 0, &[1]);
+    let pkt = wire::decode(&bytes).unwrap();
+    c.handle_packet(now, &pkt, bytes.len(), &());
+    assert_eq!(c.readable(), 2, "the head of the stream was refused");
+}
+
+/// Sends one data packet at `t` (skipping control packets); returns its number.
+fn send_data_at<S: SendStorage, R: RecvStorage>(c: &mut Connection<S, R>, t: Instant) -> u64 {
+    let mut buf = vec![0u8; 2048];
+    loop {
+        let tx = c.poll_transmit(t, &mut buf).expect("a packet to send");
+        let pkt = wire::decode(&buf[..tx.len]).unwrap();
+        if matches!(pkt.body, Body::Data { .. }) {
+            return pkt.header.pn;
+        }
+    }
+}
+
+/// Delivers an ack of the given packet-number ranges (highest first) at `t`.
+fn ack_at<S: SendStorage, R: RecvStorage<Packet = ()>>(
+    c: &mut Connection<S, R>,
+    t: Instant,
+    ranges: &[(u64, u64)],
+) {
+    let pn = c.largest_pn_received.map_or(1, |l| l + 1);
+    let ack = Ack {
+        ranges: ranges
+            .iter()
+            .map(|&(start, end)| AckRange { start, end })
+            .collect(),
+        ack_delay_us: 0,
+        data_cumulative: 0,
+        max_data: 1 << 30,
+    };
+    let mut b = vec![0u8; 2048];
+    let n = wire::encode(
+        &mut b,
+        &Packet {
+            header: Header {
+                dst_cid: c.local_cid,
+                pn,
+                timestamp: 1,
+                timestamp_echo: 0,
+            },
+            body: Body::Ack(ack),
+        },
+    )
+    .unwrap();
+    let pkt = wire::decode(&b[..n]).unwrap();
+    c.handle_packet(t, &pkt, n, &());
+}
+
+/// Item 11: losses separated by an acknowledged packet are not persistent
+/// congestion (RFC 9002 §7.6.2: no packet between the two may be acknowledged),
+/// even when the first and the last lost span more than the period.
+#[test]
+fn item11_an_acked_packet_between_losses_breaks_persistent_congestion() {
+    let cfg = TransportConfig {
+        congestion: crate::congestion::CongestionKind::NewReno,
+        pacing: false,
+        ..Default::default()
+    };
+    for ack_middle in [false, true] {
+        let mut p = Pair::new(cfg.clone());
+        p.client_write(&[3u8; 64 * 1024]);
+        let t0 = p.now;
+        let c = p.client_conn();
+        assert!(c.rtt.has_sample(), "handshake RTT sample");
+        let ms = Duration::from_millis;
+        let p1 = send_data_at(c, t0);
+        send_data_at(c, t0 + ms(40));
+        let p3 = send_data_at(c, t0 + ms(80));
+        send_data_at(c, t0 + ms(120));
+        send_data_at(c, t0 + ms(160));
+        send_data_at(c, t0 + ms(160));
+        send_data_at(c, t0 + ms(160));
+        let p8 = send_data_at(c, t0 + ms(160));
+        assert_eq!(p8 - p1, 7, "consecutive numbers");
+        let ranges: &[(u64, u64)] = if ack_middle {
+            &[(p8, p8), (p3, p3)]
+        } else {
+            &[(p8, p8)]
+        };
+        ack_at(c, t0 + ms(165), ranges);
+        let period = c.rtt.pto_base(c.cfg.max_ack_delay) * 3;
+        assert!(period < ms(160) && period > ms(40), "period {period:?}");
+        let collapsed = c.cc.window() <= 2 * c.cfg.max_datagram as u64;
+        assert_eq!(
+            collapsed, !ack_middle,
+            "persistent congestion declared: {collapsed}, packet acked between: {ack_middle}"
+        );
+    }
+}
+
+/// Item 11: packets sent before the first RTT sample do not count towards
+/// persistent congestion (RFC 9002 §7.6.2).
+#[test]
+fn item11_packets_sent_before_the_first_rtt_sample_are_not_persistent_congestion() {
+    let cfg = TransportConfig {
+        congestion: crate::congestion::CongestionKind::NewReno,
+        pacing: false,
+        ..Default::default()
+    };
+    let (mut c, t0) = server_conn_with(cfg, ByteRing::new(1 << 20), RecvRing::new(1 << 20));
+    c.write(&[1u8; 64 * 1024]).unwrap();
+    assert!(!c.rtt.has_sample());
+    let s = Duration::from_secs;
+    let first = send_data_at(&mut c, t0);
+    for i in 1..5 {
+        send_data_at(&mut c, t0 + s(i));
+    }
+    let last = send_data_at(&mut c, t0 + s(10));
+    assert_eq!(last - first, 5);
+    ack_at(
+        &mut c,
+        t0 + s(10) + Duration::from_millis(10),
+        &[(last, last)],
+    );
+    assert!(c.rtt.has_sample());
+    assert!(
+        c.cc.window() > 2 * c.cfg.max_datagram as u64,
+        "persistent congestion from packets sent before any RTT sample"
+    );
+}
+
+/// Item 16: each side's max_ack_delay and idle timeout travel in the handshake:
+/// the peer's max_ack_delay drives the probe timer, and the idle timeout in force
+/// is the smaller of the two (RFC 9000 §10.1).
+#[test]
+fn item16_max_ack_delay_and_idle_timeout_are_exchanged() {
+    let client = TransportConfig {
+        keepalive: None,
+        idle_timeout: Duration::from_secs(30),
+        ..Default::default()
+    };
+    let server = TransportConfig {
+        keepalive: None,
+        max_ack_delay: Duration::from_millis(50),
+        idle_timeout: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let mut p = Pair::with(client, server);
+    let c = p.client_conn();
+    assert_eq!(c.peer_max_ack_delay, Duration::from_millis(50));
+    assert!(c.pto() >= Duration::from_millis(50), "pto {:?}", c.pto());
+    assert_eq!(p.server_conn().peer_max_ack_delay, Duration::from_millis(1));
+    // Both sides go quiet: the client times out after the server's 1 s, not its 30 s.
+    let t0 = p.now;
+    p.step_for(Duration::from_secs(3));
+    let c = p.client_conn();
+    assert_eq!(c.close_reason(), Some(CloseReason::TimedOut));
+    assert!(p.now - t0 < Duration::from_secs(30));
 }

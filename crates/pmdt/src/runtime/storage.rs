@@ -153,13 +153,29 @@ pub struct Segment {
 /// offset (arrivals in order append at the back; no allocation once warm).
 pub struct ChunkRecv {
     segs: VecDeque<Segment>,
+    /// Most out-of-order segments held at once: each pins a packet buffer of a
+    /// pool shared by every connection of the port, so one peer sending tiny
+    /// segments must not drain it. In-order data may use [`HEAD_RESERVE`] more.
+    max_segs: usize,
 }
 
+/// Receive credit per held segment the budget allows: full-size datagrams carry
+/// ~1400 bytes, so this leaves room for smaller legitimate segments.
+const CREDIT_BYTES_PER_SEGMENT: u64 = 512;
+/// Segments always allowed whatever the credit.
+const MIN_SEGMENT_BUDGET: usize = 64;
+/// Segments kept for in-order data only, so out-of-order data can never fill the
+/// budget and block the repair of the hole before it.
+const HEAD_RESERVE: usize = 64;
+
 impl ChunkRecv {
-    /// Storage expecting around `cap / 1024` segments.
+    /// Storage expecting around `cap / 1024` segments, holding at most
+    /// `cap / 512 + 64` out of order and 64 more in order (the per-connection
+    /// memory budget).
     pub fn new(cap: u64) -> Self {
         Self {
             segs: VecDeque::with_capacity((cap as usize / 1024).min(1 << 16) + 1),
+            max_segs: (cap / CREDIT_BYTES_PER_SEGMENT) as usize + MIN_SEGMENT_BUDGET,
         }
     }
 
@@ -185,6 +201,15 @@ impl ChunkRecv {
 
 impl RecvStorage for ChunkRecv {
     type Packet = Buffer;
+
+    fn has_room(&self, pieces: usize, at_head: bool) -> bool {
+        let limit = if at_head {
+            self.max_segs + HEAD_RESERVE
+        } else {
+            self.max_segs
+        };
+        self.segs.len() + pieces <= limit
+    }
 
     fn insert(&mut self, offset: u64, data: &[u8], packet: &Buffer) {
         let Some(pos) = packet.position_of(data) else {

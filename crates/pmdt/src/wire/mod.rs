@@ -8,8 +8,9 @@ use cursor::{Reader, Writer};
 
 /// First two bytes of every pmdt packet: ASCII "PM".
 pub const MAGIC: u16 = 0x504D;
-/// Protocol version this implementation speaks.
-pub const VERSION: u8 = 1;
+/// Protocol version this implementation speaks (2: the handshake carries
+/// `max_ack_delay` and the idle timeout).
+pub const VERSION: u8 = 2;
 /// Size of the common header.
 pub const HEADER_LEN: usize = 28;
 /// Size of a data packet's header (common header + data fields), before the payload.
@@ -155,7 +156,16 @@ pub struct HandshakeParams {
     pub max_data: u64,
     /// Largest datagram payload (pmdt header + data) the sender accepts.
     pub max_datagram: u16,
+    /// Longest the sender delays an acknowledgement, in microseconds (the peer's
+    /// probe timer allows for it; RFC 9002 §6.2.1). At most [`MAX_ACK_DELAY_US`].
+    pub max_ack_delay_us: u32,
+    /// The sender's idle timeout in milliseconds (0: none); the connection's is the
+    /// smaller of both sides' (RFC 9000 §10.1).
+    pub idle_timeout_ms: u32,
 }
+
+/// Largest `max_ack_delay` a side may announce: 2^14 ms (RFC 9000 §18.2).
+pub const MAX_ACK_DELAY_US: u32 = (1 << 14) * 1000;
 
 /// A decoded packet body; `Data` borrows its payload from the datagram.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -258,7 +268,12 @@ fn read_params(r: &mut Reader<'_>) -> Result<HandshakeParams, DecodeError> {
         src_cid: r.u64()?,
         max_data: r.u64()?,
         max_datagram: r.u16()?,
+        max_ack_delay_us: r.u32()?,
+        idle_timeout_ms: r.u32()?,
     };
+    if p.max_ack_delay_us > MAX_ACK_DELAY_US {
+        return Err(DecodeError::Malformed("max_ack_delay too large"));
+    }
     if p.src_cid == 0 {
         return Err(DecodeError::Malformed("connection id 0 is reserved"));
     }
@@ -389,7 +404,9 @@ fn write_header(w: &mut Writer<'_>, ty: PacketType, h: &Header) -> Result<(), En
 fn write_params(w: &mut Writer<'_>, p: &HandshakeParams) -> Result<(), EncodeError> {
     w.u64(p.src_cid)?;
     w.u64(p.max_data)?;
-    w.u16(p.max_datagram)
+    w.u16(p.max_datagram)?;
+    w.u32(p.max_ack_delay_us)?;
+    w.u32(p.idle_timeout_ms)
 }
 
 fn write_cookie(w: &mut Writer<'_>, c: &[u8]) -> Result<(), EncodeError> {

@@ -24,6 +24,8 @@ fn every_type_round_trips() {
         src_cid: 42,
         max_data: 1 << 40,
         max_datagram: 1472,
+        max_ack_delay_us: 25_000,
+        idle_timeout_ms: 30_000,
     };
     let bodies = vec![
         Body::Init {
@@ -68,7 +70,7 @@ fn data_header_layout_is_as_documented() {
     let mut b = [0u8; 64];
     let n = encode_data_header(&mut b, &hdr(), 0x0102, 3, true).unwrap();
     assert_eq!(n, DATA_HEADER_LEN);
-    assert_eq!(&b[0..4], &[0x50, 0x4D, 1, 4]);
+    assert_eq!(&b[0..4], &[0x50, 0x4D, VERSION, 4]);
     assert_eq!(&b[4..12], &0x1122_3344_5566_7788u64.to_be_bytes());
     assert_eq!(&b[28..36], &0x0102u64.to_be_bytes());
     assert_eq!(&b[36..38], &3u16.to_be_bytes());
@@ -88,7 +90,7 @@ fn bad_inputs_are_errors() {
     buf[0] = 0x50;
     buf[2] = 9;
     assert_eq!(decode(&buf), Err(DecodeError::UnsupportedVersion(9)));
-    buf[2] = 1;
+    buf[2] = VERSION;
     buf[3] = 99;
     assert_eq!(decode(&buf), Err(DecodeError::UnknownType(99)));
     buf[3] = 8;
