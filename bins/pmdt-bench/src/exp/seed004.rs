@@ -35,11 +35,18 @@ fn sweep(ctx: &Ctx, run: usize) -> SweepRun {
     let mut cmd = Command::new(ctx.tool("pmdt-load-sweep"));
     cmd.arg("--out").arg(&dir).args(["--lcores", "0,1"]);
     if ctx.quick {
-        cmd.args(["--warmup", "0.1", "--measure", "0.2"]);
+        // Short steps, and heavier per-packet work so the worker saturates before a
+        // generator slowed by a busy machine does (a smoke test, not the experiment).
+        cmd.args(["--warmup", "0.1", "--measure", "0.2"]).args([
+            "--work-cycles",
+            "30000",
+            "--heavy-work-cycles",
+            "60000",
+        ]);
     }
     let mut c = Child::spawn("load-sweep", cmd, &ctx.logs(E, id)).map_err(|e| (e, vec![]))?;
     let command = c.command.clone();
-    let limit = ctx.timeout(Duration::from_secs(if ctx.quick { 30 } else { 150 }));
+    let limit = ctx.timeout(Duration::from_secs(if ctx.quick { 60 } else { 150 }));
     let err = |e: String| (e, vec![command.clone()]);
     let Some(st) = c.wait_timeout(limit) else {
         c.stop(Duration::from_secs(3));
@@ -107,7 +114,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         .collect();
     for method in methods {
         r.cells.push(
-            CellSpec::new(format!("accuracy-{method}"), "max_abs_error_pp")
+            CellSpec::new(format!("accuracy-{}", slug(&method)), "max_abs_error_pp")
                 .param("method", method.as_str())
                 .run(ctx.repeat, |i| {
                     let (v, cmd) = pick(i)?;
@@ -141,4 +148,17 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             .into(),
     );
     r
+}
+
+/// `method 1 (non-empty iterations)` → `method-1-non-empty-iterations`.
+fn slug(s: &str) -> String {
+    let mut out = String::new();
+    for ch in s.chars() {
+        if ch.is_ascii_alphanumeric() {
+            out.push(ch.to_ascii_lowercase());
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    out.trim_end_matches('-').to_string()
 }
