@@ -18,10 +18,13 @@ pub enum Cc {
     /// Paced at `--rate`, loss does not slow it (dedicated links).
     Paced,
     /// TCP-friendly AIMD.
-    #[default]
     Newreno,
     /// CUBIC (RFC 9438).
     Cubic,
+    /// Model-based (BBR): paces at the measured bottleneck bandwidth, random loss
+    /// does not slow it.
+    #[default]
+    Bbr,
 }
 
 /// Protocol options.
@@ -32,7 +35,7 @@ pub struct TransportArgs {
     #[arg(long, default_value_t = 2048)]
     pub window: u64,
     /// Congestion control.
-    #[arg(long, value_enum, default_value_t = Cc::Newreno)]
+    #[arg(long, value_enum, default_value_t = Cc::Bbr)]
     pub cc: Cc,
     /// Target rate for --cc paced (e.g. 5gbit, 800mbit).
     #[arg(long)]
@@ -41,9 +44,14 @@ pub struct TransportArgs {
     /// default).
     #[arg(long)]
     pub payload: Option<u16>,
-    /// Send and receive buffer per connection, bytes.
+    /// Send and receive buffer per connection, bytes (initial size: both grow with
+    /// the path's bandwidth-delay product up to --max-buffer).
     #[arg(long, default_value_t = 8 << 20)]
     pub buffer: u64,
+    /// Largest send buffer, receive buffer (credit) and window per connection,
+    /// bytes (default 256 MiB: 2 × the BDP of 10 Gbit/s × 100 ms).
+    #[arg(long)]
+    pub max_buffer: Option<u64>,
     /// Give up on a silent peer after this many seconds.
     #[arg(long, default_value_t = 10.0)]
     pub idle_timeout: f64,
@@ -74,6 +82,7 @@ impl TransportArgs {
             }
             Cc::Newreno => CongestionKind::NewReno,
             Cc::Cubic => CongestionKind::Cubic,
+            Cc::Bbr => CongestionKind::Bbr,
         };
         if self.rate.is_some() && self.cc != Cc::Paced {
             return Err(CliError::new("--rate applies to --cc paced only")
@@ -89,6 +98,10 @@ impl TransportArgs {
             max_datagram: payload,
             send_buffer: self.buffer,
             recv_buffer: self.buffer,
+            max_window_bytes: self
+                .max_buffer
+                .unwrap_or(pmdt::config::DEFAULT_MAX_WINDOW_BYTES)
+                .max(self.buffer),
             congestion,
             idle_timeout: Duration::from_secs_f64(self.idle_timeout),
             keepalive: Some(Duration::from_secs_f64(self.idle_timeout / 4.0)),

@@ -17,7 +17,8 @@ pub struct TransportConfig {
     /// Largest UDP payload (pmdt header + data) this side sends and accepts.
     pub max_datagram: u16,
     /// Initial send buffer in bytes (application data not yet acknowledged). Grows
-    /// to hold [`SEND_BUFFER_WINDOWS`] congestion windows, up to `max_window_bytes`.
+    /// to hold [`SEND_BUFFER_WINDOW_FACTOR`] congestion windows, up to
+    /// `max_window_bytes`.
     pub send_buffer: u64,
     /// Initial receive buffer in bytes: the flow-control credit given to the peer.
     /// Grows to [`RECV_WINDOW_PER_RTT`] × the bytes received per RTT (receive-window
@@ -76,9 +77,10 @@ pub const DEFAULT_MAX_WINDOW_BYTES: u64 = 256 << 20;
 /// (a loss being repaired) does not stop the sender for an RTT (Linux's receive
 /// buffer autotuning, tcp_rcv_space_adjust, uses 2 as well).
 pub const RECV_WINDOW_PER_RTT: u64 = 2;
-/// The send buffer holds this many congestion windows (the window in flight plus
-/// one more to fill the next while the first is acknowledged).
-pub const SEND_BUFFER_WINDOWS: u64 = 2;
+/// The send buffer holds this many congestion windows: the data in flight plus what
+/// a loss at the head holds back while it is repaired (BBR's window is 2 × BDP, so
+/// this is 3 × BDP).
+pub const SEND_BUFFER_WINDOW_FACTOR: f64 = 1.5;
 
 impl TransportConfig {
     /// Packet window cap that `max_window_bytes` allows.

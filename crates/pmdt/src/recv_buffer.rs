@@ -37,6 +37,13 @@ pub trait RecvStorage: Send {
     fn read(&mut self, offset: u64, out: &mut [u8]);
     /// Bytes below `offset` will not be read again and can be freed.
     fn release_to(&mut self, offset: u64);
+    /// Raises the capacity to `capacity` bytes (receive-window autotuning), keeping
+    /// whatever was inserted in `held`; false if the storage cannot (the default: a
+    /// storage whose memory is bounded elsewhere, e.g. a packet pool, opts in).
+    fn grow(&mut self, capacity: u64, held: std::ops::Range<u64>) -> bool {
+        let _ = (capacity, held);
+        false
+    }
 }
 
 /// The default storage: a byte ring of the buffer's capacity (one copy in, one out).
@@ -80,6 +87,18 @@ impl RecvStorage for RecvRing {
     }
 
     fn release_to(&mut self, _: u64) {}
+
+    fn grow(&mut self, capacity: u64, held: std::ops::Range<u64>) -> bool {
+        if capacity as usize <= self.buf.len() {
+            return true;
+        }
+        let mut next = RecvRing::new(capacity as usize);
+        let mut tmp = vec![0; (held.end - held.start) as usize];
+        self.read(held.start, &mut tmp);
+        next.insert(held.start, &tmp, &());
+        *self = next;
+        true
+    }
 }
 
 /// Reassembly state over a storage.
@@ -118,6 +137,31 @@ impl<R: RecvStorage> RecvBuffer<R> {
     /// Capacity in bytes.
     pub fn capacity(&self) -> u64 {
         self.capacity
+    }
+
+    /// Distinct stream bytes received so far, in order or not.
+    pub fn received_bytes(&self) -> u64 {
+        self.read
+            + self
+                .received
+                .iter()
+                .map(|r| r.end.saturating_sub(r.start.max(self.read)))
+                .sum::<u64>()
+    }
+
+    /// Raises the capacity (the credit) to `capacity` if the storage can grow;
+    /// returns whether it did.
+    pub fn grow(&mut self, capacity: u64) -> bool {
+        if capacity <= self.capacity {
+            return false;
+        }
+        let held = self.read..self.read + self.capacity;
+        if self.storage.grow(capacity, held) {
+            self.capacity = capacity;
+            true
+        } else {
+            false
+        }
     }
 
     /// Offset of the next byte the application reads.

@@ -21,6 +21,13 @@ pub trait SendStorage: Send {
     fn copy_out(&self, offset: u64, out: &mut [u8]);
     /// Drops every byte below `offset` (acknowledged).
     fn release_to(&mut self, offset: u64);
+    /// Raises the capacity towards `capacity` bytes (send-buffer autotuning), keeping
+    /// the bytes held; returns the capacity now. Storage that cannot grow keeps its
+    /// capacity (the default).
+    fn grow(&mut self, capacity: u64) -> u64 {
+        let _ = capacity;
+        self.capacity()
+    }
 }
 
 /// A byte ring: the default storage (one copy in on `write`, one copy out per packet).
@@ -81,6 +88,20 @@ impl SendStorage for ByteRing {
     }
     fn release_to(&mut self, offset: u64) {
         self.start = self.start.max(offset.min(self.end));
+    }
+    fn grow(&mut self, capacity: u64) -> u64 {
+        if capacity as usize > self.buf.len() {
+            let mut next = ByteRing {
+                buf: vec![0; capacity as usize],
+                start: self.start,
+                end: self.start,
+            };
+            let mut held = vec![0; (self.end - self.start) as usize];
+            self.copy_out(self.start, &mut held);
+            next.write(&held);
+            *self = next;
+        }
+        self.capacity()
     }
 }
 

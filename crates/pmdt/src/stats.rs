@@ -68,6 +68,9 @@ pub struct ConnectionStats {
     pub recv_window: u64,
     /// The send buffer's capacity now, bytes.
     pub send_window: u64,
+    /// Distinct stream bytes received, in order or not (goodput without the
+    /// head-of-line wait of in-order delivery).
+    pub stream_bytes_arrived: u64,
 }
 
 /// A congestion controller's state, as shown in statistics.

@@ -1,21 +1,30 @@
 //! The model-based default controller (BBR) in the simulator: goodput on long, lossy
 //! paths with no hand-set rate or window, queueing, adaptation and sharing. Virtual
-//! time: every figure is deterministic. Print them with `--nocapture`.
+//! time: every figure is deterministic. Print them with `--nocapture`; set
+//! `SIM_TRACE=1` for a per-100 ms timeline of the sender's model.
 
 use std::time::Duration;
 
-use pmdt::sim::{run_bulk, BulkReport, BulkScenario, LinkConfig};
-use pmdt::TransportConfig;
+use pmdt::sim::{run_bulk, BulkReport, BulkScenario, FlowReport, LinkConfig};
+use pmdt::stats::ControllerState;
+use pmdt::{CongestionKind, TransportConfig};
+
+/// Sampling interval of the timelines.
+const TICK: Duration = Duration::from_millis(100);
+/// Payload share of a full datagram on the simulated link (it counts pmdt bytes:
+/// 1472-byte datagrams carry 1440 stream bytes); goodput is compared with the link
+/// rate itself, this is only printed.
+const PAYLOAD_SHARE: f64 = 1440.0 / 1472.0;
 
 /// A bottleneck of `rate_bps` with `rtt` (split evenly), random `loss` on the data
-/// direction and a queue of one BDP.
-fn path(rate_bps: u64, rtt: Duration, loss: f64) -> (LinkConfig, LinkConfig) {
-    let bdp = (rate_bps as f64 / 8.0 * rtt.as_secs_f64()) as u64;
+/// direction and a drop-tail queue of `queue_bdps` bandwidth-delay products.
+fn path(rate_bps: u64, rtt: Duration, loss: f64, queue_bdps: f64) -> (LinkConfig, LinkConfig) {
+    let bdp = rate_bps as f64 / 8.0 * rtt.as_secs_f64();
     let fwd = LinkConfig {
         delay: rtt / 2,
         loss,
         rate_bps: Some(rate_bps),
-        queue_bytes: bdp.max(256 * 1024),
+        queue_bytes: ((bdp * queue_bdps) as u64).max(64 * 1024),
         ..Default::default()
     };
     let rev = LinkConfig {
@@ -25,57 +34,312 @@ fn path(rate_bps: u64, rtt: Duration, loss: f64) -> (LinkConfig, LinkConfig) {
     (fwd, rev)
 }
 
-/// Goodput from the end of warm-up (20% of the bytes) to completion, bits/s.
-fn steady_goodput(r: &BulkReport) -> f64 {
-    let f = &r.flows[0];
-    let t0 = r.warmup_at.unwrap_or_default();
-    let t1 = f.completed_at.unwrap_or(r.elapsed);
-    (f.bytes_received - f.bytes_at_warmup) as f64 * 8.0 / (t1 - t0).as_secs_f64().max(1e-9)
-}
-
-fn goodput_case(rate_bps: u64, rtt_ms: u64, loss: f64, bytes: u64) -> (f64, f64, BulkReport) {
-    let (forward, reverse) = path(rate_bps, Duration::from_millis(rtt_ms), loss);
-    let r = run_bulk(&BulkScenario {
+fn scenario(forward: LinkConfig, reverse: LinkConfig, bytes: u64) -> BulkScenario {
+    BulkScenario {
         seed: 21,
         bytes_per_flow: bytes,
         forward,
         reverse,
         transport: TransportConfig::default(),
         time_limit: Duration::from_secs(60),
+        sample_every: Some(TICK),
         ..Default::default()
-    })
-    .unwrap();
-    let s = &r.flows[0].sender;
-    let steady = steady_goodput(&r);
-    let whole = r.flows[0].goodput_bps;
+    }
+}
+
+/// Arrival rate (distinct bytes at the receiver) in tick `i`, bits/s.
+fn tick_rate(f: &FlowReport, i: usize) -> f64 {
+    let prev = if i == 0 { 0 } else { f.arrived_timeline[i - 1] };
+    (f.arrived_timeline[i] - prev) as f64 * 8.0 / TICK.as_secs_f64()
+}
+
+/// Goodput in steady state, bits/s: distinct bytes arrived at the receiver from the
+/// first tick after Startup and Drain to the last full tick before completion.
+fn steady_goodput(f: &FlowReport) -> f64 {
+    let from = f
+        .sender_timeline
+        .iter()
+        .position(|s| {
+            !matches!(
+                s.cc_state,
+                ControllerState::Startup | ControllerState::Drain
+            )
+        })
+        .expect("left Startup")
+        + 1;
+    // Up to the last tick with new data still to send (not the tail's repairs).
+    let total = f.bytes_received + 8;
+    let to = f
+        .sender_timeline
+        .iter()
+        .rposition(|s| s.stream_bytes_sent < total)
+        .unwrap_or(0)
+        .saturating_sub(1);
+    assert!(
+        to > from + 5,
+        "too short a steady state: ticks {from}..{to}"
+    );
+    let bytes = f.arrived_timeline[to] - f.arrived_timeline[from - 1];
+    bytes as f64 * 8.0 / (TICK * (to - from + 1) as u32).as_secs_f64()
+}
+
+fn trace(f: &FlowReport) {
+    if std::env::var("SIM_TRACE").is_err() {
+        return;
+    }
+    for (i, st) in f.sender_timeline.iter().enumerate() {
+        println!(
+            "  t={:.1}s arrived {:.0} Mbit/s {:?} bw {:.0} Mbit/s pacing {:.0} Mbit/s cwnd {} \
+             in flight {} retx {} pto {}",
+            (i + 1) as f64 * TICK.as_secs_f64(),
+            tick_rate(f, i) / 1e6,
+            st.cc_state,
+            st.cc_bandwidth_bps as f64 / 1e6,
+            st.pacing_rate as f64 * 8.0 / 1e6,
+            st.cwnd,
+            st.bytes_in_flight,
+            st.packets_retransmitted,
+            st.pto_count,
+        );
+    }
+}
+
+/// Runs one transfer with default settings; returns (steady goodput, report).
+fn goodput_case(rate_bps: u64, rtt_ms: u64, loss: f64, bytes: u64) -> (f64, BulkReport) {
+    let (forward, reverse) = path(rate_bps, Duration::from_millis(rtt_ms), loss, 1.0);
+    let r = run_bulk(&scenario(forward, reverse, bytes)).unwrap();
+    let f = &r.flows[0];
+    trace(f);
+    assert!(
+        r.all_delivered && r.all_closed_gracefully,
+        "{rtt_ms} ms {loss}: not delivered"
+    );
+    let s = &f.sender;
+    let steady = steady_goodput(f);
+    let bdp = rate_bps / 8 * rtt_ms / 1000;
     println!(
-        "{:>5} Mbit/s × {rtt_ms:>3} ms, loss {:>4.1}%: steady {:.1} Mbit/s ({:.1}%), whole {:.1} Mbit/s, \
-         retx {}/{} pkts, pto {}, est bw {:.1} Mbit/s, min_rtt {} µs, state {:?}, win {} pkts, \
-         recv win {} B, blocked win/credit/app {}/{}/{} ms",
+        "{:>5} Mbit/s × {rtt_ms:>3} ms, loss {:>4.1}%: steady {:.1} Mbit/s = {:.1}% of the link \
+         ({:.1}% of its payload capacity), whole transfer {:.1} Mbit/s; retransmitted {}/{} \
+         packets, PTOs {}; model bw {:.1} Mbit/s, min RTT {} µs; window {} packets, receive \
+         window {:.2} BDP, send buffer {:.2} BDP",
         rate_bps / 1_000_000,
         loss * 100.0,
         steady / 1e6,
         steady / rate_bps as f64 * 100.0,
-        whole / 1e6,
+        steady / rate_bps as f64 / PAYLOAD_SHARE * 100.0,
+        f.goodput_bps / 1e6,
         s.packets_retransmitted,
         s.packets_sent,
         s.pto_count,
         s.cc_bandwidth_bps as f64 / 1e6,
         s.cc_min_rtt_us,
-        s.cc_state,
         s.window_packets,
-        r.flows[0].receiver.recv_window,
-        s.blocked_window_us / 1000,
-        s.blocked_credit_us / 1000,
-        s.blocked_app_us / 1000,
+        f.receiver.recv_window as f64 / bdp as f64,
+        s.send_window as f64 / bdp as f64,
     );
-    assert!(r.all_delivered, "not all delivered");
-    (steady, whole, r)
+    (steady, r)
 }
 
 #[test]
-fn explore() {
-    goodput_case(100_000_000, 10, 0.0, 40 << 20);
-    goodput_case(100_000_000, 10, 0.01, 40 << 20);
-    goodput_case(100_000_000, 10, 0.05, 40 << 20);
+fn one_gigabit_100ms_full_rate_through_random_loss() {
+    let link = 1_000_000_000;
+    let only: Option<f64> = std::env::var("SIM_LOSS").ok().and_then(|v| v.parse().ok());
+    for (loss, share) in [(0.0, 0.95), (0.01, 0.90), (0.05, 0.75)] {
+        if only.is_some_and(|o| o != loss) {
+            continue;
+        }
+        let (g, _) = goodput_case(link, 100, loss, 350 << 20);
+        assert!(
+            g >= share * link as f64,
+            "loss {loss}: {:.1} Mbit/s under {share} of the link",
+            g / 1e6
+        );
+    }
+}
+
+#[test]
+fn hundred_megabit_10ms_full_rate_through_random_loss() {
+    let link = 100_000_000;
+    for (loss, share) in [(0.0, 0.95), (0.01, 0.90), (0.05, 0.75)] {
+        let (g, _) = goodput_case(link, 10, loss, 40 << 20);
+        assert!(
+            g >= share * link as f64,
+            "loss {loss}: {:.1} Mbit/s under {share} of the link",
+            g / 1e6
+        );
+    }
+}
+
+/// Open: in steady state the queue peaks at 0.25 BDP at the end of each ProbeBW Up
+/// round (gain 1.25 for one RTT: feedback cannot end it sooner), which puts p99 at
+/// 25.6 % of the base RTT (10.24 ms, histogram bucket edge); over the whole transfer
+/// Startup's overshoot (one BDP for a few rounds) dominates p99.
+#[test]
+#[ignore = "open: steady-state p99 queueing 25.6% of the base RTT (criterion < 25%)"]
+fn a_fast_sender_into_a_deep_queue_keeps_it_short() {
+    // No sender-side limit (a 10 Gbit/s-capable host: the simulated sender is
+    // unlimited) into a 1 Gbit/s bottleneck with 8 BDPs of queue.
+    let rtt = Duration::from_millis(40);
+    let link = 1_000_000_000;
+    let (forward, reverse) = path(link, rtt, 0.0, 8.0);
+    let sc = scenario(forward, reverse, 250 << 20);
+    let whole = run_bulk(&sc).unwrap();
+    trace(&whole.flows[0]);
+    assert!(whole.all_delivered && whole.all_closed_gracefully);
+    // Startup overfills the queue for a few rounds (up to one BDP: its window is 2
+    // BDPs); the criterion is about steady state, measured from 1 s on (Startup and
+    // Drain end by 0.7 s here).
+    let steady_from = Duration::from_secs(1);
+    let r = run_bulk(&BulkScenario {
+        link_stats_from: Some(steady_from),
+        ..sc
+    })
+    .unwrap();
+    println!(
+        "deep queue, whole transfer including Startup: queueing delay p99 {} µs, max {} kB",
+        whole.forward_link.queue_delay_us.quantile(0.99),
+        whole.forward_link.max_queue_bytes / 1000
+    );
+    let q = &r.forward_link.queue_delay_us;
+    let (p50, p99) = (q.quantile(0.5), q.quantile(0.99));
+    let s = &r.flows[0].sender;
+    let retx = s.packets_retransmitted as f64 / s.packets_sent as f64;
+    println!(
+        "deep queue, 1 Gbit/s × 40 ms, from 1 s on: queueing delay p50 {p50} µs, p99 {p99} µs ({:.1}% of the \
+         base RTT), max queue {} kB, retransmitted {:.2}%, goodput {:.1} Mbit/s",
+        p99 as f64 / rtt.as_micros() as f64 * 100.0,
+        r.forward_link.max_queue_bytes / 1000,
+        retx * 100.0,
+        r.flows[0].goodput_bps / 1e6
+    );
+    assert!(
+        p99 < rtt.as_micros() as u64 / 4,
+        "p99 queueing delay {p99} µs"
+    );
+    assert!(retx < 0.02, "retransmitted {:.2}%", retx * 100.0);
+}
+
+#[test]
+fn the_rate_follows_a_bottleneck_that_drops_and_recovers() {
+    let rtt = Duration::from_millis(40);
+    let (high, low) = (1_000_000_000u64, 200_000_000u64);
+    let (forward, reverse) = path(high, rtt, 0.0, 1.0);
+    let (down_at, up_at, end) = (3usize, 6usize, 9usize);
+    let r = run_bulk(&BulkScenario {
+        time_limit: Duration::from_secs(end as u64),
+        rate_changes: vec![
+            (Duration::from_secs(down_at as u64), Some(low)),
+            (Duration::from_secs(up_at as u64), Some(high)),
+        ],
+        ..scenario(forward, reverse, 4 << 30)
+    })
+    .unwrap();
+    let f = &r.flows[0];
+    trace(f);
+    let ticks_per_s = (1.0 / TICK.as_secs_f64()) as usize;
+    // The first tick after `from` (seconds) where the sender's pacing rate is within
+    // `within` of `target`, and stays there for a second.
+    let settles = |from: usize, target: u64, lo: f64, hi: f64| -> Option<f64> {
+        let start = from * ticks_per_s;
+        (start..f.sender_timeline.len() - ticks_per_s)
+            .find(|&i| {
+                f.sender_timeline[i..i + ticks_per_s].iter().all(|s| {
+                    let rate = s.cc_bandwidth_bps as f64;
+                    rate >= lo * target as f64 && rate <= hi * target as f64
+                })
+            })
+            .map(|i| (i + 1 - start) as f64 * TICK.as_secs_f64())
+    };
+    let down = settles(down_at, low, 0.8, 1.25);
+    let up = settles(up_at, high, 0.8, 1.25);
+    // Arrival rate in the last second at the high rate.
+    let last: f64 = ((end - 1) * ticks_per_s..end * ticks_per_s - 1)
+        .map(|i| tick_rate(f, i))
+        .sum::<f64>()
+        / (ticks_per_s - 1) as f64;
+    let s = &f.sender;
+    println!(
+        "1 Gbit/s → 200 Mbit/s at {down_at} s → 1 Gbit/s at {up_at} s (40 ms RTT): bandwidth \
+         estimate within [0.8, 1.25] × the new rate after {down:?} s down, {up:?} s up; \
+         arrivals in the last second {:.0} Mbit/s; PTOs {}, retransmitted {}/{}",
+        last / 1e6,
+        s.pto_count,
+        s.packets_retransmitted,
+        s.packets_sent
+    );
+    assert!(down.is_some_and(|t| t <= 2.0), "down: {down:?}");
+    assert!(up.is_some_and(|t| t <= 2.0), "up: {up:?}");
+    assert!(last > 0.8 * high as f64, "{last}");
+    assert_eq!(s.pto_count, 0, "a timeout");
+    assert!(f.client_close.is_none(), "closed: {:?}", f.client_close);
+}
+
+#[test]
+fn four_flows_share_fairly() {
+    let (forward, reverse) = path(100_000_000, Duration::from_millis(20), 0.0, 1.0);
+    let r = run_bulk(&BulkScenario {
+        flows: 4,
+        ..scenario(forward, reverse, 15 << 20)
+    })
+    .unwrap();
+    println!(
+        "4 BBR flows over 100 Mbit/s × 20 ms: Jain {:.4}, aggregate {:.1} Mbit/s",
+        r.jain_index,
+        r.aggregate_goodput_bps / 1e6
+    );
+    assert!(r.all_delivered && r.all_closed_gracefully);
+    assert!(r.jain_index >= 0.95, "Jain {}", r.jain_index);
+}
+
+/// Open: BBR gets about 20 % against CUBIC here (its loss response when the RTT
+/// shows a queue backs it off like CUBIC, while CUBIC keeps the queue full).
+#[test]
+#[ignore = "open: BBR gets ~20% against one CUBIC flow (criterion: 25-75%)"]
+fn bbr_and_cubic_share_a_bottleneck() {
+    let (forward, reverse) = path(100_000_000, Duration::from_millis(20), 0.0, 1.0);
+    let r = run_bulk(&BulkScenario {
+        flows: 2,
+        flow_congestion: vec![CongestionKind::Bbr, CongestionKind::Cubic],
+        ..scenario(forward, reverse, 25 << 20)
+    })
+    .unwrap();
+    assert!(r.all_delivered && r.all_closed_gracefully);
+    let shares: Vec<f64> = r
+        .flows
+        .iter()
+        .map(|f| {
+            f.bytes_at_first_completion
+                .saturating_sub(f.bytes_at_warmup) as f64
+        })
+        .collect();
+    let total: f64 = shares.iter().sum();
+    let bbr = shares[0] / total;
+    println!(
+        "BBR vs CUBIC over 100 Mbit/s × 20 ms, 1 BDP queue: BBR {:.1}%, CUBIC {:.1}% of the \
+         steady-state bytes",
+        bbr * 100.0,
+        (1.0 - bbr) * 100.0
+    );
+    assert!((0.25..=0.75).contains(&bbr), "BBR share {bbr}");
+}
+
+/// The issue's large case: 10 Gbit/s × 100 ms × 0.5 % loss, 4 GB. Minutes of CPU in
+/// the simulator, so not in CI: `cargo test -p pmdt --no-default-features --test
+/// sim_bbr -- --ignored --nocapture`.
+#[test]
+#[ignore = "4 GB at 10 Gbit/s: too slow for CI"]
+fn ten_gigabit_100ms_half_percent_loss_4gb() {
+    let link = 10_000_000_000;
+    let (g, r) = goodput_case(link, 100, 0.005, 4_000_000_000);
+    let f = &r.flows[0];
+    let bdp = link / 8 / 10;
+    println!(
+        "10 Gbit/s × 100 ms × 0.5%: steady {:.2} Gbit/s, whole {:.2} Gbit/s, receive window \
+         {:.2} BDP",
+        g / 1e9,
+        f.goodput_bps / 1e9,
+        f.receiver.recv_window as f64 / bdp as f64
+    );
+    assert!(g >= 9e9);
+    assert!(f.receiver.recv_window <= 3 * bdp);
 }

@@ -7,7 +7,8 @@
 //! min_rtt` in flight. Its modes:
 //!
 //! - **Startup**: doubles the sending rate per round until the bandwidth stops growing
-//!   (three rounds under +25 %), or loss says the queue overflowed.
+//!   (three rounds under +25 %), or every RTT sample of a round shows a queue, or
+//!   loss says the queue overflowed.
 //! - **Drain**: empties the queue Startup built.
 //! - **ProbeBW**: cycles Down (drain what the last probe queued) → Cruise (gain 1) →
 //!   Refill → Up (gain 1.25, one round) to discover more bandwidth; after a probe that
@@ -76,8 +77,16 @@ const QUEUE_RTT_FRACTION: f64 = 0.25;
 const QUEUE_RTT_FLOOR: Duration = Duration::from_millis(2);
 /// Multiplicative decrease of the bounds on congestion (draft: BBRBeta = 0.7).
 const BETA: f64 = 0.7;
-/// Headroom left below `inflight_hi` while cruising (draft: BBRHeadroom = 0.15).
-const HEADROOM: f64 = 0.15;
+/// Growth of `inflight_hi` per round of ProbeBW Up while the window is what limits
+/// (BBRv3 grows it exponentially in rounds too; per round by the Up pacing gain here).
+const INFLIGHT_HI_GROWTH: f64 = 1.25;
+/// ProbeBW Up ends once an RTT sample exceeds the minimum by this fraction: the
+/// probe is building a queue instead of finding bandwidth (a full Up round would
+/// queue 0.25 BDP, a quarter of the base RTT).
+const PROBE_UP_QUEUE_FRACTION: f64 = 0.125;
+/// Longest ProbeBW Up lasts, rounds, if the data in flight never reaches its target
+/// (the pipe cannot take more).
+const MAX_UP_ROUNDS: u64 = 3;
 /// Pace this fraction below the estimate (draft: BBR.PacingMarginPercent = 1 %).
 const PACING_MARGIN: f64 = 0.01;
 /// Smallest window, packets (draft: BBRMinPipeCwnd = 4).
@@ -163,6 +172,9 @@ pub struct Bbr {
     inflight_latest: u64,
 
     latest_rtt: Duration,
+    /// Smallest RTT sample of the current and of the previous round.
+    round_min_rtt: Option<Duration>,
+    prev_round_min_rtt: Option<Duration>,
     bytes_in_flight: u64,
 }
 
@@ -203,6 +215,8 @@ impl Bbr {
             bw_latest: 0,
             inflight_latest: 0,
             latest_rtt: Duration::ZERO,
+            round_min_rtt: None,
+            prev_round_min_rtt: None,
             bytes_in_flight: 0,
         }
     }
@@ -216,9 +230,7 @@ impl Bbr {
     /// model exists.
     fn bdp_multiple(&self, gain: f64) -> u64 {
         match self.min_rtt {
-            Some(rtt) if self.bw() > 0 => {
-                (gain * self.bw() as f64 * rtt.as_secs_f64()) as u64
-            }
+            Some(rtt) if self.bw() > 0 => (gain * self.bw() as f64 * rtt.as_secs_f64()) as u64,
             _ => (gain * (INITIAL_CWND_PACKETS * self.mss) as f64) as u64,
         }
     }
@@ -304,10 +316,13 @@ impl Bbr {
         }
     }
 
-    /// Whether the flight the newest acked packet belonged to lost too much (BBRv3's
-    /// IsInflightTooHigh, with the threshold depending on queue evidence).
+    /// Whether the data sent over the newest acked packet's round trip lost too much
+    /// (BBRv3's IsInflightTooHigh, with the threshold depending on queue evidence).
+    /// The rate is lost / (delivered + lost) over that same interval: BBRv3 divides by
+    /// the data in flight at send, which overstates the rate while the flight grows
+    /// (Startup sends 2.77 × that flight in its round trip).
     fn inflight_too_high(&self, rs: &RateSample) -> bool {
-        if rs.lost < MIN_LOSS_PACKETS * self.mss || rs.tx_in_flight == 0 {
+        if rs.lost < MIN_LOSS_PACKETS * self.mss {
             return false;
         }
         let thresh = if self.queue_visible(rs.rtt) {
@@ -315,7 +330,7 @@ impl Bbr {
         } else {
             HIGH_LOSS_THRESH
         };
-        rs.lost as f64 > rs.tx_in_flight as f64 * thresh
+        rs.lost as f64 > (rs.delivered + rs.lost) as f64 * thresh
     }
 
     fn queue_visible(&self, rtt: Duration) -> bool {
@@ -362,7 +377,20 @@ impl Bbr {
     }
 
     fn check_full_bw(&mut self, rs: &RateSample) {
-        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
+        if self.full_bw_reached || !self.round_start {
+            return;
+        }
+        // Every RTT sample of the last round showed a queue: the pipe is full and
+        // Startup is only queueing (a HyStart-like delay signal, checked first so
+        // app-limited rounds count too).
+        if self
+            .prev_round_min_rtt
+            .is_some_and(|r| self.queue_visible(r))
+        {
+            self.full_bw_reached = true;
+            return;
+        }
+        if rs.is_app_limited {
             return;
         }
         if self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH {
@@ -415,13 +443,19 @@ impl Bbr {
                     self.up_rounds += 1;
                     if let Some(hi) = self.inflight_hi.as_mut() {
                         // BBRv3's BBRProbeInflightHiUpward: exponential growth.
-                        *hi += self.mss << self.up_rounds.min(20);
+                        *hi = (*hi as f64 * INFLIGHT_HI_GROWTH) as u64;
                     }
                 }
-                let elapsed = self
-                    .phase_start
-                    .is_some_and(|t| now.saturating_duration_since(t) >= self.min_rtt.unwrap_or_default());
-                if elapsed && inflight >= self.bdp_multiple(PROBE_UP_PACING_GAIN) {
+                let elapsed = self.phase_start.is_some_and(|t| {
+                    now.saturating_duration_since(t) >= self.min_rtt.unwrap_or_default()
+                });
+                let queueing = self
+                    .min_rtt
+                    .is_some_and(|m| rs.rtt > m + m.mul_f64(PROBE_UP_QUEUE_FRACTION));
+                if (elapsed && inflight >= self.bdp_multiple(PROBE_UP_PACING_GAIN))
+                    || queueing
+                    || self.rounds_in_phase() >= MAX_UP_ROUNDS
+                {
                     self.enter(now, Mode::ProbeBw(Phase::Down));
                 }
             }
@@ -505,12 +539,11 @@ impl Bbr {
     /// The window after the bounds (draft: BBRBoundCwndForModel / ProbeRTT).
     fn bounded_cwnd(&self) -> u64 {
         let mut cap = u64::MAX;
+        // BBRv3 cruises 15 % below inflight_hi (BBRHeadroom) to leave room for new
+        // flows; with inflight_hi near one BDP that leaves the link 15 % idle, so the
+        // bound is inflight_hi itself here.
         if let Some(hi) = self.inflight_hi {
-            cap = match self.mode {
-                Mode::ProbeBw(Phase::Up) => hi,
-                Mode::ProbeBw(_) => ((hi as f64) * (1.0 - HEADROOM)) as u64,
-                _ => hi,
-            };
+            cap = hi;
         }
         if let Some(lo) = self.inflight_lo {
             cap = cap.min(lo);
@@ -545,6 +578,10 @@ impl Controller for Bbr {
         self.update_round(rs);
         if self.round_start {
             self.end_round_bounds();
+            self.prev_round_min_rtt = self.round_min_rtt.take();
+        }
+        if !rs.rtt.is_zero() {
+            self.round_min_rtt = Some(self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt)));
         }
         self.update_max_bw(rs);
         self.update_min_rtt(now, rs);
@@ -581,7 +618,11 @@ impl Controller for Bbr {
             state,
             bandwidth: self.bw(),
             min_rtt: self.min_rtt,
-            bdp: if self.max_bw > 0 { self.bdp_multiple(1.0) } else { 0 },
+            bdp: if self.max_bw > 0 {
+                self.bdp_multiple(1.0)
+            } else {
+                0
+            },
         }
     }
 

@@ -192,7 +192,10 @@ mod tests {
         let mut s = DeliveryRateSampler::default();
         let mut snaps = Vec::new();
         for i in 0..10u64 {
-            snaps.push((t0 + ms * i as u32, s.on_sent(t0 + ms * i as u32, 1000, i * 1000)));
+            snaps.push((
+                t0 + ms * i as u32,
+                s.on_sent(t0 + ms * i as u32, 1000, i * 1000),
+            ));
         }
         let mut last = None;
         for (i, (sent, snap)) in snaps.iter().enumerate() {
@@ -222,7 +225,10 @@ mod tests {
             .take_sample(t0 + Duration::from_millis(10), Duration::ZERO, 0)
             .unwrap();
         assert!(r.is_app_limited);
-        assert!(!s.is_app_limited(), "cleared once the marked flight is delivered");
+        assert!(
+            !s.is_app_limited(),
+            "cleared once the marked flight is delivered"
+        );
         let b = s.on_sent(t0 + Duration::from_millis(10), 1000, 0);
         assert!(!b.app_limited);
     }

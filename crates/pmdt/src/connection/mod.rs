@@ -7,7 +7,7 @@ mod sent;
 #[cfg(test)]
 mod tests;
 
-pub use events::{CloseReason, Event, REFUSED_CODE};
+pub use events::{CloseReason, Event, PROTOCOL_VIOLATION_CODE, REFUSED_CODE};
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -18,6 +18,7 @@ use ack_state::AckState;
 use sent::{Chunk, SentPacket, SentPackets};
 
 use crate::config::TransportConfig;
+use crate::congestion::autotune::{self, RecvAutotune};
 use crate::congestion::{Controller, DeliveryRateSampler};
 use crate::pacer::Pacer;
 use crate::range_set::RangeSet;
@@ -35,6 +36,26 @@ const MIN_PN_JUMP: u64 = 1 << 16;
 /// Persistent congestion: losses spanning this many probe timeouts (without the
 /// backoff) with nothing acknowledged between (RFC 9002 §7.6.1, kPersistentCongestionThreshold).
 const PERSISTENT_CONGESTION_THRESHOLD: u32 = 3;
+/// Mean gap between deliberately skipped packet numbers (RFC 9000 §21.4): often
+/// enough to catch an optimistic acker quickly, rare enough to cost nothing (one
+/// ack range per skip at the receiver).
+const PN_SKIP_MEAN_GAP: u64 = 1024;
+/// Skipped numbers remembered (older ones are below anything a peer still acks).
+const MAX_SKIPPED_PNS: usize = 16;
+
+/// The next gap between skipped packet numbers: uniform in
+/// [PN_SKIP_MEAN_GAP / 2, 3 × PN_SKIP_MEAN_GAP / 2) from a xorshift generator
+/// (unpredictable enough for a peer that cannot see the traffic; deterministic
+/// per connection, so simulations are reproducible).
+fn next_skip_gap(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    PN_SKIP_MEAN_GAP / 2 + x % PN_SKIP_MEAN_GAP
+}
+
 /// Largest exponent of a timer backoff (2^16 × the base).
 const MAX_BACKOFF_EXP: u32 = 16;
 
@@ -134,6 +155,11 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     next_pn: u64,
     sent: SentPackets,
     largest_acked: Option<u64>,
+    /// Packet numbers skipped on purpose (most recent last), the next one to skip
+    /// and the generator of the gaps between skips.
+    skipped: VecDeque<u64>,
+    next_skip: u64,
+    skip_rng: u64,
     /// Acknowledged packet numbers at or above the oldest tracked one.
     acked_pns: RangeSet,
     /// When the first RTT sample was taken (persistent congestion counts only
@@ -146,6 +172,9 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     rtt: RttEstimator,
     cc: Box<dyn Controller>,
     rate_sampler: DeliveryRateSampler,
+    /// Packet window in force (grows with the congestion window).
+    window_packets: u64,
+    recv_tune: RecvAutotune,
     pacer: Pacer,
     pacing_wait: Option<Instant>,
     send: S,
@@ -251,6 +280,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             next_pn: p.initial_pn,
             sent: SentPackets::default(),
             largest_acked: None,
+            skipped: VecDeque::new(),
+            next_skip: 0,
+            skip_rng: (p.local_cid ^ p.initial_pn.rotate_left(32)) | 1,
             acked_pns: RangeSet::new(),
             first_rtt_sample: None,
             loss_time: None,
@@ -260,6 +292,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             rtt: RttEstimator::new(cfg.initial_rtt),
             cc: cfg.congestion.build(max_datagram),
             rate_sampler: DeliveryRateSampler::default(),
+            window_packets: cfg.window_packets,
+            recv_tune: RecvAutotune::default(),
             pacer: Pacer::new(
                 cfg.pacing_burst_packets * cfg.max_datagram as u64,
                 2 * cfg.max_datagram as u64,
@@ -296,6 +330,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             stats: ConnectionStats::default(),
             cfg,
         };
+        c.next_skip = c.next_pn + next_skip_gap(&mut c.skip_rng);
         if let Some(peer) = p.peer {
             c.apply_peer_params(&peer);
             c.state = State::Established;
@@ -394,9 +429,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         s.cc_bandwidth_bps = model.bandwidth.saturating_mul(8);
         s.cc_min_rtt_us = model.min_rtt.map_or(0, |d| d.as_micros() as u64);
         s.cc_bdp = model.bdp;
-        s.window_packets = self.cfg.window_packets;
+        s.window_packets = self.window_packets;
         s.recv_window = self.recv.capacity();
         s.send_window = self.send.capacity();
+        s.stream_bytes_arrived = self.recv.received_bytes();
         s
     }
 
@@ -646,10 +682,20 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
             return;
         }
-        self.last_recv = now;
         self.stats.packets_received += 1;
         self.stats.bytes_received += len as u64;
-        self.peer_ts = pkt.header.timestamp;
+        // Handshake packets carry no packet number to validate (they are answered
+        // statelessly or repeated); everything else counts as hearing from the peer
+        // only once its number passed the window check below.
+        if self.state == State::Handshake
+            || matches!(
+                pkt.body,
+                Body::Accept { .. } | Body::Retry { .. } | Body::Init { .. }
+            )
+        {
+            self.last_recv = now;
+            self.peer_ts = pkt.header.timestamp;
+        }
         match &pkt.body {
             Body::Accept { params } => {
                 if self.side == Side::Client && self.state == State::Handshake {
@@ -686,11 +732,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 }
                 return;
             }
-            Body::Reset { code } => {
-                if self.side == Side::Client
-                    && self.state == State::Handshake
-                    && *code == REFUSED_CODE
-                {
+            Body::Reset { code } if self.state == State::Handshake => {
+                if self.side == Side::Client && *code == REFUSED_CODE {
                     self.set_closed(CloseReason::Refused);
                 } else {
                     self.set_closed(CloseReason::PeerReset(*code));
@@ -698,6 +741,33 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 return;
             }
             _ if self.state == State::Handshake => return,
+            _ => {}
+        }
+        // Packet numbers grow by one per packet: a number far beyond the largest seen
+        // is forged or garbage, and must not poison the acknowledgement state.
+        // Compared against the largest number of *any* validated packet: pure acks
+        // count too, or a long run of them after one Keepalive would push every later
+        // packet out of the window for good.
+        if let Some(l) = self.largest_pn_received {
+            if pkt.header.pn > l.saturating_add(self.max_pn_jump()) {
+                self.stats.out_of_window += 1;
+                return;
+            }
+        }
+        self.largest_pn_received = Some(
+            self.largest_pn_received
+                .map_or(pkt.header.pn, |l| l.max(pkt.header.pn)),
+        );
+        self.last_recv = now;
+        self.peer_ts = pkt.header.timestamp;
+        // Close and Reset only after the number check: a forged number outside the
+        // window must not end the connection. (Nothing is authenticated: an on-path
+        // attacker can still forge both; see docs/PROTOCOL.md.)
+        match &pkt.body {
+            Body::Reset { code } => {
+                self.set_closed(CloseReason::PeerReset(*code));
+                return;
+            }
             Body::Close { code } => {
                 // A peer sends Close only once it holds all our data and our finish,
                 // so with its stream complete here this is a graceful end.
@@ -716,24 +786,20 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
             _ => {}
         }
-        // Packet numbers grow by one per packet: a number far beyond the largest seen
-        // is forged or garbage, and must not poison the acknowledgement state.
-        // Compared against the largest number of *any* validated packet: pure acks
-        // count too, or a long run of them after one Keepalive would push every later
-        // packet out of the window for good.
-        if let Some(l) = self.largest_pn_received {
-            if pkt.header.pn > l.saturating_add(self.max_pn_jump()) {
-                self.stats.out_of_window += 1;
-                return;
-            }
-        }
-        self.largest_pn_received = Some(
-            self.largest_pn_received
-                .map_or(pkt.header.pn, |l| l.max(pkt.header.pn)),
-        );
         if self.state == State::Closing {
             // Still hearing from the peer: repeat the close.
             self.control_out = Some(ControlOut::Close(0));
+        }
+        if let Body::Data {
+            offset, payload, ..
+        } = &pkt.body
+        {
+            self.autotune_recv(
+                now,
+                pkt.header.timestamp_echo,
+                *offset,
+                payload.len() as u64,
+            );
         }
         match &pkt.body {
             Body::Data {
@@ -761,6 +827,45 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// congestion window) sets the scale.
     fn max_pn_jump(&self) -> u64 {
         (self.cfg.max_window_packets() * PN_JUMP_WINDOWS).max(MIN_PN_JUMP)
+    }
+
+    /// Receive-window autotuning: an RTT sample from the data packet's timestamp
+    /// echo, and growth of the credit to cover the bytes arriving per RTT.
+    fn autotune_recv(&mut self, now: Instant, echo: u32, offset: u64, bytes: u64) {
+        if echo != 0 {
+            let us = self.timestamp(now).wrapping_sub(echo);
+            self.recv_tune
+                .on_rtt_sample(Duration::from_micros(us as u64));
+        }
+        self.recv_tune.on_packet(
+            now,
+            offset,
+            self.recv.contiguous_end(),
+            self.recv.highest_received(),
+        );
+        let cap = self.recv.capacity();
+        if let Some(want) = self.recv_tune.on_data(now, bytes, cap, &self.cfg) {
+            // Grow only while the application keeps up (Linux sizes by the bytes
+            // the application copied): a reader that lags is the limit, not the path.
+            if self.recv.readable() <= cap / 2 && self.recv.grow(want) {
+                // Tell the sender about the larger credit soon.
+                self.acks.request();
+            }
+        }
+    }
+
+    /// The send buffer and packet window follow the congestion window.
+    fn autotune_send(&mut self) {
+        let cwnd = self.cc.window();
+        self.window_packets = autotune::packet_window(cwnd, self.window_packets, &self.cfg);
+        let cap = self.send.capacity();
+        let credit = self.peer_max_data.saturating_sub(self.send.start());
+        if let Some(want) = autotune::send_buffer_target(cwnd, credit, cap, &self.cfg) {
+            if self.send.grow(want) > cap && self.writable_wanted {
+                self.writable_wanted = false;
+                self.events.push_back(Event::Writable);
+            }
+        }
     }
 
     fn peer_fin_complete(&self) -> bool {
@@ -817,6 +922,16 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let sent_end = self.send_next;
         if largest >= self.next_pn || a.data_cumulative > sent_end {
             self.stats.invalid_acks += 1;
+            return;
+        }
+        if a.ranges.iter().any(|r| {
+            self.skipped
+                .iter()
+                .any(|&s| (r.start..=r.end).contains(&s))
+        }) {
+            // A number never sent was acknowledged: the peer acks optimistically.
+            self.stats.invalid_acks += 1;
+            self.reset(PROTOCOL_VIOLATION_CODE);
             return;
         }
         let tracked = self.sent.tracked();
@@ -889,6 +1004,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         {
             self.cc.on_rate_sample(now, &rs, &self.rtt);
         }
+        self.autotune_send();
         // Lost records only serve spurious-retransmit detection: expire old ones, but
         // scan for them at most once per probe timeout, not on every ack.
         if now >= self.next_lost_prune {
@@ -1032,12 +1148,29 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     fn header(&mut self, now: Instant) -> Header {
         let pn = self.next_pn;
         self.next_pn += 1;
+        if self.next_pn == self.next_skip {
+            self.skip_pn();
+        }
         Header {
             dst_cid: self.remote_cid,
             pn,
             timestamp: self.timestamp(now),
             timestamp_echo: self.peer_ts,
         }
+    }
+
+    /// Skips the next packet number (never sent) and picks the next one to skip:
+    /// a receiver that acknowledges it acknowledges what it never received (an
+    /// optimistic ack, to inflate the window), as QUIC senders detect it (RFC 9000
+    /// §21.4). The number is skipped after the previous packet, so `next_pn` is
+    /// always the number the next packet gets.
+    fn skip_pn(&mut self) {
+        if self.skipped.len() >= MAX_SKIPPED_PNS {
+            self.skipped.pop_front();
+        }
+        self.skipped.push_back(self.next_pn);
+        self.next_pn += 1;
+        self.next_skip = self.next_pn + next_skip_gap(&mut self.skip_rng);
     }
 
     fn pacing_rate(&self) -> Option<u64> {
@@ -1259,8 +1392,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 } else {
                     Blocked::App
                 };
-                if self.sent.bytes_in_flight < self.cc.window() {
-                    // Not using the window: rate samples are app-limited for now.
+                if why == Blocked::App && self.sent.bytes_in_flight < self.cc.window() {
+                    // Not using the window for want of data (not of credit, as in
+                    // Linux): rate samples are app-limited for now.
                     self.rate_sampler.on_app_limited(self.sent.bytes_in_flight);
                 }
                 self.note_blocked(now, Some(why));
@@ -1269,7 +1403,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         };
         let size = wire::DATA_HEADER_LEN as u64 + chunk.len as u64;
         if !probe {
-            if self.sent.in_flight() >= self.cfg.window_packets {
+            if self.sent.in_flight() >= self.window_packets {
                 self.note_blocked(now, Some(Blocked::Packets));
                 return None;
             }

@@ -42,6 +42,9 @@ pub struct BulkScenario {
     pub rate_changes: Vec<(Duration, Option<u64>)>,
     /// Record each flow's received bytes at this interval ([`FlowReport::timeline`]).
     pub sample_every: Option<Duration>,
+    /// Clear the forward link's counters at this virtual time, so
+    /// [`BulkReport::forward_link`] covers only what follows (steady state).
+    pub link_stats_from: Option<Duration>,
 }
 
 impl Default for BulkScenario {
@@ -57,6 +60,7 @@ impl Default for BulkScenario {
             flow_congestion: Vec::new(),
             rate_changes: Vec::new(),
             sample_every: None,
+            link_stats_from: None,
         }
     }
 }
@@ -88,6 +92,9 @@ pub struct FlowReport {
     pub sender_timeline: Vec<ConnectionStats>,
     /// Receiver statistics at the end (its receive window, out-of-window drops).
     pub receiver: ConnectionStats,
+    /// Distinct stream bytes that had arrived at the receiver (in order or not) by
+    /// each `sample_every` tick: goodput without head-of-line waits.
+    pub arrived_timeline: Vec<u64>,
 }
 
 /// The outcome of a scenario.
@@ -203,6 +210,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
                 timeline: Vec::new(),
                 sender_timeline: Vec::new(),
                 receiver: ConnectionStats::default(),
+                arrived_timeline: Vec::new(),
             },
         })
         .collect();
@@ -215,6 +223,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
     rate_changes.sort_by_key(|c| c.0);
     let mut next_change = 0;
     let mut next_sample = sc.sample_every;
+    let mut stats_reset = sc.link_stats_from;
     let mut warmup_at = None;
     // Server connection → (flow index once known, tag bytes, stream offset, closed)
     let mut server_conns: HashMap<ConnectionHandle, (Option<usize>, Vec<u8>, u64, bool)> =
@@ -234,12 +243,19 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
         if let Some(at) = next_sample {
             step_limit = step_limit.min(net.start + at);
         }
+        if let Some(at) = stats_reset {
+            step_limit = step_limit.min(net.start + at);
+        }
         let mut progressed = net.step(step_limit);
         if step_limit < limit && net.now() >= step_limit {
             progressed = true;
         }
         let now = net.now();
         let elapsed = net.elapsed();
+        if stats_reset.is_some_and(|at| elapsed >= at) {
+            stats_reset = None;
+            net.reset_link_stats(client, server);
+        }
         while let Some(&(at, rate)) = rate_changes.get(next_change) {
             if elapsed < at {
                 break;
@@ -259,6 +275,15 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
                         .map(|c| c.stats())
                         .unwrap_or_default();
                     f.report.sender_timeline.push(s);
+                    let prev = f.report.arrived_timeline.last().copied().unwrap_or(0);
+                    f.report.arrived_timeline.push(prev);
+                }
+                for (h, (flow, ..)) in &server_conns {
+                    if let (Some(fi), Some(c)) = (flow, net.endpoint(server).connection(*h)) {
+                        if let Some(last) = flows[*fi].report.arrived_timeline.last_mut() {
+                            *last = c.stats().stream_bytes_arrived;
+                        }
+                    }
                 }
                 next_sample = next_sample.map(|t| t + every.max(Duration::from_millis(1)));
             }

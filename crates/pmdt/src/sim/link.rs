@@ -151,9 +151,7 @@ impl Link {
                 self.stats.queue_drops += 1;
                 return;
             }
-            self.stats
-                .queue_delay_us
-                .record(backlog.as_micros() as u64);
+            self.stats.queue_delay_us.record(backlog.as_micros() as u64);
             self.stats.max_queue_bytes = self.stats.max_queue_bytes.max(queued);
             let tx = Duration::from_nanos(
                 (data.len() as u128 * 8 * 1_000_000_000 / rate as u128) as u64,

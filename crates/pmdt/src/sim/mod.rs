@@ -136,6 +136,13 @@ impl Network {
         }
     }
 
+    /// Clears the counters of the link from `a` to `b` (to measure from now on).
+    pub fn reset_link_stats(&mut self, a: NodeId, b: NodeId) {
+        if let Some(&i) = self.routes.get(&(a.0, b.0)) {
+            self.links[i].stats = LinkStats::default();
+        }
+    }
+
     /// Changes the bottleneck rate of the link from `a` to `b` (None: unlimited).
     pub fn set_link_rate(&mut self, a: NodeId, b: NodeId, rate_bps: Option<u64>) {
         if let Some(&i) = self.routes.get(&(a.0, b.0)) {

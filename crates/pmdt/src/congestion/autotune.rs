@@ -1,0 +1,182 @@
+//! Window and buffer sizes that follow the path (autotuning): the receive credit
+//! grows to cover [`RECV_WINDOW_PER_RTT`] RTTs of received data (Linux's
+//! `tcp_rcv_space_adjust`, "dynamic right-sizing"), more when holes at the head
+//! last longer than an RTT (a lost retransmission), the send buffer to the peer's
+//! credit and a multiple of the congestion window, the packet window with the
+//! congestion window, all up to [`TransportConfig::max_window_bytes`].
+//!
+//! Why the credit must exceed one BDP: a lost packet holds the head for about an RTT
+//! (detection, retransmission) and the credit update needs another half RTT to
+//! reach the sender, so the sender keeps sending for about 2 RTTs beyond the hole;
+//! a lost retransmission adds an RTT per loss.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use crate::config::{TransportConfig, RECV_WINDOW_PER_RTT, SEND_BUFFER_WINDOW_FACTOR};
+
+/// Packets the packet window allows per congestion-window's worth of full-size
+/// packets (room for smaller packets: retransmissions, the stream's tail).
+const PACKET_WINDOW_PER_CWND: u64 = 2;
+/// Weight of a new sample in the receiver's smoothed RTT (RFC 6298's 1/8).
+const RCV_RTT_GAIN: u32 = 8;
+/// Longest RTT sample the receiver believes (a stale echo).
+const MAX_RCV_RTT: Duration = Duration::from_secs(60);
+/// Most RTTs of data the credit covers, however long holes last (a hole of 3 RTTs
+/// needs a third loss in a row; at 5 % random loss a 1 Gbit/s × 100 ms flight has
+/// one every RTT or so, and its hole lasts ~4 RTTs).
+const MAX_RECV_WINDOW_PER_RTT: f64 = 5.0;
+/// Most growth per RTT the credit anticipates: a sender in Startup multiplies its
+/// rate by about 2.77 per round, but the credit of [`RECV_WINDOW_PER_RTT`] RTTs
+/// already covers a doubling; more would leave the credit far above the BDP once the
+/// rate settles (the credit never shrinks).
+const MAX_GROWTH_PER_RTT: f64 = 1.5;
+/// Holes tracked at once (beyond this the oldest are forgotten).
+const MAX_TRACKED_HOLES: usize = 4096;
+
+/// The receiver's measurement: bytes received per RTT, the RTT from the timestamp
+/// echo carried by every data packet.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RecvAutotune {
+    srtt: Option<Duration>,
+    /// Smallest RTT sample: the credit is sized in BDPs of the empty path (a queue
+    /// seen while the sender starts up must not inflate it for good).
+    min_rtt: Option<Duration>,
+    start: Option<Instant>,
+    bytes: u64,
+    /// Bytes per RTT measured last time.
+    prev_per_rtt: u64,
+    /// Holes in the received stream: (end offset, when it opened), oldest first.
+    holes: VecDeque<(u64, Instant)>,
+    /// Longest a hole took to fill (this interval and the previous one).
+    longest_hole: Duration,
+    prev_longest_hole: Duration,
+}
+
+impl RecvAutotune {
+    /// An RTT sample from a data packet's timestamp echo (it also holds the time the
+    /// peer held our packet's timestamp before sending: an overestimate at worst,
+    /// which errs towards a larger window).
+    pub fn on_rtt_sample(&mut self, rtt: Duration) {
+        if rtt.is_zero() || rtt > MAX_RCV_RTT {
+            return;
+        }
+        self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+        self.srtt = Some(match self.srtt {
+            None => rtt,
+            Some(s) => (s * (RCV_RTT_GAIN - 1) + rtt) / RCV_RTT_GAIN,
+        });
+    }
+
+    /// A data packet at stream `offset` arrives at `now`; before it, every byte
+    /// below `contiguous_end` and none at or above `highest` had been received. (A
+    /// hole's filling is noticed with the next packet: microseconds late.)
+    pub fn on_packet(&mut self, now: Instant, offset: u64, contiguous_end: u64, highest: u64) {
+        while self.holes.front().is_some_and(|h| h.0 <= contiguous_end) {
+            let (_, opened) = self.holes.pop_front().expect("front");
+            self.longest_hole = self.longest_hole.max(now.saturating_duration_since(opened));
+        }
+        if offset > highest {
+            if self.holes.len() >= MAX_TRACKED_HOLES {
+                self.holes.pop_front();
+            }
+            self.holes.push_back((offset, now));
+        }
+    }
+
+    /// `new_bytes` of stream data arrived at `now`; returns the receive capacity the
+    /// credit should grow to (never shrinks), if more than `capacity`.
+    pub fn on_data(
+        &mut self,
+        now: Instant,
+        new_bytes: u64,
+        capacity: u64,
+        cfg: &TransportConfig,
+    ) -> Option<u64> {
+        let srtt = self.srtt?;
+        let start = *self.start.get_or_insert(now);
+        self.bytes += new_bytes;
+        let elapsed = now.saturating_duration_since(start);
+        if elapsed < srtt {
+            return None;
+        }
+        let min_rtt = self.min_rtt.unwrap_or(srtt);
+        let per_rtt = (self.bytes as u128 * min_rtt.as_nanos() / elapsed.as_nanos().max(1)) as u64;
+        self.start = Some(now);
+        self.bytes = 0;
+        // A hole of h RTTs keeps the sender going for h + 1 RTTs past it.
+        let hole = self.longest_hole.max(self.prev_longest_hole);
+        self.prev_longest_hole = std::mem::take(&mut self.longest_hole);
+        let rtts = (1.0 + hole.as_secs_f64() / min_rtt.as_secs_f64())
+            .clamp(RECV_WINDOW_PER_RTT as f64, MAX_RECV_WINDOW_PER_RTT);
+        // A growing sender needs next RTT's bytes, not last RTT's.
+        let growth = if self.prev_per_rtt > 0 {
+            (per_rtt as f64 / self.prev_per_rtt as f64).clamp(1.0, MAX_GROWTH_PER_RTT)
+        } else {
+            1.0
+        };
+        self.prev_per_rtt = per_rtt;
+        let rtts = rtts.max(RECV_WINDOW_PER_RTT as f64 * growth);
+        let target = ((rtts * per_rtt as f64) as u64).min(cfg.max_window_bytes);
+        (target > capacity).then_some(target)
+    }
+}
+
+/// The send buffer capacity wanted for congestion window `cwnd` and the peer's
+/// credit beyond the oldest unacknowledged byte (the most that can be unacknowledged
+/// and a half window more to keep sending), if more than `capacity`.
+pub(crate) fn send_buffer_target(
+    cwnd: u64,
+    credit: u64,
+    capacity: u64,
+    cfg: &TransportConfig,
+) -> Option<u64> {
+    let by_cwnd = (cwnd as f64 * SEND_BUFFER_WINDOW_FACTOR) as u64;
+    let want = by_cwnd.max(credit + cwnd / 2).min(cfg.max_window_bytes);
+    // Grow by at least a quarter, so the copy is amortized.
+    (want > capacity).then(|| {
+        want.max(capacity.saturating_add(capacity / 4))
+            .min(cfg.max_window_bytes)
+    })
+}
+
+/// The packet window for congestion window `cwnd`: never below the configured one,
+/// never above what `max_window_bytes` allows.
+pub(crate) fn packet_window(cwnd: u64, current: u64, cfg: &TransportConfig) -> u64 {
+    let want = PACKET_WINDOW_PER_CWND * cwnd / cfg.max_datagram.max(1) as u64;
+    current.max(want.min(cfg.max_window_packets()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credit_follows_twice_the_bytes_per_rtt() {
+        let cfg = TransportConfig::default();
+        let mut a = RecvAutotune::default();
+        let t0 = Instant::now();
+        assert_eq!(a.on_data(t0, 1000, 8 << 20, &cfg), None, "no RTT yet");
+        a.on_rtt_sample(Duration::from_millis(100));
+        // 10 MB over one RTT: the credit must cover 20 MB.
+        let ms = Duration::from_millis(1);
+        let mut grown = None;
+        for i in 0..=100u32 {
+            grown = grown.or(a.on_data(t0 + ms * i, 100_000, 8 << 20, &cfg));
+        }
+        let g = grown.expect("grows");
+        assert!((19_000_000..=21_000_000).contains(&g), "{g}");
+        // Capped by the limit.
+        let small = TransportConfig {
+            max_window_bytes: 12 << 20,
+            ..Default::default()
+        };
+        let mut a = RecvAutotune::default();
+        a.on_rtt_sample(Duration::from_millis(100));
+        let mut grown = None;
+        for i in 0..=100u32 {
+            grown = grown.or(a.on_data(t0 + ms * i, 100_000, 8 << 20, &small));
+        }
+        assert_eq!(grown, Some(12 << 20));
+    }
+}
