@@ -170,12 +170,10 @@ fn hundred_megabit_10ms_full_rate_through_random_loss() {
     }
 }
 
-/// Open: in steady state the queue peaks at 0.25 BDP at the end of each ProbeBW Up
-/// round (gain 1.25 for one RTT: feedback cannot end it sooner), which puts p99 at
-/// 25.6 % of the base RTT (10.24 ms, histogram bucket edge); over the whole transfer
-/// Startup's overshoot (one BDP for a few rounds) dominates p99.
+/// In steady state the queue peaks at the end of each ProbeBW Up round (gain 1.2 for
+/// about one RTT: 0.2 BDP). Over the whole transfer Startup's overshoot (up to one
+/// BDP for a few rounds) dominates p99, so the criterion is checked from 1 s on.
 #[test]
-#[ignore = "open: steady-state p99 queueing 25.6% of the base RTT (criterion < 25%)"]
 fn a_fast_sender_into_a_deep_queue_keeps_it_short() {
     // No sender-side limit (a 10 Gbit/s-capable host: the simulated sender is
     // unlimited) into a 1 Gbit/s bottleneck with 8 BDPs of queue.
@@ -291,10 +289,10 @@ fn four_flows_share_fairly() {
     assert!(r.jain_index >= 0.95, "Jain {}", r.jain_index);
 }
 
-/// Open: BBR gets about 20 % against CUBIC here (its loss response when the RTT
+/// Open: BBR gets about 17 % against CUBIC here (its loss response when the RTT
 /// shows a queue backs it off like CUBIC, while CUBIC keeps the queue full).
 #[test]
-#[ignore = "open: BBR gets ~20% against one CUBIC flow (criterion: 25-75%)"]
+#[ignore = "open: BBR gets ~17% against one CUBIC flow (criterion: 25-75%)"]
 fn bbr_and_cubic_share_a_bottleneck() {
     let (forward, reverse) = path(100_000_000, Duration::from_millis(20), 0.0, 1.0);
     let r = run_bulk(&BulkScenario {

@@ -11,9 +11,9 @@
 //!   loss says the queue overflowed.
 //! - **Drain**: empties the queue Startup built.
 //! - **ProbeBW**: cycles Down (drain what the last probe queued) → Cruise (gain 1) →
-//!   Refill → Up (gain 1.25, one round) to discover more bandwidth; after a probe that
+//!   Refill → Up (gain 1.2, one round) to discover more bandwidth; after a probe that
 //!   found more, it probes again at once, so the rate follows a faster bottleneck
-//!   within a few rounds per 25 %.
+//!   within a few rounds per 20 %.
 //! - **ProbeRTT**: when no fresh minimum RTT was seen for 5 s, halves the data in
 //!   flight for 200 ms to let the queue drain and measure it.
 //!
@@ -38,8 +38,13 @@ const STARTUP_PACING_GAIN: f64 = 2.77;
 const CWND_GAIN: f64 = 2.0;
 /// Drain pacing gain (draft: BBR.DrainPacingGain = 0.35).
 const DRAIN_PACING_GAIN: f64 = 0.35;
-/// ProbeBW Up pacing gain (draft: ProbeBW_UP, 1.25).
-const PROBE_UP_PACING_GAIN: f64 = 1.25;
+/// ProbeBW Up pacing gain. The draft's ProbeBW_UP uses 1.25; one round of it
+/// queues up to 0.25 BDP, a quarter of the base RTT, at the bottleneck. RMDT must
+/// not flood the path (queueing delay p99 under 25 % of the base RTT), so probing
+/// is 20 % up: the queue a probe builds stays at a fifth of the RTT, and a faster
+/// bottleneck is still found at 1.2× per probe (probes repeat at once while they
+/// find more).
+const PROBE_UP_PACING_GAIN: f64 = 1.2;
 /// ProbeBW Down pacing gain (BBRv1's drain phase of the gain cycle, 0.75: empties a
 /// probe's queue within one round).
 const PROBE_DOWN_PACING_GAIN: f64 = 0.75;
@@ -50,6 +55,9 @@ const CRUISE_ROUNDS: u64 = 6;
 const CRUISE_JITTER_ROUNDS: u64 = 2;
 /// Bandwidth growth that counts as "still growing" (draft: BBRFullBwThresh = 1.25).
 const FULL_BW_THRESH: f64 = 1.25;
+/// Growth of the estimate after a probe that counts as "found more bandwidth": most
+/// of what the Up gain could find.
+const PROBE_FOUND_MORE: f64 = 1.15;
 /// Rounds without growth before the pipe counts as full (draft: BBRFullBwCount = 3).
 const FULL_BW_COUNT: u32 = 3;
 /// Rounds the bandwidth max filter spans (BBRv1: BtlBwFilterLen = 10 rounds).
@@ -170,6 +178,8 @@ pub struct Bbr {
     /// Largest delivery rate and delivered bytes of a sample in this round.
     bw_latest: u64,
     inflight_latest: u64,
+    /// `bw_latest` of the previous round.
+    prev_bw_latest: u64,
 
     latest_rtt: Duration,
     /// Smallest RTT sample of the current and of the previous round.
@@ -214,6 +224,7 @@ impl Bbr {
             congested_in_round: false,
             bw_latest: 0,
             inflight_latest: 0,
+            prev_bw_latest: 0,
             latest_rtt: Duration::ZERO,
             round_min_rtt: None,
             prev_round_min_rtt: None,
@@ -264,6 +275,20 @@ impl Bbr {
                 self.cruise_rounds = CRUISE_ROUNDS + jitter;
             }
             Mode::ProbeBw(Phase::Refill) => {
+                // Congestion held the rate well below the maximum filter: the
+                // bottleneck slowed down and the filter's maximum is stale. Restart
+                // the filter from what the path delivered last round, so forgetting
+                // the lower bound does not bring the old rate back.
+                if self
+                    .bw_lo
+                    .is_some_and(|lo| (lo as f64) < self.max_bw as f64 * BETA)
+                    && self.prev_bw_latest > 0
+                {
+                    self.bw_rounds = [0; BW_FILTER_ROUNDS];
+                    self.bw_rounds[(self.round_count % BW_FILTER_ROUNDS as u64) as usize] =
+                        self.prev_bw_latest;
+                    self.max_bw = self.prev_bw_latest;
+                }
                 // BBRv3 forgets the lower bounds before probing.
                 self.bw_lo = None;
                 self.inflight_lo = None;
@@ -342,6 +367,19 @@ impl Bbr {
     }
 
     fn on_inflight_too_high(&mut self, now: Instant, rs: &RateSample) {
+        if !self.congested_in_round {
+            // Once per round, at the first signal (BBRv3 waits for the round's end;
+            // acting now saves a round, which at a collapsed rate and a full queue
+            // is a long one).
+            let lo = self.bw_lo.unwrap_or(self.max_bw);
+            self.bw_lo = Some(self.bw_latest.max((lo as f64 * BETA) as u64).max(1));
+            let ilo = self.inflight_lo.unwrap_or(self.cwnd);
+            self.inflight_lo = Some(
+                self.inflight_latest
+                    .max((ilo as f64 * BETA) as u64)
+                    .max(self.min_cwnd()),
+            );
+        }
         self.congested_in_round = true;
         let target = self.bdp_multiple(1.0).max(self.min_cwnd());
         let hi = (rs.tx_in_flight as f64).max(target as f64 * BETA) as u64;
@@ -358,20 +396,12 @@ impl Bbr {
         }
     }
 
-    /// At a round's end: lower the short-term bounds if the round was congested
-    /// (BBRv3's BBRAdaptLowerBoundsFromCongestion), and start the next round's tally.
+    /// At a round's end: start the next round's tally (the short-term bounds of
+    /// BBRv3's BBRAdaptLowerBoundsFromCongestion are lowered at a round's first
+    /// congestion signal, see `on_inflight_too_high`).
     fn end_round_bounds(&mut self) {
-        if self.congested_in_round {
-            let lo = self.bw_lo.unwrap_or(self.max_bw);
-            self.bw_lo = Some(self.bw_latest.max((lo as f64 * BETA) as u64).max(1));
-            let ilo = self.inflight_lo.unwrap_or(self.cwnd);
-            self.inflight_lo = Some(
-                self.inflight_latest
-                    .max((ilo as f64 * BETA) as u64)
-                    .max(self.min_cwnd()),
-            );
-        }
         self.congested_in_round = false;
+        self.prev_bw_latest = self.bw_latest;
         self.bw_latest = 0;
         self.inflight_latest = 0;
     }
@@ -427,7 +457,7 @@ impl Bbr {
                 }
             }
             Mode::ProbeBw(Phase::Cruise) => {
-                let grew = self.max_bw as f64 >= self.bw_at_probe as f64 * FULL_BW_THRESH
+                let grew = self.max_bw as f64 >= self.bw_at_probe as f64 * PROBE_FOUND_MORE
                     && self.bw_at_probe > 0;
                 if self.round_start && (grew || self.rounds_in_phase() >= self.cruise_rounds) {
                     self.enter(now, Mode::ProbeBw(Phase::Refill));
