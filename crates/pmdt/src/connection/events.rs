@@ -52,3 +52,7 @@ pub enum Event {
 
 /// Reset code the endpoint uses when refusing a connection.
 pub const REFUSED_CODE: u32 = 0xffff_0001;
+
+/// Reset code for a peer that broke the protocol (e.g. acknowledged a packet
+/// number that was never sent: an optimistic ack).
+pub const PROTOCOL_VIOLATION_CODE: u32 = 0xffff_0002;

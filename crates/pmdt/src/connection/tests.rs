@@ -798,3 +798,52 @@ fn item16_max_ack_delay_and_idle_timeout_are_exchanged() {
     assert_eq!(c.close_reason(), Some(CloseReason::TimedOut));
     assert!(p.now - t0 < Duration::from_secs(30));
 }
+
+/// Item 17: Close and Reset are acted on only after packet-number validation: a
+/// forged one with a number far outside the window is dropped.
+#[test]
+fn item17_close_and_reset_outside_the_pn_window_are_ignored() {
+    for body in [Body::Reset { code: 9 }, Body::Close { code: 0 }] {
+        let mut p = Pair::new(small_window());
+        let pn = p.client_conn().next_pn;
+        let k = p.client_packet(pn, Body::Keepalive);
+        p.deliver(true, &k);
+        let d = p.client_packet(pn + (1 << 20), body.clone());
+        p.deliver(true, &d);
+        let s = p.server_conn();
+        assert!(
+            s.is_established(),
+            "{body:?} outside the window was acted on"
+        );
+        assert_eq!(s.stats.out_of_window, 1);
+    }
+}
+
+/// Item 17: the sender skips packet numbers now and then; a receiver that
+/// acknowledges one (an optimistic ack: claiming packets it never got, to inflate
+/// the window) is caught and the connection closed with a protocol error.
+#[test]
+fn item17_an_optimistic_ack_of_a_skipped_number_closes_the_connection() {
+    let mut p = Pair::new(TransportConfig {
+        congestion: crate::congestion::CongestionKind::NewReno,
+        ..Default::default()
+    });
+    // Only the forged acks below reach the client.
+    p.filter = Box::new(|to_server, pkt| to_server || !matches!(pkt.body, Body::Ack(_)));
+    let first = p.client_conn().next_pn;
+    let data = vec![2u8; 1 << 20];
+    let limit = p.now + Duration::from_secs(5);
+    while p.step(limit) && !p.client_conn().is_closed() {
+        p.client_write(&data);
+        p.server_read();
+        // Acknowledge everything sent so far, received or not.
+        let (now, last) = (p.now, p.client_conn().next_pn - 1);
+        if last > first {
+            ack_at(p.client_conn(), now, &[(first, last)]);
+        }
+    }
+    assert_eq!(
+        p.client_conn().close_reason(),
+        Some(CloseReason::LocalReset(PROTOCOL_VIOLATION_CODE))
+    );
+}
