@@ -27,6 +27,12 @@ pub struct Cubic {
     k: f64,
     /// Reno-equivalent window (MSS) for the TCP-friendly region.
     w_est: f64,
+    /// Window (MSS) just before the last reduction (W_est's α switches to 1 above).
+    cwnd_prior: f64,
+    /// Time of the last ack (an idle gap shifts the epoch).
+    last_ack: Option<Instant>,
+    /// Since when acks arrive application-limited (the epoch is shifted by it).
+    app_limited_since: Option<Instant>,
     acked: u64,
 }
 
@@ -43,12 +49,21 @@ impl Cubic {
             epoch: None,
             k: 0.0,
             w_est: 0.0,
+            cwnd_prior: 0.0,
+            last_ack: None,
+            app_limited_since: None,
             acked: 0,
         }
     }
 
     fn cwnd_mss(&self) -> f64 {
         self.window as f64 / self.mss as f64
+    }
+
+    /// K (RFC 9438 §4.2, eq. 2): the time the curve takes from `cwnd_epoch` (MSS,
+    /// the window at the start of the epoch) to W_max; 0 from above W_max.
+    fn k_from(&self, cwnd_epoch: f64) -> f64 {
+        ((self.w_max - cwnd_epoch).max(0.0) / C).cbrt()
     }
 
     /// W_cubic(t) in MSS.
@@ -66,26 +81,55 @@ impl Controller for Cubic {
         app_limited: bool,
         rtt: &RttEstimator,
     ) {
-        if app_limited || self.recovery_start.is_some_and(|r| sent <= r) {
+        let previous_ack = self.last_ack.replace(now);
+        if app_limited {
+            // RFC 9438 §5.8: the curve stands still while the sender does not use
+            // its window; the time is taken out of the epoch when it does again.
+            self.app_limited_since.get_or_insert(now);
+            return;
+        }
+        if self.recovery_start.is_some_and(|r| sent <= r) {
             return;
         }
         if self.window < self.ssthresh {
             self.window += bytes;
             return;
         }
-        let epoch = *self.epoch.get_or_insert_with(|| {
-            self.acked = 0;
-            now
-        });
-        if self.w_est == 0.0 {
-            self.w_est = self.cwnd_mss();
+        let srtt = rtt.smoothed().max(Duration::from_micros(1));
+        // Time not spent congestion-limited: app-limited acks, or an idle gap
+        // (longer than an RTT without acks: nothing was in flight).
+        let paused = match (self.app_limited_since.take(), previous_ack) {
+            (Some(since), _) => now.saturating_duration_since(since),
+            (None, Some(last)) => now.saturating_duration_since(last).saturating_sub(srtt),
+            (None, None) => Duration::ZERO,
+        };
+        if let Some(e) = self.epoch.as_mut() {
+            *e = (*e + paused).min(now);
         }
+        let epoch = match self.epoch {
+            Some(e) => e,
+            None => {
+                // A new epoch starts from the current window (RFC 9438 §4.2, §4.3).
+                self.epoch = Some(now);
+                self.acked = 0;
+                self.w_est = self.cwnd_mss();
+                self.k = self.k_from(self.cwnd_mss());
+                now
+            }
+        };
         let cwnd = self.cwnd_mss();
-        // Reno-friendly estimate: grows by 3(1-β)/(1+β) MSS per window acked.
-        self.w_est += 3.0 * (1.0 - BETA) / (1.0 + BETA) * bytes as f64 / self.window as f64;
-        let t = (now - epoch + rtt.smoothed().max(Duration::from_micros(1))).as_secs_f64();
-        let target = self.w_cubic(t).clamp(cwnd, 1.5 * cwnd);
-        let next = if target < self.w_est {
+        // Reno-friendly estimate (RFC 9438 §4.3): α = 3(1-β)/(1+β) MSS per window
+        // acked until it reaches the window before the last reduction, 1 after.
+        let alpha = if self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            3.0 * (1.0 - BETA) / (1.0 + BETA)
+        };
+        self.w_est += alpha * bytes as f64 / self.window as f64;
+        let t = (now.saturating_duration_since(epoch) + srtt).as_secs_f64();
+        let w_cubic = self.w_cubic(t);
+        let target = w_cubic.clamp(cwnd, 1.5 * cwnd);
+        let next = if w_cubic < self.w_est {
             self.w_est // TCP-friendly region
         } else {
             // Move (target - cwnd) / cwnd MSS per MSS acked.
@@ -106,6 +150,7 @@ impl Controller for Cubic {
         }
         self.recovery_start = Some(now);
         let cwnd = self.cwnd_mss();
+        self.cwnd_prior = cwnd;
         // Fast convergence: release bandwidth when the maximum keeps shrinking.
         self.w_max = if cwnd < self.w_max {
             cwnd * (1.0 + BETA) / 2.0
@@ -115,9 +160,11 @@ impl Controller for Cubic {
         self.window = ((cwnd * BETA) * self.mss as f64) as u64;
         self.window = self.window.max(MIN_WINDOW_PACKETS * self.mss);
         self.ssthresh = self.window;
-        self.k = (self.w_max * (1.0 - BETA) / C).cbrt();
+        // From the reduced window, not W_max × β: they differ after fast convergence.
+        self.k = self.k_from(self.cwnd_mss());
         self.w_est = self.cwnd_mss();
         self.epoch = None;
+        self.app_limited_since = None;
         if persistent {
             self.window = MIN_WINDOW_PACKETS * self.mss;
         }
@@ -182,5 +229,108 @@ mod tests {
         let t3 = t2 + Duration::from_millis(200);
         c.on_congestion_event(t3, t2 + Duration::from_millis(100), false, mss);
         assert!((c.w_max - w_at_second * 0.85).abs() < 1e-6, "{}", c.w_max);
+    }
+
+    /// One RTT of acks for a whole window at `t`.
+    fn round(c: &mut Cubic, t: Instant, rtt: &RttEstimator) {
+        let w = c.window();
+        c.on_ack(t, t, w, false, rtt);
+    }
+
+    /// #11 item 12 (RFC 9438 §4.2): K is the time for W_cubic to climb from the
+    /// window at the start of the epoch to W_max, also after fast convergence
+    /// lowered W_max: W_cubic(0) equals the reduced window.
+    #[test]
+    fn k_matches_the_reduced_window_after_fast_convergence() {
+        let mss = 1000;
+        let t0 = Instant::now();
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let mut c = Cubic::new(mss);
+        c.on_ack(t0, t0, 90_000, false, &rtt);
+        let t1 = t0 + Duration::from_millis(10);
+        c.on_congestion_event(t1, t0, false, mss);
+        assert!((c.w_cubic(0.0) - c.cwnd_mss()).abs() < 1e-6);
+        // A second loss below W_max: fast convergence.
+        let t2 = t1 + Duration::from_millis(300);
+        c.on_congestion_event(t2, t1 + Duration::from_millis(200), false, mss);
+        assert!(
+            c.w_max < 70.0,
+            "fast convergence lowered W_max: {}",
+            c.w_max
+        );
+        assert!(
+            (c.w_cubic(0.0) - c.cwnd_mss()).abs() < 1e-6,
+            "W_cubic(0) = {} but the window is {}",
+            c.w_cubic(0.0),
+            c.cwnd_mss()
+        );
+    }
+
+    /// #11 item 12 (RFC 9438 §4.3): in the Reno-friendly region W_est grows by
+    /// α = 3(1-β)/(1+β) per RTT until it reaches the window before the reduction,
+    /// then by 1 MSS per RTT, as Reno would.
+    #[test]
+    fn reno_friendly_growth_switches_to_one_mss_per_rtt_above_the_old_window() {
+        let mss = 1000;
+        let t0 = Instant::now();
+        // A short path: CUBIC's curve is slow there, the Reno-friendly estimate rules.
+        let rtt = RttEstimator::new(Duration::from_millis(1));
+        let mut c = Cubic::new(mss);
+        c.on_ack(t0, t0, 10_000, false, &rtt);
+        assert_eq!(c.window(), 20_000);
+        let mut t = t0 + Duration::from_millis(1);
+        c.on_congestion_event(t, t0, false, mss);
+        assert_eq!(c.window(), 14_000);
+        while c.window() < 21_000 {
+            t += Duration::from_millis(1);
+            round(&mut c, t, &rtt);
+            assert!(t - t0 < Duration::from_millis(100), "no growth");
+        }
+        let before = c.window();
+        for _ in 0..10 {
+            t += Duration::from_millis(1);
+            round(&mut c, t, &rtt);
+        }
+        let grown = (c.window() - before) as f64 / mss as f64;
+        assert!(
+            (9.0..=11.0).contains(&grown),
+            "{grown} MSS in 10 RTTs above the old window (Reno: 10)"
+        );
+    }
+
+    /// #11 item 12 (RFC 9438 §5.8): time spent application-limited or idle does
+    /// not count in the cubic curve: after a pause the window grows as it would
+    /// have without it, not by a jump.
+    #[test]
+    fn an_idle_or_app_limited_pause_does_not_make_the_window_jump() {
+        let mss = 1000;
+        let t0 = Instant::now();
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        for app_limited_acks in [false, true] {
+            let mut c = Cubic::new(mss);
+            c.on_ack(t0, t0, 90_000, false, &rtt);
+            let mut t = t0 + Duration::from_millis(10);
+            c.on_congestion_event(t, t0, false, mss);
+            for _ in 0..3 {
+                t += Duration::from_millis(100);
+                round(&mut c, t, &rtt);
+            }
+            let before = c.window();
+            if app_limited_acks {
+                for _ in 0..100 {
+                    t += Duration::from_millis(100);
+                    c.on_ack(t, t, mss, true, &rtt);
+                }
+            } else {
+                t += Duration::from_secs(10);
+            }
+            t += Duration::from_millis(100);
+            round(&mut c, t, &rtt);
+            let step = c.window() - before;
+            assert!(
+                step <= 4 * mss,
+                "window jumped by {step} bytes after a pause (app-limited acks: {app_limited_acks})"
+            );
+        }
     }
 }
