@@ -49,7 +49,7 @@ pub struct TransportArgs {
     #[arg(long, default_value_t = 8 << 20)]
     pub buffer: u64,
     /// Largest send buffer, receive buffer (credit) and window per connection,
-    /// bytes (default 256 MiB: 2 × the BDP of 10 Gbit/s × 100 ms).
+    /// bytes (default 512 MiB: 4 × the BDP of 10 Gbit/s × 100 ms).
     #[arg(long)]
     pub max_buffer: Option<u64>,
     /// Give up on a silent peer after this many seconds.
