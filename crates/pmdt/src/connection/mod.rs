@@ -924,11 +924,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.stats.invalid_acks += 1;
             return;
         }
-        if a.ranges.iter().any(|r| {
-            self.skipped
-                .iter()
-                .any(|&s| (r.start..=r.end).contains(&s))
-        }) {
+        if a.ranges
+            .iter()
+            .any(|r| self.skipped.iter().any(|&s| (r.start..=r.end).contains(&s)))
+        {
             // A number never sent was acknowledged: the peer acks optimistically.
             self.stats.invalid_acks += 1;
             self.reset(PROTOCOL_VIOLATION_CODE);
