@@ -174,13 +174,7 @@ impl LinkArgs {
         if self.backend != BackendKind::Dpdk {
             return Ok(None);
         }
-        let lcores = self.lcores.clone().unwrap_or_else(|| {
-            match role {
-                Role::Receiver => "0@0,1@1",
-                Role::Sender => "0@1,1@0",
-            }
-            .to_string()
-        });
+        let lcores = self.lcores.clone().unwrap_or_else(|| default_lcores(role));
         let mut b = Eal::builder()
             .program(prog)
             .memory_mb(self.memory_mb)
@@ -305,4 +299,19 @@ impl LinkArgs {
             }
         }
     }
+}
+
+/// The default lcore map: the I/O lcore (lcore 1) pinned to CPU 1 for a receiver and
+/// CPU 0 for a sender (so the two ends of the one-host demo poll on different
+/// cores), and the main lcore free to run on every CPU. The application threads
+/// (one per flow) start from the main thread and inherit its CPU set: pinned to
+/// one CPU, several flows would queue on the other process's I/O core and starve
+/// each other (the `-P 2` crawl).
+fn default_lcores(role: Role) -> String {
+    let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let io = match role {
+        Role::Receiver => 1.min(cpus - 1),
+        Role::Sender => 0,
+    };
+    format!("0@(0-{}),1@{io}", cpus - 1)
 }

@@ -102,6 +102,19 @@ pub struct MempoolConfig {
     pub data_room: u16,
     /// NUMA socket, or `None` for any.
     pub socket: Option<i32>,
+    /// Mempool handler (`rte_pktmbuf_pool_create_by_ops`), or `None` for the
+    /// platform default (`ring_mp_mc`). Pools that threads which can be preempted
+    /// allocate from or free to (application threads that are not pinned lcores)
+    /// want [`MempoolConfig::PREEMPTIBLE_OPS`].
+    pub ops: Option<String>,
+}
+
+impl MempoolConfig {
+    /// The ring handler for pools used by preemptible threads: `ring_mt_rts`
+    /// (relaxed tail sync). With the default ring, a thread preempted in the middle
+    /// of a put or get makes every other thread using the pool spin until it runs
+    /// again; RTS bounds that wait (DPDK's lock-waiter-preemption case).
+    pub const PREEMPTIBLE_OPS: &'static str = "ring_mt_rts";
 }
 
 impl Default for MempoolConfig {
@@ -112,6 +125,7 @@ impl Default for MempoolConfig {
             cache_size: 256,
             data_room: dpdk_sys::RTE_MBUF_DEFAULT_BUF_SIZE as u16,
             socket: None,
+            ops: None,
         }
     }
 }
@@ -168,15 +182,23 @@ impl Mempool {
         let cname = CString::new(name.as_str())
             .map_err(|_| Error::new(ErrorKind::InvalidArgument, op.clone(), "NUL in name"))?;
         let socket = cfg.socket.unwrap_or(-1); // SOCKET_ID_ANY
-                                               // SAFETY: valid NUL-terminated name; EAL is running (we hold an Eal).
+        let ops = cfg
+            .ops
+            .as_deref()
+            .map(CString::new)
+            .transpose()
+            .map_err(|_| Error::new(ErrorKind::InvalidArgument, op.clone(), "NUL in ops"))?;
+        // SAFETY: valid NUL-terminated name (and handler name, when given, alive
+        // for the call); the EAL is running (we hold an Eal).
         let ptr = unsafe {
-            dpdk_sys::rte_pktmbuf_pool_create(
+            dpdk_sys::rte_pktmbuf_pool_create_by_ops(
                 cname.as_ptr(),
                 cfg.size,
                 cfg.cache_size,
                 0,
                 cfg.data_room,
                 socket,
+                ops.as_ref().map_or(std::ptr::null(), |o| o.as_ptr()),
             )
         };
         let ptr = NonNull::new(ptr).ok_or_else(|| {

@@ -109,6 +109,10 @@ pub struct RecvBuffer<R: RecvStorage = RecvRing> {
     /// Next offset the application reads.
     read: u64,
     received: RangeSet,
+    /// Most credit beyond `read` the owner's memory budget allows.
+    budget: u64,
+    /// The limit before the budget last shrank (credit given is never taken back).
+    floor: u64,
 }
 
 impl RecvBuffer<RecvRing> {
@@ -126,6 +130,8 @@ impl<R: RecvStorage> RecvBuffer<R> {
             capacity: capacity.max(1),
             read: 0,
             received: RangeSet::new(),
+            budget: u64::MAX,
+            floor: 0,
         }
     }
 
@@ -187,9 +193,24 @@ impl<R: RecvStorage> RecvBuffer<R> {
         self.contiguous_end() - self.read
     }
 
-    /// Highest offset that may be stored: the credit limit.
+    /// Highest offset that may be stored: the credit limit. It never moves back:
+    /// credit already given stays valid when the budget shrinks.
     pub fn limit(&self) -> u64 {
-        self.read + self.capacity
+        (self.read + self.window()).max(self.floor)
+    }
+
+    /// The credit this buffer gives beyond the read offset: its capacity, or less
+    /// when its owner's memory budget allows less.
+    pub fn window(&self) -> u64 {
+        self.capacity.min(self.budget)
+    }
+
+    /// Caps the credit at `bytes` beyond the read offset (the connection's share of
+    /// a memory budget, e.g. a packet pool shared by every connection of a
+    /// runtime). Credit already advertised is kept.
+    pub fn set_budget(&mut self, bytes: u64) {
+        self.floor = self.limit();
+        self.budget = bytes.max(1);
     }
 
     /// Stores the parts of `[offset, offset + data.len())` not yet received; the

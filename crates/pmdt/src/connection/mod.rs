@@ -430,7 +430,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         s.cc_min_rtt_us = model.min_rtt.map_or(0, |d| d.as_micros() as u64);
         s.cc_bdp = model.bdp;
         s.window_packets = self.window_packets;
-        s.recv_window = self.recv.capacity();
+        s.recv_window = self.recv.window();
         s.send_window = self.send.capacity();
         s.stream_bytes_arrived = self.recv.received_bytes();
         s
@@ -492,6 +492,18 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         n
     }
 
+    /// Caps the receive credit at `bytes` beyond what the application has read:
+    /// this connection's share of a memory budget (the runtime divides its packet
+    /// pool among its connections). Credit already given is kept; a larger budget
+    /// is advertised with the next acknowledgement.
+    pub fn set_recv_budget(&mut self, bytes: u64) {
+        let before = self.recv.limit();
+        self.recv.set_budget(bytes.max(self.cfg.max_payload()));
+        if self.recv.limit() > before {
+            self.acks.request();
+        }
+    }
+
     /// Marks `n` in-order bytes as read without copying them (the caller took their
     /// memory out of the receive storage). `n` is capped at [`Connection::readable`].
     pub fn consume(&mut self, n: u64) -> u64 {
@@ -506,7 +518,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             // Reopen the window early (after a quarter of the buffer) so the
             // sender does not stall on credit.
             let limit = self.recv.limit();
-            if limit - self.advertised_max_data >= self.recv.capacity() / 4 {
+            if limit - self.advertised_max_data >= self.recv.window() / 4 {
                 self.acks.request();
             }
         }

@@ -56,6 +56,24 @@ pub enum BufferPool {
 }
 
 impl BufferPool {
+    /// Buffers the pool holds in all.
+    pub fn capacity(&self) -> usize {
+        match self {
+            BufferPool::Heap(p) => p.capacity(),
+            #[cfg(feature = "dpdk")]
+            BufferPool::Mempool(p) => p.capacity() as usize,
+        }
+    }
+
+    /// Buffers free now (a snapshot: other threads allocate and free concurrently).
+    pub fn available(&self) -> usize {
+        match self {
+            BufferPool::Heap(p) => p.capacity().saturating_sub(p.in_use()),
+            #[cfg(feature = "dpdk")]
+            BufferPool::Mempool(p) => p.available() as usize,
+        }
+    }
+
     /// A buffer holding a copy of up to `max` bytes of `data` (the one copy on the
     /// sending side), or `None` when the pool is exhausted.
     pub fn copy_from(&self, data: &[u8], max: usize) -> Option<Buffer> {

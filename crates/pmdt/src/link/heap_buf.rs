@@ -65,6 +65,11 @@ impl HeapPool {
         self.0.buf_size
     }
 
+    /// Blocks the pool can hand out in all.
+    pub fn capacity(&self) -> usize {
+        self.0.free.capacity()
+    }
+
     /// Blocks handed out and not yet returned.
     pub fn in_use(&self) -> usize {
         self.0.allocated.load(Ordering::Relaxed) - self.0.free.len()

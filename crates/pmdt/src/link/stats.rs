@@ -15,6 +15,10 @@ pub struct LinkStats {
     pub tx_bytes: u64,
     /// Datagrams that could not be sent (device queue full, no memory, no route).
     pub tx_dropped: u64,
+    /// Of `tx_dropped`: no packet buffer could be allocated (pool exhausted).
+    pub tx_no_buffer: u64,
+    /// Of `tx_dropped`: the transmit queue was full.
+    pub tx_queue_full: u64,
     /// Frames not for this host (other MAC/IP/port, other protocols), dropped.
     pub rx_not_for_us: u64,
     /// Frames too short or inconsistent to parse, dropped.

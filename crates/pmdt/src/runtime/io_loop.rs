@@ -57,7 +57,22 @@ struct IoStream {
     peer_fin: bool,
     closed: Option<CloseReason>,
     in_deliver: bool,
+    /// Delivery stopped until the application reads (its ring or its share of
+    /// packet memory is full); its next read rings the doorbell.
+    waiting_for_reader: bool,
 }
+
+/// Of the packet pool, the part every connection's receive credit shares (the rest:
+/// data handed to readers but not read yet, the device's receive ring, the
+/// application's writes and their reserve).
+const RECV_POOL_SHARE: f64 = 0.5;
+/// Of the packet pool, the part application writes leave free for receiving.
+const WRITE_RESERVE_SHARE: f64 = 0.125;
+/// Delivery to a reader runs at least this far ahead of its reads (a few
+/// datagrams, so a reader always finds data however small its share).
+const READ_AHEAD_MIN: u64 = 64 * 1024;
+/// ... and at most this far: beyond it the reader is the bottleneck anyway.
+const READ_AHEAD_MAX: u64 = 16 << 20;
 
 pub(crate) struct IoLoop {
     link: Box<dyn Link>,
@@ -74,6 +89,11 @@ pub(crate) struct IoLoop {
     accept: Option<SyncSender<Stream>>,
     rx: Vec<Received>,
     hdr: Vec<u8>,
+    /// Receive credit every connection shares (bytes of packet memory), if the
+    /// pool is bounded.
+    recv_budget: u64,
+    /// Each connection's share of `recv_budget`.
+    recv_share: u64,
     estimator: LoadEstimator,
     stats: Arc<ArcSwap<LoopStats>>,
     iterations: u64,
@@ -93,6 +113,10 @@ impl IoLoop {
     ) -> Self {
         let pool = link.pool();
         let max_datagram = ep.config().transport.max_datagram as usize;
+        // One received datagram pins one buffer, holding up to a payload of stream.
+        let recv_budget = (pool.capacity() as f64
+            * RECV_POOL_SHARE
+            * ep.config().transport.max_payload() as f64) as u64;
         // Work items per iteration: datagrams received plus datagrams sent (a
         // transport core is busy sending too), up to an rx burst plus a tx burst.
         let est = LoadEstimator::new(EstimatorConfig::new(cycles::hz(), cfg.burst as u32 + 32));
@@ -112,6 +136,8 @@ impl IoLoop {
             // The connection sizes packets by this buffer (only headers are written
             // into it; payloads stay in their buffers).
             hdr: vec![0; max_datagram.max(2048)],
+            recv_budget,
+            recv_share: u64::MAX,
             estimator: est,
             stats,
             iterations: 0,
@@ -140,6 +166,7 @@ impl IoLoop {
                 }
                 self.estimator.publish(cycles::now());
                 self.publish(now);
+                self.recheck_readers();
             }
             if let Some(t) = self.shutting_down {
                 if self.live == 0 || now >= t {
@@ -187,6 +214,20 @@ impl IoLoop {
             s.shared.waiter.wake();
         }
         self.live = 0;
+    }
+
+    /// A safety net under the reader's doorbell: streams waiting for their reader
+    /// are looked at again (every publish period).
+    fn recheck_readers(&mut self) {
+        for (i, s) in self.streams.iter_mut().enumerate() {
+            if let Some(s) = s {
+                if s.waiting_for_reader && !s.in_deliver {
+                    s.waiting_for_reader = false;
+                    s.in_deliver = true;
+                    self.deliver.push(i);
+                }
+            }
+        }
     }
 
     fn publish(&mut self, now: Instant) {
@@ -347,8 +388,10 @@ impl IoLoop {
             peer_fin: false,
             closed: None,
             in_deliver: false,
+            waiting_for_reader: false,
         });
         self.live += 1;
+        self.rebalance_recv_budget();
         Stream {
             shared,
             tx: app_tx,
@@ -357,7 +400,34 @@ impl IoLoop {
             pool: self.pool.clone(),
             stash: Default::default(),
             chunk: self.chunk,
+            reserve: (self.pool.capacity() as f64 * WRITE_RESERVE_SHARE) as usize,
         }
+    }
+
+    /// Gives every connection an equal share of the receive budget (called when
+    /// the number of connections changes): memory stays bounded by the pool
+    /// however many connections there are, and each gets as much as fits.
+    fn rebalance_recv_budget(&mut self) {
+        let share = self.recv_budget / self.live.max(1) as u64;
+        if share == self.recv_share {
+            return;
+        }
+        self.recv_share = share;
+        for i in 0..self.streams.len() {
+            if self.streams[i].is_none() {
+                continue;
+            }
+            let h = ConnectionHandle(i);
+            if let Some(c) = self.ep.connection_mut(h) {
+                c.set_recv_budget(share);
+                self.ep.touch(h);
+            }
+        }
+    }
+
+    /// How far delivery to a reader may run ahead of what it has read.
+    fn read_ahead(&self) -> u64 {
+        (self.recv_share / 2).clamp(READ_AHEAD_MIN, READ_AHEAD_MAX)
     }
 
     fn on_accept(&mut self, h: ConnectionHandle) {
@@ -417,6 +487,10 @@ impl IoLoop {
             return;
         };
         s.shared.queued.store(false, Ordering::Release);
+        if std::mem::take(&mut s.waiting_for_reader) && !s.in_deliver {
+            s.in_deliver = true;
+            self.deliver.push(i);
+        }
         let reset = s.shared.reset.load(Ordering::Acquire);
         if reset != 0 && !s.reset_applied {
             s.reset_applied = true;
@@ -478,15 +552,20 @@ impl IoLoop {
     /// stream and close once everything before them was handed over.
     fn deliver_to_app(&mut self, i: usize) {
         let h = ConnectionHandle(i);
+        let ahead = self.read_ahead();
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
         };
         let discard = s.shared.discard.load(Ordering::Acquire);
         let mut moved = 0u64;
         let mut pushed = false;
+        let room = |s: &IoStream| {
+            s.to_app.slots() > 0
+                && s.delivered - s.shared.app_read.load(Ordering::SeqCst) < ahead
+        };
         if let Some(c) = self.ep.connection_mut(h) {
             let storage = c.recv_storage_mut();
-            while discard || s.to_app.slots() > 0 {
+            while discard || room(s) {
                 let Some(seg) = storage.pop_at(s.delivered) else {
                     break;
                 };
@@ -506,10 +585,19 @@ impl IoLoop {
         };
         let drained = self.ep.connection(h).is_none_or(|c| c.readable() == 0);
         if !drained {
-            // The application ring is full: try again next iteration.
-            if !s.in_deliver {
-                s.in_deliver = true;
-                self.deliver.push(i);
+            // The reader is behind (its ring or its read-ahead is full): it rings
+            // the doorbell after its next read. Re-checked after raising the flag
+            // (pairs with `StreamShared::note_read`), so a read in between is seen.
+            s.shared.wake_on_read.store(true, Ordering::SeqCst);
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if discard || room(s) {
+                s.shared.wake_on_read.store(false, Ordering::Relaxed);
+                if !s.in_deliver {
+                    s.in_deliver = true;
+                    self.deliver.push(i);
+                }
+            } else {
+                s.waiting_for_reader = true;
             }
         }
         if drained && s.peer_fin && !s.shared.peer_finished.load(Ordering::Relaxed) {
@@ -527,6 +615,7 @@ impl IoLoop {
                 self.streams[i] = None;
                 self.live -= 1;
                 self.ep.release(h);
+                self.rebalance_recv_budget();
                 return;
             }
         }

@@ -73,6 +73,12 @@ pub(crate) struct StreamShared {
     pub dropped: AtomicBool,
     /// In the I/O loop's doorbell queue.
     pub queued: AtomicBool,
+    /// Bytes the application has read out of the receive ring: the I/O loop hands
+    /// over at most a budget beyond it, so a slow reader pins bounded packet memory.
+    pub app_read: AtomicU64,
+    /// The I/O loop stopped handing over data until the application reads: the
+    /// reader rings the doorbell once it has.
+    pub wake_on_read: AtomicBool,
     pub waiter: Waiter,
     pub stats: Mutex<ConnectionStats>,
     pub doorbell: Arc<ArrayQueue<usize>>,
@@ -92,6 +98,8 @@ impl StreamShared {
             reset: AtomicU64::new(0),
             dropped: AtomicBool::new(false),
             queued: AtomicBool::new(false),
+            app_read: AtomicU64::new(0),
+            wake_on_read: AtomicBool::new(false),
             waiter: Waiter::default(),
             stats: Mutex::new(ConnectionStats::default()),
             doorbell,
@@ -104,6 +112,19 @@ impl StreamShared {
         if !self.queued.swap(true, Ordering::AcqRel) {
             // Capacity covers every live stream and each is queued at most once.
             let _ = self.doorbell.push(self.id);
+        }
+    }
+
+    /// The application read `n` bytes: tells the I/O loop if it waits for that.
+    #[inline]
+    pub fn note_read(&self, n: usize) {
+        self.app_read.fetch_add(n as u64, Ordering::SeqCst);
+        // Pairs with the loop's fence in `IoLoop::deliver_to_app`: either the loop
+        // sees this read when it re-checks, or this sees its flag.
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if self.wake_on_read.load(Ordering::Relaxed) && self.wake_on_read.swap(false, Ordering::AcqRel)
+        {
+            self.ring_doorbell();
         }
     }
 

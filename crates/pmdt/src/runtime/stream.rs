@@ -28,6 +28,9 @@ pub struct Stream {
     pub(crate) pool: BufferPool,
     pub(crate) stash: BufferStash,
     pub(crate) chunk: usize,
+    /// Free buffers the application's writes leave in the pool, for receiving
+    /// (acks, the peer's data) and the I/O loop.
+    pub(crate) reserve: usize,
 }
 
 /// The `io::Error` for a close reason.
@@ -114,6 +117,11 @@ impl Stream {
     /// ring or the packet pool is full.
     pub fn try_write(&mut self, data: &[u8]) -> io::Result<usize> {
         self.check_writable()?;
+        if !data.is_empty() && self.pool.available() <= self.reserve {
+            // The pool's last buffers are kept for receiving: wait for acks to
+            // free some (the blocking `write` backs off and retries).
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         let mut done = 0;
         while done < data.len() && self.tx.slots() > 0 {
             let Some(b) = self
@@ -162,8 +170,12 @@ impl Stream {
                 self.cur = None; // the datagram's memory returns to its pool
             }
         }
-        if done > 0 || out.is_empty() {
+        if done > 0 {
+            self.shared.note_read(done);
             return Ok(done);
+        }
+        if out.is_empty() {
+            return Ok(0);
         }
         if fin {
             return Ok(0);

@@ -91,15 +91,12 @@ pub(crate) fn publish(loops: Vec<Weak<ArcSwap<LoopStats>>>) -> dpdk::Result<()> 
                         .iter()
                         .take(16)
                         .map(|c| {
-                            serde_json::json!({
-                                "peer": c.peer,
-                                "stream_bytes_sent": c.stats.stream_bytes_sent,
-                                "stream_bytes_received": c.stats.stream_bytes_received,
-                                "packets_sent": c.stats.packets_sent,
-                                "packets_retransmitted": c.stats.packets_retransmitted,
-                                "rtt_smoothed_us": c.stats.rtt_smoothed_us,
-                                "cwnd": c.stats.cwnd,
-                            })
+                            let mut v = serde_json::to_value(&c.stats).unwrap_or(Value::Null);
+                            if let Value::Object(m) = &mut v {
+                                m.remove("rtt_histogram");
+                                m.insert("peer".into(), Value::String(c.peer.clone()));
+                            }
+                            v
                         })
                         .collect(),
                 )

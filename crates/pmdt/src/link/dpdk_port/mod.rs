@@ -89,6 +89,10 @@ pub struct DpdkLink {
     rxq: RxQueue,
     txq: TxQueue,
     pool: Arc<Mempool>,
+    /// The I/O loop's own transmit buffers (headers, acks, indirect payload
+    /// references, control frames), apart from `pool` so that application data and
+    /// receive storage filling the main pool can never stop acks or retransmissions.
+    tx_pool: Arc<Mempool>,
     mac: [u8; 6],
     ip: Ipv4Addr,
     udp_port: u16,
@@ -123,6 +127,20 @@ impl DpdkLink {
             eal,
             &MempoolConfig {
                 size: cfg.pool_size,
+                data_room: cfg.mbuf_data_room(),
+                // Application threads (preemptible, any number) allocate and free
+                // here too.
+                ops: Some(MempoolConfig::PREEMPTIBLE_OPS.into()),
+                ..Default::default()
+            },
+        )?);
+        // Per queue: a transmit ring's worth in flight in the device, a batch being
+        // built, and as many indirect references again (one per chained payload).
+        let tx_pool_size = (cfg.tx_desc as u32 + 2 * BURST as u32) * 2 * cfg.queues.max(1) as u32;
+        let tx_pool = Arc::new(Mempool::new(
+            eal,
+            &MempoolConfig {
+                size: tx_pool_size.next_power_of_two() - 1,
                 data_room: cfg.mbuf_data_room(),
                 ..Default::default()
             },
@@ -163,6 +181,7 @@ impl DpdkLink {
                 rxq,
                 txq,
                 pool: pool.clone(),
+                tx_pool: tx_pool.clone(),
                 mac,
                 ip: cfg.ip,
                 udp_port: cfg.udp_port,
@@ -199,8 +218,9 @@ impl DpdkLink {
             self.stats.tx_dropped += 1;
             return;
         }
-        let Ok(mut m) = self.pool.alloc() else {
+        let Ok(mut m) = self.tx_pool.alloc() else {
             self.stats.tx_dropped += 1;
+            self.stats.tx_no_buffer += 1;
             return;
         };
         if m.extend_from_slice(bytes).is_err() {
@@ -328,6 +348,7 @@ impl Link for DpdkLink {
         };
         if self.tx.remaining() == 0 {
             self.stats.tx_dropped += 1;
+            self.stats.tx_queue_full += 1;
             return false;
         }
         let cached = self
@@ -344,8 +365,9 @@ impl Link for DpdkLink {
             return false;
         };
         self.last_peer = Some((*dst.ip(), dst_mac));
-        let Ok(mut m) = self.pool.alloc() else {
+        let Ok(mut m) = self.tx_pool.alloc() else {
             self.stats.tx_dropped += 1;
+            self.stats.tx_no_buffer += 1;
             return false;
         };
         let payload = match pkt.payload.map(|p| p.try_bytes()) {
@@ -366,7 +388,7 @@ impl Link for DpdkLink {
                 Buffer::Mbuf(pm) if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 => {
                     pm.try_clone_ref().ok()
                 }
-                Buffer::Mbuf(pm) => pm.slice_ref(&self.pool, p.start, p.len).ok(),
+                Buffer::Mbuf(pm) => pm.slice_ref(&self.tx_pool, p.start, p.len).ok(),
                 _ => None,
             },
             _ => None,
