@@ -1,4 +1,6 @@
-//! Ctrl-C (SIGINT/SIGTERM) as a flag the tools poll, so they stop cleanly.
+//! Ctrl-C, SIGTERM and SIGHUP (ctrlc's `termination` feature) as a flag the tools
+//! poll, so they stop cleanly: flows end at once, the summary is printed, a
+//! receiver removes its partial files. A second signal exits at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -17,7 +19,7 @@ impl Interrupt {
                 eprintln!("second interrupt: exiting now");
                 std::process::exit(130);
             }
-            eprintln!("interrupted: stopping cleanly (Ctrl-C again to exit at once)");
+            eprintln!("interrupted: stopping cleanly (again to exit at once)");
         }) {
             eprintln!("warning: no Ctrl-C handler: {e}");
         }

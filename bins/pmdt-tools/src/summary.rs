@@ -59,6 +59,9 @@ pub struct FlowSummary {
     pub path: Option<String>,
     /// How the flow ended, if not well.
     pub error: Option<String>,
+    /// With `-t`: seconds the close took to deliver what was written by then.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain_seconds: Option<f64>,
 }
 
 impl FlowSummary {
@@ -234,12 +237,15 @@ impl Summary {
         );
         for f in &self.flows {
             eprintln!(
-                "  flow {} {}: {} bytes, {}, sha256 {}{}",
+                "  flow {} {}: {} bytes, {}, sha256 {}{}{}",
                 f.flow,
                 f.peer,
                 f.bytes,
                 fmt_rate(f.goodput_bps),
                 f.sha256,
+                f.drain_seconds
+                    .map(|d| format!(", drained in {d:.2} s after the time limit"))
+                    .unwrap_or_default(),
                 f.error
                     .as_ref()
                     .map(|e| format!(", error: {e}"))

@@ -48,6 +48,8 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     by_cid: HashMap<u64, usize>,
     by_init: HashMap<(SocketAddr, u64), usize>,
     ready: VecDeque<usize>,
+    /// Receive credit all connections share (see `set_recv_budget_total`).
+    recv_budget_total: Option<u64>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
     stateless: VecDeque<(SocketAddr, [u8; 64], usize)>,
     accept_queue: VecDeque<ConnectionHandle>,
@@ -102,6 +104,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             by_cid: HashMap::new(),
             by_init: HashMap::new(),
             ready: VecDeque::new(),
+            recv_budget_total: None,
             timers: BinaryHeap::new(),
             stateless: VecDeque::new(),
             accept_queue: VecDeque::new(),
@@ -199,7 +202,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     ) -> Connection<S, R> {
         let local_cid = self.new_cid();
         let initial_pn = self.rng.random::<u32>() as u64;
-        Connection::new(ConnectionParams {
+        let mut conn = Connection::new(ConnectionParams {
             side,
             local_cid,
             remote_cid: peer.map_or(0, |p| p.src_cid),
@@ -211,7 +214,20 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             storage: (self.storage)(self.transport.send_buffer),
             recv_storage: (self.recv_storage)(self.transport.recv_buffer),
             peer,
-        })
+        });
+        if let Some(total) = self.recv_budget_total {
+            // One more sharer of the budget, counted before its first packet.
+            conn.set_initial_recv_budget(total / (self.connection_count() as u64 + 1));
+        }
+        conn
+    }
+
+    /// Receive credit (bytes) all connections share, e.g. a runtime's packet pool:
+    /// a new connection's handshake advertises at most its equal share. The owner
+    /// rebalances live connections with [`Connection::set_recv_budget`]. `None`:
+    /// each gets the configured receive buffer.
+    pub fn set_recv_budget_total(&mut self, bytes: Option<u64>) {
+        self.recv_budget_total = bytes;
     }
 
     /// Opens a connection to `remote` (client).

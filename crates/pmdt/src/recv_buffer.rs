@@ -207,9 +207,10 @@ impl<R: RecvStorage> RecvBuffer<R> {
 
     /// Caps the credit at `bytes` beyond the read offset (the connection's share of
     /// a memory budget, e.g. a packet pool shared by every connection of a
-    /// runtime). Credit already advertised is kept.
-    pub fn set_budget(&mut self, bytes: u64) {
-        self.floor = self.limit();
+    /// runtime). `advertised`: the credit the peer was already given, which stays
+    /// valid.
+    pub fn set_budget(&mut self, bytes: u64, advertised: u64) {
+        self.floor = advertised;
         self.budget = bytes.max(1);
     }
 

@@ -15,6 +15,9 @@ pub struct ConnectionStats {
     pub bytes_received: u64,
     /// Stream bytes sent for the first time.
     pub stream_bytes_sent: u64,
+    /// Stream bytes the peer acknowledged, in order from the start of the stream
+    /// (what a progress display of a sender shows).
+    pub stream_bytes_acked: u64,
     /// Stream bytes delivered in order to the receive buffer.
     pub stream_bytes_received: u64,
     /// Data packets that were retransmissions.

@@ -120,6 +120,7 @@ fn receive(
                 got += k as u64;
                 done.fetch_add(k as u64, Ordering::Relaxed);
             }
+            Err(_) if stop.is_set() => err = Some("interrupted".into()),
             Err(e) => err = Some(e.to_string()),
         }
     }
@@ -224,6 +225,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let done = Arc::new(AtomicU64::new(0));
     let mut handles: Vec<std::thread::JoinHandle<(FlowSummary, ConnectionStats)>> = Vec::new();
     let mut accepted = 0usize;
+    let mut aborts: Vec<pmdt::runtime::AbortHandle> = Vec::new();
     let mut progress: Option<Progress> = None;
     let mut first: Option<Instant> = None;
     let mut load = LoadSampler::default();
@@ -245,6 +247,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                     let (stop, done) = (stop.clone(), done.clone());
                     let n = accepted;
                     let hash = !cli.no_hash;
+                    aborts.push(s.abort_handle());
                     handles.push(std::thread::spawn(move || {
                         receive(n, s, path, &stop, &done, hash)
                     }));
@@ -263,10 +266,16 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     if let Some(p) = &progress {
         p.finish();
     }
+    if stop.is_set() {
+        // Ctrl-C/SIGTERM: every flow ends now (stalled or failed ones included);
+        // their readers see the abort, remove their part files and report.
+        aborts.iter().for_each(|a| a.abort(130));
+    }
     let seconds = first.map_or(0.0, |f| f.elapsed().as_secs_f64());
     std::thread::sleep(Duration::from_millis(120)); // one stats period
     let rt_stats = rt.stats();
-    // Stop the runtime first: interrupted readers see their connection end.
+    load.sample(&rt_stats); // the report published when the last flow ended
+                            // Stop the runtime first: interrupted readers see their connection end.
     rt.shutdown()
         .map_err(|e| cli_error::from_io("shutdown", &e))?;
     let results: Vec<(FlowSummary, ConnectionStats)> = handles

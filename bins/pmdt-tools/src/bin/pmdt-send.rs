@@ -8,12 +8,11 @@
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use pmdt::runtime::{Runtime, Stream};
+use pmdt::runtime::{AbortHandle, Runtime, RuntimeStats, Stream};
 use pmdt::ConnectionStats;
 use pmdt_tools::cli_error::{self, CliError};
 use pmdt_tools::interrupt::Interrupt;
@@ -45,7 +44,8 @@ struct Cli {
     /// Parallel connections.
     #[arg(short = 'P', long, default_value_t = 1)]
     flows: usize,
-    /// Stop sending after this many seconds (then close cleanly).
+    /// Stop writing after this many seconds, then close: the data already written
+    /// is delivered (the summary says how long that drain took).
     #[arg(short = 't', long)]
     time: Option<f64>,
     /// Print one JSON summary object on stdout at the end.
@@ -75,13 +75,20 @@ struct FlowResult {
     stats: ConnectionStats,
 }
 
+/// Reset code of a flow stopped by Ctrl-C or SIGTERM.
+const INTERRUPTED: u32 = 130;
+
+/// Stream bytes the receivers acknowledged so far, over every flow.
+fn acked(rt: &RuntimeStats) -> u64 {
+    rt.loops.iter().map(|l| l.stream_bytes_acked).sum()
+}
+
 fn send_flow(
     i: usize,
     mut stream: Stream,
     source: &Source,
     deadline: Option<Instant>,
     stop: &Interrupt,
-    done: &AtomicU64,
     hash: bool,
 ) -> FlowResult {
     let started = Instant::now();
@@ -135,28 +142,33 @@ fn send_flow(
             hasher.update(&buf[..n]);
         }
         sent += n as u64;
-        done.fetch_add(n as u64, Ordering::Relaxed);
     }
-    let close = if err.is_none() {
-        stream.close()
-    } else {
-        Ok(())
-    };
-    if let Err(e) = close {
-        err = Some(e.to_string());
+    // Close: everything written is delivered; with -t, how long that took is the
+    // drain (the send buffer's worth at the path's rate).
+    let drain_started = Instant::now();
+    if err.is_none() && !stop.is_set() {
+        if let Err(e) = stream.close() {
+            err = Some(e.to_string());
+        }
+    }
+    if stop.is_set() {
+        err = Some("interrupted".into());
     }
     let seconds = started.elapsed().as_secs_f64();
     let stats = stream.stats(); // final figures, stored at close
+                                // What the receiver acknowledged (all of it after a clean close).
+    let bytes = if err.is_none() {
+        sent
+    } else {
+        stats.stream_bytes_acked
+    };
     let summary = FlowSummary {
         flow: i + 1,
         peer,
-        bytes: if err.is_none() { sent } else { 0 },
+        bytes,
         seconds,
-        goodput_bps: if err.is_none() {
-            sent as f64 * 8.0 / seconds
-        } else {
-            0.0
-        },
+        goodput_bps: bytes as f64 * 8.0 / seconds.max(1e-9),
+        drain_seconds: deadline.map(|_| drain_started.elapsed().as_secs_f64()),
         sha256: if hash {
             hex(&hasher.finalize())
         } else {
@@ -216,26 +228,34 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let total = per_flow * cli.flows as u64;
     let started = Instant::now();
     let deadline = cli.time.map(|t| started + Duration::from_secs_f64(t));
-    let done = Arc::new(AtomicU64::new(0));
     let source = Arc::new(source);
     let mut handles = Vec::new();
+    let mut aborts: Vec<AbortHandle> = Vec::new();
     let connect_timeout = transport.idle_timeout.max(Duration::from_secs(3));
     for i in 0..cli.flows {
         let addr = to[i % to.len()];
         let stream = rt
             .connect_timeout(addr, Some(connect_timeout))
             .map_err(|e| cli_error::from_io(&format!("cannot connect to {addr}"), &e))?;
-        let (source, stop, done) = (source.clone(), stop.clone(), done.clone());
+        let (source, stop) = (source.clone(), stop.clone());
         let hash = !cli.no_hash;
+        aborts.push(stream.abort_handle());
         handles.push(std::thread::spawn(move || {
-            send_flow(i, stream, &source, deadline, &stop, &done, hash)
+            send_flow(i, stream, &source, deadline, &stop, hash)
         }));
     }
     let mut progress = Progress::new(PROG, (cli.time.is_none()).then_some(total));
     let mut load = LoadSampler::default();
+    let mut aborted = false;
     while handles.iter().any(|h| !h.is_finished()) {
-        progress.update(done.load(Ordering::Relaxed));
-        load.sample(&rt.stats());
+        if stop.is_set() && !aborted {
+            // Ctrl-C/SIGTERM: every flow ends now, blocked writes included.
+            aborted = true;
+            aborts.iter().for_each(|a| a.abort(INTERRUPTED));
+        }
+        let now = rt.stats();
+        progress.update(acked(&now));
+        load.sample(&now);
         std::thread::sleep(Duration::from_millis(100));
     }
     progress.finish();
@@ -246,6 +266,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let seconds = started.elapsed().as_secs_f64();
     std::thread::sleep(Duration::from_millis(120)); // one stats period
     let rt_stats = rt.stats();
+    load.sample(&rt_stats); // the report published when the last flow ended
     let failed = results.iter().any(|r| r.summary.error.is_some());
     let stats: Vec<ConnectionStats> = results.iter().map(|r| r.stats.clone()).collect();
     let summary = Summary::build(

@@ -424,6 +424,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         s.cwnd = self.cc.window();
         s.pacing_rate = self.pacing_rate().unwrap_or(0);
         s.bytes_in_flight = self.sent.bytes_in_flight;
+        s.stream_bytes_acked = self.send.start();
         let model = self.cc.model();
         s.cc_state = model.state;
         s.cc_bandwidth_bps = model.bandwidth.saturating_mul(8);
@@ -498,10 +499,18 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// is advertised with the next acknowledgement.
     pub fn set_recv_budget(&mut self, bytes: u64) {
         let before = self.recv.limit();
-        self.recv.set_budget(bytes.max(self.cfg.max_payload()));
+        self.recv
+            .set_budget(bytes.max(self.cfg.max_payload()), self.advertised_max_data);
         if self.recv.limit() > before {
             self.acks.request();
         }
+    }
+
+    /// [`Connection::set_recv_budget`] for a connection that has sent nothing yet:
+    /// its first packet (Init or Accept) already advertises the capped credit.
+    pub(crate) fn set_initial_recv_budget(&mut self, bytes: u64) {
+        self.recv.set_budget(bytes.max(self.cfg.max_payload()), 0);
+        self.advertised_max_data = self.recv.limit();
     }
 
     /// Marks `n` in-order bytes as read without copying them (the caller took their

@@ -22,6 +22,7 @@ use super::IdlePolicy;
 use crate::connection::{CloseReason, Event};
 use crate::endpoint::{ConnectionHandle, Endpoint};
 use crate::link::{Buffer, BufferPool, Link, Outgoing, PayloadSlice, Received};
+use crate::send_buffer::SendStorage;
 
 /// Requests from application threads (control path only; data goes through rings).
 pub(crate) enum Control {
@@ -66,6 +67,9 @@ struct IoStream {
 /// data handed to readers but not read yet, the device's receive ring, the
 /// application's writes and their reserve).
 const RECV_POOL_SHARE: f64 = 0.5;
+/// Of the packet pool, the part every connection's unacknowledged data (send
+/// storage and the writer's ring) shares.
+const SEND_POOL_SHARE: f64 = 0.5;
 /// Of the packet pool, the part application writes leave free for receiving.
 const WRITE_RESERVE_SHARE: f64 = 0.125;
 /// Delivery to a reader runs at least this far ahead of its reads (a few
@@ -94,10 +98,18 @@ pub(crate) struct IoLoop {
     recv_budget: u64,
     /// Each connection's share of `recv_budget`.
     recv_share: u64,
+    /// Unacknowledged data every connection shares (bytes of packet memory).
+    send_budget: u64,
+    /// Each connection's share of `send_budget` (half in its writer's ring, the
+    /// rest in its send storage).
+    send_share: u64,
     estimator: LoadEstimator,
     stats: Arc<ArcSwap<LoopStats>>,
     iterations: u64,
     idle_sleeps: u64,
+    /// Stream bytes acknowledged and received by connections already released.
+    closed_acked: u64,
+    closed_received: u64,
     started: Instant,
     shutting_down: Option<Instant>,
 }
@@ -120,7 +132,7 @@ impl IoLoop {
         // Work items per iteration: datagrams received plus datagrams sent (a
         // transport core is busy sending too), up to an rx burst plus a tx burst.
         let est = LoadEstimator::new(EstimatorConfig::new(cycles::hz(), cfg.burst as u32 + 32));
-        Self {
+        let mut lp = Self {
             pool,
             doorbell: Arc::new(ArrayQueue::new(cfg.max_connections.max(1))),
             rx: Vec::with_capacity(cfg.burst),
@@ -138,14 +150,20 @@ impl IoLoop {
             hdr: vec![0; max_datagram.max(2048)],
             recv_budget,
             recv_share: u64::MAX,
+            send_budget: (recv_budget as f64 * SEND_POOL_SHARE / RECV_POOL_SHARE) as u64,
+            send_share: u64::MAX,
             estimator: est,
             stats,
             iterations: 0,
             idle_sleeps: 0,
+            closed_acked: 0,
+            closed_received: 0,
             started: Instant::now(),
             shutting_down: None,
             cfg,
-        }
+        };
+        lp.ep.set_recv_budget_total(Some(lp.recv_budget));
+        lp
     }
 
     /// Runs until shut down (and every connection closed or the shutdown timeout).
@@ -232,9 +250,12 @@ impl IoLoop {
 
     fn publish(&mut self, now: Instant) {
         let mut list = Vec::new();
+        let (mut acked, mut received) = (self.closed_acked, self.closed_received);
         for (i, s) in self.streams.iter().enumerate() {
             if let (Some(s), Some(c)) = (s, self.ep.connection(ConnectionHandle(i))) {
                 let st = c.stats();
+                acked += st.stream_bytes_acked;
+                received += st.stream_bytes_received;
                 if list.len() < 256 {
                     list.push(ConnectionEntry {
                         peer: s.shared.remote.to_string(),
@@ -254,11 +275,25 @@ impl IoLoop {
             idle_sleeps: self.idle_sleeps,
             uptime_s: now.duration_since(self.started).as_secs_f64(),
             connection_list: list,
+            stream_bytes_acked: acked,
+            stream_bytes_received: received,
         }));
     }
 
     /// One pass; returns (datagrams received + sent, whether anything happened).
     fn iteration(&mut self, now: Instant) -> (usize, bool) {
+        let live_before = self.live;
+        let (n, work) = self.iteration_inner(now);
+        if live_before > 0 && self.live == 0 {
+            // A transfer ended: a report now, so short transfers (under one
+            // publish period) still get true load figures.
+            self.estimator.publish(cycles::now());
+            self.publish(now);
+        }
+        (n, work)
+    }
+
+    fn iteration_inner(&mut self, now: Instant) -> (usize, bool) {
         let mut work = self.control(now);
         // Receive.
         self.rx.clear();
@@ -413,16 +448,27 @@ impl IoLoop {
             return;
         }
         self.recv_share = share;
+        self.send_share = self.send_budget / self.live.max(1) as u64;
+        let write_ahead = self.write_ahead();
         for i in 0..self.streams.len() {
-            if self.streams[i].is_none() {
+            let Some(s) = &self.streams[i] else {
                 continue;
-            }
+            };
+            s.shared.write_ahead.store(write_ahead, Ordering::Relaxed);
+            // A writer waiting for its share may now have room.
+            s.shared.waiter.wake();
             let h = ConnectionHandle(i);
             if let Some(c) = self.ep.connection_mut(h) {
                 c.set_recv_budget(share);
                 self.ep.touch(h);
             }
         }
+    }
+
+    /// How much data a writer may queue in its ring beyond what its connection
+    /// took.
+    fn write_ahead(&self) -> u64 {
+        (self.send_share / 2).clamp(READ_AHEAD_MIN, READ_AHEAD_MAX)
     }
 
     /// How far delivery to a reader may run ahead of what it has read.
@@ -483,6 +529,10 @@ impl IoLoop {
     /// Moves application data from the stream's ring into its connection.
     fn drain_app(&mut self, i: usize, now: Instant) {
         let h = ConnectionHandle(i);
+        let storage_share = self
+            .send_share
+            .saturating_sub(self.write_ahead())
+            .max(READ_AHEAD_MIN);
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
         };
@@ -500,13 +550,20 @@ impl IoLoop {
         let mut popped = false;
         if !s.blocked && !s.from_app.is_empty() {
             let from_app = &mut s.from_app;
+            let shared = &s.shared;
+            // The send storage holds at most the connection's share of packet
+            // memory (beyond what its writer's ring holds).
+            let held_max = storage_share;
             let r = self.ep.write_with(h, |st| {
                 let mut total = 0;
                 while let Ok(b) = from_app.peek() {
-                    if b.bytes().len() as u64 > st.free() {
+                    let len = b.bytes().len() as u64;
+                    let held = st.end() - st.start();
+                    if len > st.free() || (held > 0 && held + len > held_max) {
                         break;
                     }
                     let b = from_app.pop().expect("peeked");
+                    shared.ring_bytes.fetch_sub(len, Ordering::AcqRel);
                     total += st.push(b).unwrap_or(0);
                 }
                 total
@@ -523,7 +580,10 @@ impl IoLoop {
                 Err(crate::connection::WriteError::Blocked) => s.blocked = true,
                 Err(_) => {
                     // Closed or finished: nothing more will be sent; free the data.
-                    while s.from_app.pop().is_ok() {}
+                    while let Ok(b) = s.from_app.pop() {
+                        let len = b.bytes().len() as u64;
+                        s.shared.ring_bytes.fetch_sub(len, Ordering::AcqRel);
+                    }
                     popped = true;
                 }
             }
@@ -560,8 +620,7 @@ impl IoLoop {
         let mut moved = 0u64;
         let mut pushed = false;
         let room = |s: &IoStream| {
-            s.to_app.slots() > 0
-                && s.delivered - s.shared.app_read.load(Ordering::SeqCst) < ahead
+            s.to_app.slots() > 0 && s.delivered - s.shared.app_read.load(Ordering::SeqCst) < ahead
         };
         if let Some(c) = self.ep.connection_mut(h) {
             let storage = c.recv_storage_mut();
@@ -608,7 +667,10 @@ impl IoLoop {
             let data_lost = !matches!(r, CloseReason::Graceful);
             if drained || data_lost {
                 if let Some(c) = self.ep.connection(h) {
-                    *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = c.stats();
+                    let st = c.stats();
+                    self.closed_acked += st.stream_bytes_acked;
+                    self.closed_received += st.stream_bytes_received;
+                    *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = st;
                 }
                 s.shared.set_closed(r);
                 s.shared.waiter.wake();

@@ -48,7 +48,7 @@ use arc_swap::ArcSwap;
 pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
 use io_loop::Control;
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
-pub use stream::{close_error, Stream};
+pub use stream::{close_error, AbortHandle, Stream};
 
 enum Join {
     Thread(std::thread::JoinHandle<()>),

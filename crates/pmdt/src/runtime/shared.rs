@@ -79,6 +79,10 @@ pub(crate) struct StreamShared {
     /// The I/O loop stopped handing over data until the application reads: the
     /// reader rings the doorbell once it has.
     pub wake_on_read: AtomicBool,
+    /// Bytes of application data in the ring to the I/O loop (packet memory the
+    /// writer holds) and the most it may hold: its share of the pool.
+    pub ring_bytes: AtomicU64,
+    pub write_ahead: AtomicU64,
     pub waiter: Waiter,
     pub stats: Mutex<ConnectionStats>,
     pub doorbell: Arc<ArrayQueue<usize>>,
@@ -100,6 +104,8 @@ impl StreamShared {
             queued: AtomicBool::new(false),
             app_read: AtomicU64::new(0),
             wake_on_read: AtomicBool::new(false),
+            ring_bytes: AtomicU64::new(0),
+            write_ahead: AtomicU64::new(u64::MAX),
             waiter: Waiter::default(),
             stats: Mutex::new(ConnectionStats::default()),
             doorbell,
@@ -122,10 +128,17 @@ impl StreamShared {
         // Pairs with the loop's fence in `IoLoop::deliver_to_app`: either the loop
         // sees this read when it re-checks, or this sees its flag.
         std::sync::atomic::fence(Ordering::SeqCst);
-        if self.wake_on_read.load(Ordering::Relaxed) && self.wake_on_read.swap(false, Ordering::AcqRel)
+        if self.wake_on_read.load(Ordering::Relaxed)
+            && self.wake_on_read.swap(false, Ordering::AcqRel)
         {
             self.ring_doorbell();
         }
+    }
+
+    /// Whether the writer may queue more data (its ring's share of packet memory).
+    #[inline]
+    pub fn may_write(&self) -> bool {
+        self.ring_bytes.load(Ordering::Acquire) < self.write_ahead.load(Ordering::Relaxed)
     }
 
     pub fn close_reason(&self) -> Option<CloseReason> {

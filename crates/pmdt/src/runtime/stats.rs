@@ -27,6 +27,11 @@ pub struct LoopStats {
     pub uptime_s: f64,
     /// Live connections (the first 256).
     pub connection_list: Vec<ConnectionEntry>,
+    /// Stream bytes acknowledged by peers, over every connection this loop ran
+    /// (closed ones included).
+    pub stream_bytes_acked: u64,
+    /// Stream bytes received in order, over every connection this loop ran.
+    pub stream_bytes_received: u64,
 }
 
 /// A snapshot of the whole runtime.

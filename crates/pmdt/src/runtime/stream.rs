@@ -47,6 +47,34 @@ pub fn close_error(r: CloseReason) -> io::Error {
     io::Error::new(kind, format!("pmdt connection {r}"))
 }
 
+/// Aborts a [`Stream`] from any thread (see [`Stream::abort_handle`]).
+#[derive(Clone)]
+pub struct AbortHandle {
+    shared: Arc<StreamShared>,
+}
+
+impl std::fmt::Debug for AbortHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AbortHandle")
+            .field("peer", &self.shared.remote)
+            .finish()
+    }
+}
+
+impl AbortHandle {
+    /// Resets the connection with `code` (once; later calls do nothing). The
+    /// stream's blocked calls return `ConnectionAborted`.
+    pub fn abort(&self, code: u32) {
+        let _ = self.shared.reset.compare_exchange(
+            0,
+            (1u64 << 32) | code as u64,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+        self.shared.ring_doorbell();
+    }
+}
+
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stream")
@@ -123,7 +151,7 @@ impl Stream {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         let mut done = 0;
-        while done < data.len() && self.tx.slots() > 0 {
+        while done < data.len() && self.tx.slots() > 0 && self.shared.may_write() {
             let Some(b) = self
                 .pool
                 .copy_from_stashed(&data[done..], self.chunk, &mut self.stash)
@@ -131,6 +159,9 @@ impl Stream {
                 break;
             };
             done += b.bytes().len();
+            self.shared
+                .ring_bytes
+                .fetch_add(b.bytes().len() as u64, Ordering::AcqRel);
             if self.tx.push(b).is_err() {
                 unreachable!("a slot was free and this is the only producer");
             }
@@ -198,10 +229,16 @@ impl Stream {
 
     /// Aborts the connection at once; the peer sees a reset with `code`.
     pub fn reset(self, code: u32) {
-        self.shared
-            .reset
-            .store((1u64 << 32) | code as u64, Ordering::Release);
-        self.shared.ring_doorbell();
+        self.abort_handle().abort(code);
+    }
+
+    /// A handle that aborts this connection from another thread (a signal handler's
+    /// flag, a supervisor): a `read`, `write` or `close` blocked on it returns
+    /// `ConnectionAborted` at once, and the peer sees a reset.
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle {
+            shared: self.shared.clone(),
+        }
     }
 
     /// Graceful close: finishes this side, discards data still arriving, and returns
@@ -233,7 +270,7 @@ impl Stream {
         s.waiter.wait(PARK, || {
             s.closed_flag.load(Ordering::Acquire)
                 || if writing {
-                    tx.slots() > 0
+                    tx.slots() > 0 && s.may_write()
                 } else {
                     !rx.is_empty() || s.peer_finished.load(Ordering::Acquire)
                 }
@@ -247,7 +284,7 @@ impl io::Write for Stream {
         loop {
             match self.try_write(data) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if self.tx.slots() > 0 {
+                    if self.tx.slots() > 0 && self.shared.may_write() {
                         // Ring has room but the packet pool is exhausted: back off.
                         std::thread::sleep(Duration::from_micros(100));
                     } else {
