@@ -331,8 +331,29 @@ fn a_killed_receiver_ends_the_sender_with_a_timeout_error() {
 
 #[test]
 fn ctrl_c_stops_the_receiver_without_leaving_a_partial_file() {
+    stop_receiver_mid_transfer("sigint", libc::SIGINT, false);
+}
+
+/// Issue 11 item 3: `kill`, systemd and scripts send SIGTERM; it must stop the
+/// receiver as cleanly as Ctrl-C (summary, part file removed).
+#[test]
+fn sigterm_stops_the_receiver_like_ctrl_c() {
+    stop_receiver_mid_transfer("sigterm", libc::SIGTERM, false);
+}
+
+/// Issue 11 item 2: a receiver whose flow has stalled (the sender vanished) stops
+/// on the first Ctrl-C, within the shutdown timeout, with its summary.
+#[test]
+fn ctrl_c_stops_a_receiver_with_a_stalled_flow() {
+    stop_receiver_mid_transfer("stalled", libc::SIGINT, true);
+}
+
+/// Starts a receiver writing a file and a sender, optionally kills the sender
+/// (the flow stalls), then sends `signal` to the receiver: it must exit 130 with
+/// a JSON summary and no file under either name.
+fn stop_receiver_mid_transfer(name: &str, signal: i32, stall: bool) {
     let _g = serial();
-    let d = tmp("sigint");
+    let d = tmp(name);
     let sock = d.join("m.sock");
     let out = d.join("big.bin");
     let r = spawn(
@@ -346,7 +367,7 @@ fn ctrl_c_stops_the_receiver_without_leaving_a_partial_file() {
         ],
     );
     std::thread::sleep(Duration::from_millis(1500));
-    let s = spawn(
+    let mut s = spawn(
         SEND,
         &[
             "--vdev",
@@ -354,7 +375,7 @@ fn ctrl_c_stops_the_receiver_without_leaving_a_partial_file() {
             "-n",
             "100G",
             "--idle-timeout",
-            "2",
+            if stall { "30" } else { "2" },
             "--cc",
             "paced",
             "--rate",
@@ -362,8 +383,13 @@ fn ctrl_c_stops_the_receiver_without_leaving_a_partial_file() {
         ],
     );
     std::thread::sleep(Duration::from_millis(2500));
+    if stall {
+        s.kill().unwrap(); // SIGKILL: the receiver's flow stalls, no goodbye
+        let _ = s.wait();
+        std::thread::sleep(Duration::from_millis(500));
+    }
     // SAFETY: signalling our own child.
-    unsafe { libc::kill(r.id() as i32, libc::SIGINT) };
+    unsafe { libc::kill(r.id() as i32, signal) };
     let ro = finish(r, Duration::from_secs(20));
     assert_eq!(ro.status.code(), Some(130), "{}", stderr(&ro));
     let rj = json(&ro);
@@ -377,8 +403,49 @@ fn ctrl_c_stops_the_receiver_without_leaving_a_partial_file() {
         !d.join("big.bin.part").exists(),
         "the partial file is removed"
     );
-    let so = finish(s, Duration::from_secs(30));
-    assert_ne!(so.status.code(), Some(0));
+    if !stall {
+        let so = finish(s, Duration::from_secs(30));
+        assert_ne!(so.status.code(), Some(0));
+    }
+}
+
+/// A sender stopped by SIGTERM ends its flows at once (no drain) and reports what
+/// the receiver acknowledged.
+#[test]
+fn sigterm_stops_the_sender_with_acknowledged_bytes() {
+    let _g = serial();
+    let d = tmp("sigterm-send");
+    let sock = d.join("m.sock");
+    let r = spawn(RECV, &["--vdev", &memif("server", &sock), "-N", "1"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = spawn(
+        SEND,
+        &[
+            "--vdev",
+            &memif("client", &sock),
+            "-n",
+            "100G",
+            "--cc",
+            "paced",
+            "--rate",
+            "200mbit",
+            "--json",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(s.id() as i32, libc::SIGTERM) };
+    let so = finish(s, Duration::from_secs(20));
+    assert_eq!(so.status.code(), Some(130), "{}", stderr(&so));
+    let sj = json(&so);
+    assert_eq!(sj["interrupted"], true);
+    let flow = &sj["flows"][0];
+    assert_eq!(flow["error"], "interrupted");
+    assert!(
+        flow["bytes"].as_u64().unwrap() > 0,
+        "acknowledged bytes: {flow}"
+    );
+    let _ = finish(r, Duration::from_secs(20));
 }
 
 #[test]
