@@ -367,7 +367,7 @@ fn stop_receiver_mid_transfer(name: &str, signal: i32, stall: bool) {
         ],
     );
     std::thread::sleep(Duration::from_millis(1500));
-    let mut s = spawn(
+    let mut sender = Some(spawn(
         SEND,
         &[
             "--vdev",
@@ -381,9 +381,10 @@ fn stop_receiver_mid_transfer(name: &str, signal: i32, stall: bool) {
             "--rate",
             "200mbit",
         ],
-    );
+    ));
     std::thread::sleep(Duration::from_millis(2500));
     if stall {
+        let mut s = sender.take().expect("spawned");
         s.kill().unwrap(); // SIGKILL: the receiver's flow stalls, no goodbye
         let _ = s.wait();
         std::thread::sleep(Duration::from_millis(500));
@@ -403,7 +404,7 @@ fn stop_receiver_mid_transfer(name: &str, signal: i32, stall: bool) {
         !d.join("big.bin.part").exists(),
         "the partial file is removed"
     );
-    if !stall {
+    if let Some(s) = sender {
         let so = finish(s, Duration::from_secs(30));
         assert_ne!(so.status.code(), Some(0));
     }

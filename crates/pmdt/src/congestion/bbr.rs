@@ -107,6 +107,12 @@ const INITIAL_CWND_PACKETS: u64 = 10;
 const TARGET_CWND_QUANTA: u64 = 3;
 /// Packets per send quantum (the receiver acknowledges every second packet).
 const SEND_QUANTUM_PACKETS: u64 = 2;
+/// Rounds the ack-aggregation maximum remembers (draft: BBRExtraAckedFilterLen =
+/// 10), kept as two slots of half that each.
+const EXTRA_ACKED_SLOT_ROUNDS: u64 = 5;
+/// Ack aggregation is allowed for when the smoothed RTT is at least this many
+/// minimum RTTs (acks batched by the peer's poll loop, not queueing on a path).
+const AGGREGATION_DOMINATES_RTT_RATIO: u32 = 4;
 
 /// BBR's mode (draft §4.3 state machine).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -182,6 +188,16 @@ pub struct Bbr {
     /// `bw_latest` of the previous round.
     prev_bw_latest: u64,
 
+    // Ack aggregation (draft: BBR.extra_acked and its interval).
+    extra_acked_interval_start: Option<Instant>,
+    extra_acked_delivered: u64,
+    extra_acked_max: [u64; 2],
+    extra_acked_slot: usize,
+    extra_acked_slot_rounds: u64,
+    extra_acked: u64,
+    /// Smoothed RTT (the connection's estimator), for the aggregation cap.
+    srtt: Duration,
+
     latest_rtt: Duration,
     /// RTT when the current ProbeBW Up began.
     probe_start_rtt: Duration,
@@ -203,6 +219,13 @@ impl Bbr {
             pacing_gain: STARTUP_PACING_GAIN,
             cwnd_gain: CWND_GAIN,
             round_count: 0,
+            extra_acked_interval_start: None,
+            extra_acked_delivered: 0,
+            extra_acked_max: [0; 2],
+            extra_acked_slot: 0,
+            extra_acked_slot_rounds: 0,
+            extra_acked: 0,
+            srtt: Duration::ZERO,
             next_round_delivered: 0,
             round_start: false,
             bw_rounds: [0; BW_FILTER_ROUNDS],
@@ -315,6 +338,53 @@ impl Bbr {
             self.round_count += 1;
             self.round_start = true;
         }
+    }
+
+    /// Ack aggregation (draft: BBRUpdateACKAggregation): bytes acknowledged beyond
+    /// what the bandwidth estimate explains since the current interval began. Acks
+    /// that arrive in batches (delayed acks, a poll-mode receiver that handles a
+    /// burst per iteration) need that much more in flight, or a path whose minimum
+    /// RTT is a few microseconds gets a window of a few packets and idles between
+    /// batches.
+    fn update_ack_aggregation(&mut self, now: Instant, rs: &RateSample) {
+        if self.round_start {
+            self.extra_acked_slot_rounds += 1;
+            if self.extra_acked_slot_rounds >= EXTRA_ACKED_SLOT_ROUNDS {
+                self.extra_acked_slot_rounds = 0;
+                self.extra_acked_slot ^= 1;
+                self.extra_acked_max[self.extra_acked_slot] = 0;
+            }
+        }
+        let start = *self.extra_acked_interval_start.get_or_insert(now);
+        let mut expected =
+            (self.bw() as f64 * now.saturating_duration_since(start).as_secs_f64()) as u64;
+        if self.extra_acked_delivered <= expected {
+            // Acks at or below the expected rate: a new interval.
+            self.extra_acked_delivered = 0;
+            self.extra_acked_interval_start = Some(now);
+            expected = 0;
+        }
+        self.extra_acked_delivered += rs.newly_acked;
+        let extra = self
+            .extra_acked_delivered
+            .saturating_sub(expected)
+            .min(self.cwnd);
+        let slot = &mut self.extra_acked_max[self.extra_acked_slot];
+        *slot = (*slot).max(extra);
+        // Only where batching dominates the path (the smoothed RTT several times
+        // its minimum: a poll-mode peer microseconds away whose acks come in
+        // bursts), and at most what that extra delay carries at the estimated
+        // rate. On a long path the minimum RTT dominates; there extra data in
+        // flight would only queue (and take a shared bottleneck from other flows).
+        let min_rtt = self.min_rtt.unwrap_or(self.srtt);
+        let cap = if self.srtt >= min_rtt * AGGREGATION_DOMINATES_RTT_RATIO {
+            (self.bw() as f64 * (self.srtt - min_rtt).as_secs_f64()) as u64
+        } else {
+            0
+        };
+        self.extra_acked = self.extra_acked_max[0]
+            .max(self.extra_acked_max[1])
+            .min(cap);
     }
 
     fn update_max_bw(&mut self, rs: &RateSample) {
@@ -571,7 +641,8 @@ impl Bbr {
         if let Some(prior) = self.prior_cwnd.take() {
             self.cwnd = self.cwnd.max(prior);
         }
-        let target = self.bdp_multiple(self.cwnd_gain) + self.quanta();
+        // Draft: BBRUpdateMaxInflight (BDP × gain + ack aggregation + quanta).
+        let target = self.bdp_multiple(self.cwnd_gain) + self.extra_acked + self.quanta();
         if self.full_bw_reached {
             self.cwnd = (self.cwnd + rs.newly_acked).min(target);
         } else if self.cwnd < target || rs.total_delivered < INITIAL_CWND_PACKETS * self.mss {
@@ -618,6 +689,7 @@ impl Controller for Bbr {
 
     fn on_rate_sample(&mut self, now: Instant, rs: &RateSample, rtt: &RttEstimator) {
         self.bytes_in_flight = rs.bytes_in_flight;
+        self.srtt = rtt.smoothed();
         self.latest_rtt = rs.rtt;
         self.update_round(rs);
         if self.round_start {
@@ -628,6 +700,7 @@ impl Controller for Bbr {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt)));
         }
         self.update_max_bw(rs);
+        self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);
         self.bw_latest = self.bw_latest.max(rs.delivery_rate);
         self.inflight_latest = self.inflight_latest.max(rs.delivered);
@@ -727,6 +800,35 @@ mod tests {
         assert!(b.pacing_rate.unwrap() <= 10_000_000);
         let bdp = 800_000;
         assert!(b.window() <= 2 * bdp + b.quanta() && b.window() >= bdp);
+    }
+
+    /// A poll-mode peer microseconds away acknowledges in bursts: the window must
+    /// hold a burst's worth (ack aggregation), not 2 × bw × a 10 µs minimum RTT.
+    #[test]
+    fn acks_in_bursts_on_a_microsecond_path_widen_the_window() {
+        let mut b = Bbr::new(1400);
+        let mut t = Instant::now();
+        let mut rtt = RttEstimator::new(Duration::from_micros(500));
+        rtt.update(Duration::from_micros(500), Duration::ZERO, Duration::ZERO);
+        let rate = 125_000_000; // 1 Gbit/s
+        let burst = 62_500; // 500 µs of it, acknowledged at once every 500 µs
+        let mut delivered = 0;
+        for _ in 0..60 {
+            t += Duration::from_micros(500);
+            let mut s = sample(rate, delivered, delivered + burst, 0, burst);
+            s.rtt = Duration::from_micros(10);
+            s.newly_acked = burst;
+            s.delivered = burst;
+            delivered += burst;
+            b.on_rate_sample(t, &s, &rtt);
+        }
+        let two_bdp = 2 * rate / 100_000; // 2 × bw × 10 µs = 2.5 kB
+        assert!(b.extra_acked > 40_000, "extra acked {}", b.extra_acked);
+        assert!(
+            b.window() > 20 * two_bdp,
+            "window {} holds a burst",
+            b.window()
+        );
     }
 
     #[test]
