@@ -85,6 +85,12 @@ impl SendStorage for ChunkSend {
     fn capacity(&self) -> u64 {
         self.cap
     }
+    /// Grows at once (chunks are packet buffers, nothing moves): the runtime keeps
+    /// what a connection holds within its share of the pool.
+    fn grow(&mut self, capacity: u64) -> u64 {
+        self.cap = self.cap.max(capacity);
+        self.cap
+    }
     fn start(&self) -> u64 {
         self.start
     }
@@ -201,6 +207,15 @@ impl ChunkRecv {
 
 impl RecvStorage for ChunkRecv {
     type Packet = Buffer;
+
+    /// Grows with the credit (the segment budget follows it); the runtime caps the
+    /// credit at the connection's share of the pool.
+    fn grow(&mut self, capacity: u64, _held: std::ops::Range<u64>) -> bool {
+        self.max_segs = self
+            .max_segs
+            .max((capacity / CREDIT_BYTES_PER_SEGMENT) as usize + MIN_SEGMENT_BUDGET);
+        true
+    }
 
     fn has_room(&self, pieces: usize, at_head: bool) -> bool {
         let limit = if at_head {
