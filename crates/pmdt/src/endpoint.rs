@@ -54,6 +54,8 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     stateless: VecDeque<(SocketAddr, [u8; 64], usize)>,
     accept_queue: VecDeque<ConnectionHandle>,
     events: VecDeque<(ConnectionHandle, Event)>,
+    /// Scratch list of `handle_timeout` (kept to reuse its memory).
+    due: Vec<usize>,
     storage: StorageFactory<S>,
     recv_storage: StorageFactory<R>,
     stats: EndpointStats,
@@ -105,10 +107,11 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             by_init: HashMap::new(),
             ready: VecDeque::new(),
             recv_budget_total: None,
-            timers: BinaryHeap::new(),
+            timers: BinaryHeap::with_capacity(64),
             stateless: VecDeque::new(),
             accept_queue: VecDeque::new(),
             events: VecDeque::new(),
+            due: Vec::new(),
             storage,
             recv_storage,
             stats: EndpointStats::default(),
@@ -493,7 +496,8 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
 
     /// Runs every connection timer due at `now` (each connection once per call).
     pub fn handle_timeout(&mut self, now: Instant) {
-        let mut due = Vec::new();
+        let mut due = std::mem::take(&mut self.due);
+        due.clear();
         while let Some(Reverse((t, i))) = self.timers.peek().copied() {
             if t > now {
                 break;
@@ -508,12 +512,14 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             slot.scheduled = None;
             due.push(i);
         }
-        for i in due {
+        for &i in &due {
             if let Some(Some(slot)) = self.slots.get_mut(i) {
                 slot.conn.handle_timeout(now);
             }
             self.touch(ConnectionHandle(i));
         }
+        due.clear();
+        self.due = due;
     }
 
     /// The next datagram to send, written into `buf`. Connections with data are
@@ -596,6 +602,18 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
 
     /// Collects a connection's events and reschedules its timer.
     fn sync(&mut self, i: usize) {
+        if self.timers.len() == self.timers.capacity() && self.timers.len() >= 2 * self.slots.len()
+        {
+            // Full, and at least half the entries are stale (one live entry per
+            // connection): drop those rather than grow (allocate). Amortized O(1).
+            let slots = &self.slots;
+            self.timers.retain(|Reverse((t, i))| {
+                slots
+                    .get(*i)
+                    .and_then(|s| s.as_ref())
+                    .is_some_and(|s| s.scheduled == Some(*t))
+            });
+        }
         let Some(Some(slot)) = self.slots.get_mut(i) else {
             return;
         };

@@ -15,6 +15,13 @@ impl RangeSet {
         Self::default()
     }
 
+    /// An empty set with room for `n` ranges before it allocates.
+    pub fn with_capacity(n: usize) -> Self {
+        Self {
+            ranges: Vec::with_capacity(n),
+        }
+    }
+
     /// Number of disjoint ranges.
     pub fn len(&self) -> usize {
         self.ranges.len()

@@ -129,7 +129,8 @@ impl<R: RecvStorage> RecvBuffer<R> {
             storage,
             capacity: capacity.max(1),
             read: 0,
-            received: RangeSet::new(),
+            // Room for some out-of-order holes before reassembly allocates.
+            received: RangeSet::with_capacity(64),
             budget: u64::MAX,
             floor: 0,
         }

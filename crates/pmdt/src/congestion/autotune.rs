@@ -54,6 +54,14 @@ pub(crate) struct RecvAutotune {
 }
 
 impl RecvAutotune {
+    /// With room for `holes` holes before the hole list allocates.
+    pub fn with_capacity(holes: usize) -> Self {
+        Self {
+            holes: VecDeque::with_capacity(holes),
+            ..Self::default()
+        }
+    }
+
     /// An RTT sample from a data packet's timestamp echo (it also holds the time the
     /// peer held our packet's timestamp before sending: an overestimate at worst,
     /// which errs towards a larger window).

@@ -15,6 +15,15 @@ pub(crate) struct AckState {
 }
 
 impl AckState {
+    /// Room for every range kept (one more while inserting): acknowledging never
+    /// allocates.
+    pub fn new() -> Self {
+        Self {
+            received: RangeSet::with_capacity(MAX_ACK_RANGES + 2),
+            ..Self::default()
+        }
+    }
+
     /// Records an ack-eliciting packet; returns false for a duplicate packet number.
     pub fn on_packet(
         &mut self,

@@ -42,6 +42,10 @@ const PERSISTENT_CONGESTION_THRESHOLD: u32 = 3;
 const PN_SKIP_MEAN_GAP: u64 = 1024;
 /// Skipped numbers remembered (older ones are below anything a peer still acks).
 const MAX_SKIPPED_PNS: usize = 16;
+/// Ranges (holes) the loss bookkeeping has room for before it allocates.
+const LOSS_RANGES_RESERVED: usize = 64;
+/// Lost-packet records (kept a few PTOs) there is room for before they allocate.
+const LOST_RECORDS_RESERVED: usize = 256;
 
 /// The next gap between skipped packet numbers: uniform in
 /// [PN_SKIP_MEAN_GAP / 2, 3 × PN_SKIP_MEAN_GAP / 2) from a xorshift generator
@@ -166,6 +170,8 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     /// packets sent after it).
     first_rtt_sample: Option<Instant>,
     loss_time: Option<Instant>,
+    /// Scratch list of `detect_lost` (kept to reuse its memory).
+    lost_scratch: Vec<(u64, SentPacket)>,
     next_lost_prune: Instant,
     pto_count: u32,
     probes: u32,
@@ -278,14 +284,20 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             init_attempts: 0,
             accept_pending: false,
             next_pn: p.initial_pn,
-            sent: SentPackets::default(),
+            // Room for a full initial window of packet numbers (as the runtime's
+            // storages are pre-sized to their buffers): tracking does not grow
+            // (allocate) during a transfer unless the window autotunes above it.
+            sent: SentPackets::with_capacity(cfg.window_packets as usize, LOST_RECORDS_RESERVED),
             largest_acked: None,
-            skipped: VecDeque::new(),
+            skipped: VecDeque::with_capacity(MAX_SKIPPED_PNS),
             next_skip: 0,
             skip_rng: (p.local_cid ^ p.initial_pn.rotate_left(32)) | 1,
-            acked_pns: RangeSet::new(),
+            // Loss bookkeeping sized for typical loss patterns up front (fewer
+            // allocations as holes appear; these grow only past this).
+            acked_pns: RangeSet::with_capacity(LOSS_RANGES_RESERVED),
             first_rtt_sample: None,
             loss_time: None,
+            lost_scratch: Vec::with_capacity(LOSS_RANGES_RESERVED),
             next_lost_prune: p.now,
             pto_count: 0,
             probes: 0,
@@ -293,7 +305,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             cc: cfg.congestion.build(max_datagram),
             rate_sampler: DeliveryRateSampler::default(),
             window_packets: cfg.window_packets,
-            recv_tune: RecvAutotune::default(),
+            recv_tune: RecvAutotune::with_capacity(LOSS_RANGES_RESERVED),
             pacer: Pacer::new(
                 cfg.pacing_burst_packets * cfg.max_datagram as u64,
                 2 * cfg.max_datagram as u64,
@@ -301,8 +313,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             pacing_wait: None,
             send: p.storage,
             send_next: 0,
-            retransmit: VecDeque::new(),
-            acked: RangeSet::new(),
+            retransmit: VecDeque::with_capacity(LOSS_RANGES_RESERVED),
+            acked: RangeSet::with_capacity(LOSS_RANGES_RESERVED),
             peer_max_data: 0,
             credit_wait: None,
             credit_probes: 0,
@@ -314,7 +326,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             advertised_max_data: recv.limit(),
             recv,
             peer_fin: None,
-            acks: AckState::default(),
+            acks: AckState::new(),
             largest_pn_received: None,
             readable_signalled: false,
             finished_signalled: false,
@@ -1041,7 +1053,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let loss_delay = (self.rtt.conservative() * 9 / 8).max(GRANULARITY);
         let lost_before = now.checked_sub(loss_delay);
         self.loss_time = None;
-        let mut lost: Vec<(u64, SentPacket)> = Vec::new();
+        let mut lost = std::mem::take(&mut self.lost_scratch);
+        lost.clear();
         for (pn, p) in self.sent.below(largest) {
             if pn + self.cfg.packet_threshold <= largest || lost_before.is_some_and(|t| p.time <= t)
             {
@@ -1052,6 +1065,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         if lost.is_empty() {
+            self.lost_scratch = lost;
             return;
         }
         let mut lost_bytes = 0;
@@ -1071,6 +1085,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         self.rate_sampler.on_lost(lost_bytes);
         let persistent = self.in_persistent_congestion(&lost);
+        lost.clear();
+        self.lost_scratch = lost;
         self.cc
             .on_congestion_event(now, last_time, persistent, lost_bytes);
     }

@@ -41,6 +41,16 @@ pub(crate) struct SentPackets {
 }
 
 impl SentPackets {
+    /// Tracking with room for `packets` packet numbers and `lost` loss records
+    /// before it allocates.
+    pub fn with_capacity(packets: usize, lost: usize) -> Self {
+        Self {
+            slots: VecDeque::with_capacity(packets),
+            lost: VecDeque::with_capacity(lost),
+            ..Self::default()
+        }
+    }
+
     pub fn on_sent(&mut self, pn: u64, p: SentPacket) {
         if self.slots.is_empty() {
             self.base = pn;

@@ -75,6 +75,25 @@ impl HeapPool {
         self.0.allocated.load(Ordering::Relaxed) - self.0.free.len()
     }
 
+    /// Allocates every block not allocated yet, up front (as a DPDK mempool is):
+    /// afterwards [`HeapPool::take`] never allocates. Blocks are otherwise
+    /// allocated on first need.
+    pub fn prefill(&self) {
+        let cap = self.0.free.capacity();
+        while self.0.allocated.fetch_add(1, Ordering::Relaxed) < cap {
+            let slot = Box::new(Slot {
+                refs: AtomicUsize::new(0),
+                len: 0,
+                data: vec![0u8; self.0.buf_size].into_boxed_slice(),
+                home: None,
+            });
+            if self.0.free.push(slot).is_err() {
+                break;
+            }
+        }
+        self.0.allocated.fetch_sub(1, Ordering::Relaxed);
+    }
+
     /// An empty writable block, or `None` when all `count` are in use.
     pub fn take(&self) -> Option<HeapBufMut> {
         let slot = match self.0.free.pop() {

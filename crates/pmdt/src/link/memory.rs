@@ -26,6 +26,17 @@ impl MemoryLink {
     /// Two connected ends with addresses `a` and `b`; each direction queues up to
     /// `depth` datagrams (more are dropped, like a full NIC ring).
     pub fn pair(a: SocketAddr, b: SocketAddr, depth: usize) -> (MemoryLink, MemoryLink) {
+        Self::pair_with_pool(a, b, depth, 64 * 1024)
+    }
+
+    /// Like [`MemoryLink::pair`], each end with a pool of `blocks` packet buffers
+    /// (allocated on first use; see [`HeapPool::prefill`]).
+    pub fn pair_with_pool(
+        a: SocketAddr,
+        b: SocketAddr,
+        depth: usize,
+        blocks: usize,
+    ) -> (MemoryLink, MemoryLink) {
         let cut = Arc::new(AtomicBool::new(false));
         let ab = Arc::new(ArrayQueue::new(depth.max(1)));
         let ba = Arc::new(ArrayQueue::new(depth.max(1)));
@@ -33,7 +44,7 @@ impl MemoryLink {
             addr,
             inbox,
             outbox,
-            pool: HeapPool::new(64 * 1024, 2048),
+            pool: HeapPool::new(blocks, 2048),
             cut: cut.clone(),
             stats: LinkStats::default(),
         };

@@ -78,6 +78,19 @@ const READ_AHEAD_MIN: u64 = 64 * 1024;
 /// ... and at most this far: beyond it the reader is the bottleneck anyway.
 const READ_AHEAD_MAX: u64 = 16 << 20;
 
+thread_local! {
+    static IN_ITERATION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the calling thread is inside an I/O loop iteration (receive, events,
+/// application data, timers, transmit; not the periodic stats publication). For
+/// tests that count allocations in the steady-state loop; cheap and
+/// allocation-free, so a global allocator may call it.
+#[doc(hidden)]
+pub fn in_io_iteration() -> bool {
+    IN_ITERATION.try_with(|c| c.get()).unwrap_or(false)
+}
+
 pub(crate) struct IoLoop {
     link: Box<dyn Link>,
     ep: Endpoint<ChunkSend, ChunkRecv>,
@@ -89,6 +102,10 @@ pub(crate) struct IoLoop {
     doorbell: Arc<ArrayQueue<usize>>,
     deliver: Vec<usize>,
     retry: Vec<usize>,
+    /// The lists being worked through (swapped with `deliver`/`retry`, so both
+    /// keep their memory: no allocation per iteration).
+    delivering: Vec<usize>,
+    retrying: Vec<usize>,
     control: Receiver<Control>,
     accept: Option<SyncSender<Stream>>,
     rx: Vec<Received>,
@@ -141,8 +158,10 @@ impl IoLoop {
             chunk,
             streams: Vec::new(),
             live: 0,
-            deliver: Vec::new(),
-            retry: Vec::new(),
+            deliver: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
+            retry: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
+            delivering: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
+            retrying: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             control,
             accept: None,
             // The connection sizes packets by this buffer (only headers are written
@@ -283,7 +302,9 @@ impl IoLoop {
     /// One pass; returns (datagrams received + sent, whether anything happened).
     fn iteration(&mut self, now: Instant) -> (usize, bool) {
         let live_before = self.live;
+        IN_ITERATION.with(|c| c.set(true));
         let (n, work) = self.iteration_inner(now);
+        IN_ITERATION.with(|c| c.set(false));
         if live_before > 0 && self.live == 0 {
             // A transfer ended: a report now, so short transfers (under one
             // publish period) still get true load figures.
@@ -324,18 +345,23 @@ impl IoLoop {
             self.drain_app(i, now);
             work = true;
         }
-        for i in std::mem::take(&mut self.retry) {
+        std::mem::swap(&mut self.retry, &mut self.retrying);
+        for k in 0..self.retrying.len() {
+            let i = self.retrying[k];
             self.drain_app(i, now);
         }
+        self.retrying.clear();
         // Deliveries to applications.
         if !self.deliver.is_empty() {
-            let list = std::mem::take(&mut self.deliver);
-            for i in list {
+            std::mem::swap(&mut self.deliver, &mut self.delivering);
+            for k in 0..self.delivering.len() {
+                let i = self.delivering[k];
                 if let Some(Some(s)) = self.streams.get_mut(i) {
                     s.in_deliver = false;
                 }
                 self.deliver_to_app(i);
             }
+            self.delivering.clear();
             work = true;
         }
         // Timers.

@@ -46,6 +46,8 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 
 pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
+#[doc(hidden)]
+pub use io_loop::in_io_iteration;
 use io_loop::Control;
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
 pub use stream::{close_error, AbortHandle, Stream};

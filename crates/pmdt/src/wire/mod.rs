@@ -122,9 +122,10 @@ pub struct AckRange {
     pub end: u64,
 }
 
-/// SACK ranges of one ack, stored inline up to four (the usual case: no allocation
-/// per ack on the hot path).
-pub type AckRanges = smallvec::SmallVec<[AckRange; 4]>;
+/// SACK ranges of one ack, stored inline: an ack holds at most
+/// `1 + MAX_ACK_RANGES`, so decoding or building one never allocates, however
+/// lossy the path (the hot path allocates nothing).
+pub type AckRanges = smallvec::SmallVec<[AckRange; 1 + MAX_ACK_RANGES]>;
 
 /// Acknowledgement body: packet-number SACK ranges, the cumulative data offset
 /// received in order, and the flow-control credit.
@@ -168,6 +169,8 @@ pub struct HandshakeParams {
 pub const MAX_ACK_DELAY_US: u32 = (1 << 14) * 1000;
 
 /// A decoded packet body; `Data` borrows its payload from the datagram.
+// `Ack` holds its ranges inline on purpose: boxing would allocate per ack.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Body<'a> {
     /// Open request.
