@@ -4,7 +4,11 @@
 //! around each iteration, so application threads and the periodic stats
 //! publication are not counted) while a bulk transfer runs between two runtimes
 //! over the in-memory link: after a warm-up, a window of the transfer (data,
-//! acks, timers, deliveries, writer wake-ups) must allocate nothing.
+//! acks, timers, deliveries, writer wake-ups) must allocate nothing, lossless
+//! and at 1% loss. A second test drives two endpoints with the runtime's storages
+//! (`ChunkSend`/`ChunkRecv`, `poll_transmit_header`, `handle_in`,
+//! `handle_timeout`, `consume`) on a simulated clock and wire, so its window is
+//! fully deterministic, lossless and with one datagram in 97 lost.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{Read, Write};
@@ -38,6 +42,7 @@ struct Counting;
 impl Counting {
     #[inline]
     fn note(&self) {
+        sans_io::note();
         if !ARMED.load(Ordering::Relaxed) || !pmdt::runtime::in_io_iteration() {
             return;
         }
@@ -201,4 +206,241 @@ fn bulk_transfer_window_allocations(impair: Option<ImpairConfig>) {
          (impairment: {impair:?}; PMDT_ALLOC_TRACE=1 prints where)",
         (WINDOW - WARM_UP) >> 20
     );
+}
+
+/// Allocations made on this thread while `ARMED_HERE` is set (the sans-IO test
+/// drives both endpoints on its own thread).
+mod sans_io {
+    use std::cell::Cell;
+    use std::collections::VecDeque;
+    use std::net::SocketAddr;
+    use std::time::{Duration, Instant};
+
+    use pmdt::config::EndpointConfig;
+    use pmdt::endpoint::{ConnectionHandle, Endpoint};
+    use pmdt::link::{Buffer, BufferPool, HeapPool};
+    use pmdt::runtime::storage::{ChunkRecv, ChunkSend};
+    use pmdt::TransportConfig;
+
+    thread_local! {
+        pub static ARMED_HERE: Cell<bool> = const { Cell::new(false) };
+        pub static COUNT_HERE: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Counts an allocation if this thread is armed (called by the allocator).
+    pub fn note() {
+        let _ = ARMED_HERE.try_with(|a| {
+            if a.get() {
+                let _ = COUNT_HERE.try_with(|c| c.set(c.get() + 1));
+            }
+        });
+    }
+
+    type Ep = Endpoint<ChunkSend, ChunkRecv>;
+
+    const CHUNK: usize = 1400;
+    /// One-way delay of the simulated wire.
+    const DELAY: Duration = Duration::from_millis(1);
+    /// Datagrams each side may send per 10 µs step (~1.1 Gbit/s of payload).
+    const PER_STEP: usize = 1;
+
+    fn endpoint(pool: &HeapPool, now: Instant, seed: u64, accept: bool) -> Ep {
+        let cfg = EndpointConfig {
+            transport: TransportConfig {
+                initial_rtt: Duration::from_millis(2),
+                ..Default::default()
+            },
+            accept,
+            seed: Some(seed),
+            ..Default::default()
+        };
+        let p = BufferPool::Heap(pool.clone());
+        Endpoint::with_storage(
+            cfg,
+            now,
+            Box::new(move |cap| ChunkSend::new(cap, p.clone(), CHUNK)),
+            Box::new(ChunkRecv::new),
+        )
+        .unwrap()
+    }
+
+    /// A datagram on the wire: arrival time, sender, bytes.
+    type Wire = VecDeque<(Instant, SocketAddr, Buffer)>;
+
+    struct Side {
+        ep: Ep,
+        addr: SocketAddr,
+        hdr: Vec<u8>,
+        sent: u64,
+    }
+
+    impl Side {
+        /// Sends what the endpoint has (up to `PER_STEP`) onto `wire`, as the I/O
+        /// loop does: header from the endpoint, payload from the send storage.
+        fn transmit(&mut self, now: Instant, pool: &HeapPool, wire: &mut Wire, drop_every: u64) {
+            for _ in 0..PER_STEP {
+                self.sent += 1;
+                if let Some((_, n)) = self.ep.poll_stateless(&mut self.hdr) {
+                    let b = pool.copy_from(&self.hdr[..n]).expect("pool");
+                    wire.push_back((now + DELAY, self.addr, Buffer::Heap(b)));
+                    continue;
+                }
+                let Some((h, t)) = self.ep.poll_transmit_header(now, &mut self.hdr) else {
+                    return;
+                };
+                let mut b = pool.take().expect("pool");
+                let space = b.space();
+                let n = match t.payload {
+                    Some(p) => {
+                        let c = self.ep.connection(h).unwrap();
+                        let (buf, pos) = c.send_storage().chunk_at(p.offset).unwrap();
+                        space[..t.header_len].copy_from_slice(&self.hdr[..t.header_len]);
+                        space[t.header_len..t.header_len + p.len]
+                            .copy_from_slice(&buf.bytes()[pos..pos + p.len]);
+                        t.header_len + p.len
+                    }
+                    None => {
+                        space[..t.len].copy_from_slice(&self.hdr[..t.len]);
+                        t.len
+                    }
+                };
+                b.set_len(n);
+                if drop_every > 0 && self.sent.is_multiple_of(drop_every) {
+                    continue; // lost on the wire
+                }
+                wire.push_back((now + DELAY, self.addr, Buffer::Heap(b.freeze())));
+            }
+        }
+
+        fn receive(&mut self, now: Instant, wire: &mut Wire) {
+            while wire.front().is_some_and(|(t, _, _)| *t <= now) {
+                let (_, from, b) = wire.pop_front().unwrap();
+                self.ep.handle_in(now, from, b.bytes(), &b);
+            }
+        }
+
+        fn timers(&mut self, now: Instant) {
+            if self.ep.poll_timeout().is_some_and(|t| t <= now) {
+                self.ep.handle_timeout(now);
+            }
+            while self.ep.poll_event().is_some() {}
+        }
+    }
+
+    /// Endpoint + connection hot path with the runtime's storages, simulated
+    /// clock and wire: deterministic. Returns the allocations counted in the
+    /// steady-state window.
+    /// `drop_every`: every so many datagrams each side sends is lost (0: none).
+    pub fn run(drop_every: u64) -> (u64, u64, u64) {
+        // The counter works: one allocation while armed counts one.
+        COUNT_HERE.with(|c| c.set(0));
+        ARMED_HERE.with(|x| x.set(true));
+        let probe = std::hint::black_box(Box::new(7u64));
+        ARMED_HERE.with(|x| x.set(false));
+        drop(probe);
+        assert_eq!(
+            COUNT_HERE.with(|c| c.get()),
+            1,
+            "the counting allocator counts"
+        );
+        COUNT_HERE.with(|c| c.set(0));
+        let t0 = Instant::now();
+        let mut now = t0;
+        let pool = HeapPool::new(16 * 1024, 2048);
+        pool.prefill();
+        let mut a = Side {
+            ep: endpoint(&pool, now, 1, false),
+            addr: "10.0.0.1:1000".parse().unwrap(),
+            hdr: vec![0; 2048],
+            sent: 0,
+        };
+        let mut b = Side {
+            ep: endpoint(&pool, now, 2, true),
+            addr: "10.0.0.2:2000".parse().unwrap(),
+            hdr: vec![0; 2048],
+            sent: 0,
+        };
+        let mut ab: Wire = VecDeque::with_capacity(1 << 16);
+        let mut ba: Wire = VecDeque::with_capacity(1 << 16);
+        let h = a.ep.connect(now, b.addr);
+        let mut server: Option<ConnectionHandle> = None;
+        let data: Vec<u8> = (0..CHUNK + 256).map(|i| i as u8).collect();
+        let (mut written, mut read) = (0u64, 0u64);
+        let (mut armed_at, mut window) = (None, 0u64);
+        const WARM_UP: u64 = 32 << 20;
+        const WINDOW: u64 = 64 << 20;
+        let mut steps = 0u64;
+        while read < WINDOW {
+            steps += 1;
+            assert!(steps < 50_000_000, "stalled at {read} bytes");
+            now += Duration::from_micros(10);
+            // The writer keeps the send storage full.
+            let _ = a.ep.write_with(h, |st| {
+                let mut n = 0;
+                while st.free() >= CHUNK as u64 {
+                    let off = (written % 256) as usize;
+                    let Some(buf) = pool.copy_from(&data[off..off + CHUNK]) else {
+                        break;
+                    };
+                    let k = st.push(Buffer::Heap(buf)).unwrap_or(0);
+                    written += k as u64;
+                    n += k;
+                }
+                n
+            });
+            a.receive(now, &mut ba);
+            b.receive(now, &mut ab);
+            if server.is_none() {
+                server = b.ep.accept();
+            }
+            // The reader takes everything in order (and checks it).
+            if let Some(s) = server {
+                let mut moved = 0u64;
+                if let Some(c) = b.ep.connection_mut(s) {
+                    while let Some(seg) = c.recv_storage_mut().pop_at(read + moved) {
+                        let bytes = &seg.buf.bytes()[seg.pos..seg.pos + seg.len];
+                        for (k, &x) in bytes.iter().enumerate() {
+                            assert_eq!(x, ((read + moved + k as u64) % 256) as u8);
+                        }
+                        moved += seg.len as u64;
+                    }
+                }
+                if moved > 0 {
+                    b.ep.consume(s, moved);
+                    read += moved;
+                }
+            }
+            a.timers(now);
+            b.timers(now);
+            a.transmit(now, &pool, &mut ab, drop_every);
+            b.transmit(now, &pool, &mut ba, drop_every);
+            if armed_at.is_none() && read >= WARM_UP {
+                armed_at = Some(steps);
+                ARMED_HERE.with(|x| x.set(true));
+            }
+        }
+        ARMED_HERE.with(|x| x.set(false));
+        if let Some(s) = armed_at {
+            window = steps - s;
+        }
+        let stats = a.ep.connection(h).unwrap().stats().clone();
+        assert!(stats.stream_bytes_acked > WARM_UP);
+        let _ = t0;
+        (COUNT_HERE.with(|c| c.get()), window, stats.losses_detected)
+    }
+}
+
+#[test]
+fn endpoint_hot_path_with_runtime_storage_does_not_allocate() {
+    for drop_every in [0, 97] {
+        let (allocs, steps, losses) = sans_io::run(drop_every);
+        eprintln!("drop 1 in {drop_every}: {steps} steps, {losses} losses, {allocs} allocations");
+        assert!(steps > 1000, "a real steady-state window ({steps} steps)");
+        assert_eq!(drop_every > 0, losses > 0, "losses: {losses}");
+        assert_eq!(
+            allocs, 0,
+            "{allocs} allocations in {steps} steady-state steps of the endpoint hot path \
+             (one datagram in {drop_every} lost)"
+        );
+    }
 }
