@@ -28,7 +28,10 @@
 
 mod builder;
 mod cycles;
+mod dedicated;
 mod io_loop;
+mod recv_memory;
+mod session;
 mod shared;
 mod stats;
 pub mod storage;
@@ -49,6 +52,7 @@ pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
+pub use session::{PollAgain, Session};
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
 pub use stream::{close_error, AbortHandle, Stream};
 

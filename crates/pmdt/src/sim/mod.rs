@@ -4,11 +4,19 @@
 //! same run, packet for packet.
 
 mod bulk;
+mod flows;
 mod link;
+mod loop_net;
 pub mod pattern;
+mod port;
 
 pub use bulk::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport};
+pub use flows::{
+    run_flows, Connects, FlowOutcome, FlowsReport, FlowsScenario, ReadersStart, SideReport,
+};
 pub use link::{GilbertElliott, LinkConfig, LinkStats};
+pub use loop_net::{LoopNet, PathCounters};
+pub use port::SimPort;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
