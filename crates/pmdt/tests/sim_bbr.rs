@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use pmdt::sim::{run_bulk, BulkReport, BulkScenario, FlowReport, LinkConfig};
+use pmdt::sim::{run_bulk, BulkReport, BulkScenario, FlowReport, ImpairConfig};
 use pmdt::stats::ControllerState;
 use pmdt::{CongestionKind, TransportConfig};
 
@@ -18,23 +18,23 @@ const PAYLOAD_SHARE: f64 = 1440.0 / 1472.0;
 
 /// A bottleneck of `rate_bps` with `rtt` (split evenly), random `loss` on the data
 /// direction and a drop-tail queue of `queue_bdps` bandwidth-delay products.
-fn path(rate_bps: u64, rtt: Duration, loss: f64, queue_bdps: f64) -> (LinkConfig, LinkConfig) {
+fn path(rate_bps: u64, rtt: Duration, loss: f64, queue_bdps: f64) -> (ImpairConfig, ImpairConfig) {
     let bdp = rate_bps as f64 / 8.0 * rtt.as_secs_f64();
-    let fwd = LinkConfig {
+    let fwd = ImpairConfig {
         delay: rtt / 2,
         loss,
         rate_bps: Some(rate_bps),
         queue_bytes: ((bdp * queue_bdps) as u64).max(64 * 1024),
         ..Default::default()
     };
-    let rev = LinkConfig {
+    let rev = ImpairConfig {
         delay: rtt / 2,
         ..Default::default()
     };
     (fwd, rev)
 }
 
-fn scenario(forward: LinkConfig, reverse: LinkConfig, bytes: u64) -> BulkScenario {
+fn scenario(forward: ImpairConfig, reverse: ImpairConfig, bytes: u64) -> BulkScenario {
     BulkScenario {
         seed: 21,
         bytes_per_flow: bytes,
