@@ -54,12 +54,7 @@ pub struct WanPath {
 impl WanPath {
     /// A path; `model` None forwards untouched. Corrupted copies of shared frames
     /// are copied into mbufs from `pool`.
-    pub fn new(
-        rx: RxQueue,
-        tx: TxQueue,
-        model: Option<ImpairModel>,
-        pool: Arc<Mempool>,
-    ) -> Self {
+    pub fn new(rx: RxQueue, tx: TxQueue, model: Option<ImpairModel>, pool: Arc<Mempool>) -> Self {
         Self {
             rx,
             tx,

@@ -208,7 +208,11 @@ mod tests {
             assert!(link.send(now, pkt));
         }
         link.flush(now + Duration::from_secs(1));
-        assert_eq!(payload.bytes(), &[0u8; 60], "the shared payload is never written");
+        assert_eq!(
+            payload.bytes(),
+            &[0u8; 60],
+            "the shared payload is never written"
+        );
         let mut got: Vec<Received> = Vec::new();
         peer.recv(now, &mut got, usize::MAX);
         got.iter().map(|r| r.payload().to_vec()).collect()
@@ -229,7 +233,10 @@ mod tests {
             .map(|(i, d)| {
                 let mut want = (i as u32).to_be_bytes().to_vec();
                 want.extend([0u8; 60]);
-                want.iter().zip(d).map(|(a, b)| (a ^ b).count_ones()).sum::<u32>()
+                want.iter()
+                    .zip(d)
+                    .map(|(a, b)| (a ^ b).count_ones())
+                    .sum::<u32>()
             })
             .sum();
         let st = link.stats();
@@ -254,7 +261,10 @@ mod tests {
             1000 - st.impair_lost + st.impair_duplicated - st.impair_corrupted,
             "{st:?}"
         );
-        assert!(got.iter().all(|d| d[4..] == [0u8; 60]), "no corrupted copy got through");
+        assert!(
+            got.iter().all(|d| d[4..] == [0u8; 60]),
+            "no corrupted copy got through"
+        );
         assert_eq!(st.tx_datagrams, got.len() as u64);
     }
 

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{default_path, ImpairConfig, ImpairStats};
 use super::pattern;
 use super::Network;
 use super::NodeId;
+use super::{default_path, ImpairConfig, ImpairStats};
 use crate::config::{EndpointConfig, TransportConfig};
 use crate::congestion::CongestionKind;
 use crate::connection::{CloseReason, Event};

@@ -160,9 +160,7 @@ fn jitter_and_reordering_reorder_without_loss() {
     for i in 0..10_000u64 {
         let now = start + Duration::from_micros(100 * i);
         let f = m.decide(now, 500);
-        let [d] = f.deliveries() else {
-            panic!("{f:?}")
-        };
+        let [d] = f.deliveries() else { panic!("{f:?}") };
         let extra = if d.reordered { 3 } else { 0 };
         assert_eq!(d.at - now, Duration::from_millis(10 + extra));
         arrivals.push((d.at, i));
@@ -193,10 +191,7 @@ fn duplicates_are_two_copies_of_one_departure() {
     });
     let now = Instant::now();
     let fates = offer(&mut m, now, 100_000, 1000);
-    let twice = fates
-        .iter()
-        .filter(|f| matches!(f, Fate::Twice(_)))
-        .count();
+    let twice = fates.iter().filter(|f| matches!(f, Fate::Twice(_))).count();
     assert_eq!(m.stats().duplicated, twice as u64);
     assert!((4_700..5_300).contains(&twice), "{twice}");
     assert_eq!(m.stats().delivered, 100_000 + twice as u64);
@@ -222,7 +217,9 @@ fn corruption_is_dropped_by_the_checksum_unless_it_bypasses_it() {
     let st = dropped.stats();
     assert_eq!((st.corrupted, st.checksum_drops), (cs, cs));
     assert!((900..1100).contains(&cs), "{cs}");
-    assert!(fates.iter().all(|f| f.deliveries().iter().all(|d| d.flip.is_none())));
+    assert!(fates
+        .iter()
+        .all(|f| f.deliveries().iter().all(|d| d.flip.is_none())));
 
     let mut through = model(ImpairConfig {
         corrupt: 0.1,
