@@ -737,12 +737,14 @@ fn many_flows_small_pool(eal: Eal) {
     got.sort();
     assert!(got == sent, "every flow arrives intact");
     // No flow starves. Each rate runs from its reader's late start, so the first
-    // flows' buffered data inflates theirs: only a starved flow (orders of
-    // magnitude slower) fails this; fairness figures belong to the benchmarks.
-    let (lo, hi) = rates
-        .iter()
-        .fold((f64::MAX, 0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
-    assert!(lo * 50.0 >= hi, "a flow starved: rates {rates:?}");
+    // flows' buffered data inflates theirs (the first may have arrived whole
+    // before its reader started): the slowest is compared with the median, and
+    // only a starved flow (orders of magnitude slower) fails this; fairness
+    // figures belong to the benchmarks.
+    let mut sorted = rates.clone();
+    sorted.sort_by(f64::total_cmp);
+    let (lo, median) = (sorted[0], sorted[sorted.len() / 2]);
+    assert!(lo * 50.0 >= median, "a flow starved: rates {rates:?}");
     thread::sleep(Duration::from_millis(150));
     for (side, rt) in [("sender", &a), ("receiver", &b)] {
         let l = &rt.stats().loops[0].link;

@@ -70,18 +70,12 @@ struct IoStream {
     discarded: u64,
 }
 
-/// Of the packet pool, the part every connection's received data shares: credit
-/// not yet used and data handed to readers but not read yet (see
-/// `super::recv_memory`). The rest: the device's receive ring, acks and
-/// handshakes, the application's writes and their reserve.
-const RECV_POOL_SHARE: f64 = 0.5;
+use super::memory_budget::{
+    self, READ_AHEAD_MAX, READ_AHEAD_MIN, RECV_POOL_SHARE, SEND_POOL_SHARE, WRITE_RESERVE_SHARE,
+};
+
 /// Credit a new connection's handshake may advertise before the loop sizes it.
 const INITIAL_CREDIT_MAX: u64 = 64 * 1024;
-/// Of the packet pool, the part every connection's unacknowledged data (send
-/// storage and the writer's ring) shares.
-const SEND_POOL_SHARE: f64 = 0.5;
-/// Of the packet pool, the part application writes leave free for receiving.
-const WRITE_RESERVE_SHARE: f64 = 0.125;
 /// How often the loop publishes its statistics (and re-checks readers).
 pub(crate) const PUBLISH_PERIOD: Duration = Duration::from_millis(100);
 
@@ -105,12 +99,6 @@ pub(crate) enum Next {
     /// Shut down: every connection closed (or the shutdown timeout abandoned them).
     Stopped,
 }
-
-/// Delivery to a reader runs at least this far ahead of its reads (a few
-/// datagrams, so a reader always finds data however small its share).
-const READ_AHEAD_MIN: u64 = 64 * 1024;
-/// ... and at most this far: beyond it the reader is the bottleneck anyway.
-const READ_AHEAD_MAX: u64 = 16 << 20;
 
 thread_local! {
     static IN_ITERATION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -609,7 +597,7 @@ impl IoLoop {
     /// How much data a writer may queue in its ring beyond what its connection
     /// took.
     fn write_ahead(&self) -> u64 {
-        (self.send_share / 2).clamp(READ_AHEAD_MIN, READ_AHEAD_MAX)
+        memory_budget::write_ahead(self.send_share)
     }
 
     fn on_accept(&mut self, h: ConnectionHandle) {
@@ -665,10 +653,7 @@ impl IoLoop {
     /// Moves application data from the stream's ring into its connection.
     fn drain_app(&mut self, i: usize, now: Instant) {
         let h = ConnectionHandle(i);
-        let storage_share = self
-            .send_share
-            .saturating_sub(self.write_ahead())
-            .max(READ_AHEAD_MIN);
+        let storage_share = memory_budget::send_storage(self.send_share, self.write_ahead());
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
         };

@@ -30,6 +30,7 @@ mod builder;
 mod cycles;
 mod dedicated;
 mod io_loop;
+mod memory_budget;
 mod recv_memory;
 mod session;
 mod shared;
@@ -52,6 +53,7 @@ pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
+pub use memory_budget::MemoryBudget;
 pub use session::{PollAgain, Session};
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
 pub use stream::{close_error, AbortHandle, Stream};

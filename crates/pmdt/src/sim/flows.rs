@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::loop_net::{LoopNet, PathCounters};
+use super::loop_net::LoopNet;
 use super::pattern;
 use super::NodeId;
 use crate::config::TransportConfig;
-use crate::link::impair_model::ImpairConfig;
+use crate::link::impair_model::{ImpairConfig, ImpairStats};
 use crate::link::LinkStats;
 use crate::runtime::{Runtime, Stream};
 use crate::stats::EndpointStats;
@@ -147,9 +147,9 @@ pub struct FlowsReport {
     /// The server session.
     pub server: SideReport,
     /// Client → server path.
-    pub forward_path: PathCounters,
+    pub forward_path: ImpairStats,
     /// Server → client path.
-    pub reverse_path: PathCounters,
+    pub reverse_path: ImpairStats,
     /// Times a loop stayed busy at one instant (see [`LoopNet::busy_overflows`]).
     pub busy_overflows: u64,
 }
@@ -230,8 +230,10 @@ pub fn run_flows(sc: &FlowsScenario) -> Result<FlowsReport, String> {
     let server = net
         .add_node(sa, builder(sc.seed ^ 0x5e), sc.server_buffers, max_datagram)
         .map_err(io)?;
-    net.set_path(client, server, sc.forward.clone())?;
-    net.set_path(server, client, sc.reverse.clone())?;
+    net.set_path(client, server, sc.forward.clone())
+        .map_err(|e| e.to_string())?;
+    net.set_path(server, client, sc.reverse.clone())
+        .map_err(|e| e.to_string())?;
     net.session(server).listen();
     let mut writers: Vec<Writer> = Vec::new();
     let limit = net.now() + sc.time_limit;
@@ -354,8 +356,8 @@ pub fn run_flows(sc: &FlowsScenario) -> Result<FlowsReport, String> {
     // Tear down: streams dropped, both sessions shut down, pools checked.
     drop(writers);
     drop(readers);
-    let forward_path = net.path_counters(client, server);
-    let reverse_path = net.path_counters(server, client);
+    let forward_path = net.path_stats(client, server);
+    let reverse_path = net.path_stats(server, client);
     let now = net.now();
     net.session(client).shut_down(now);
     net.session(server).shut_down(now);

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use super::port::{PortHandle, SimPort};
 use super::NodeId;
-use crate::link::impair_model::{Fate, ImpairConfig, ImpairModel};
+use crate::link::impair_model::{ImpairConfig, ImpairConfigError, ImpairModel, ImpairStats};
 use crate::link::{BufferPool, Link};
 use crate::runtime::{Backend, LoopStats, PollAgain, RuntimeBuilder, Session};
 
@@ -60,24 +60,6 @@ impl Ord for InFlight {
     }
 }
 
-/// What happened on one direction of a path.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct PathCounters {
-    /// Datagrams offered.
-    pub offered: u64,
-    /// Deliveries scheduled (duplicates included).
-    pub delivered: u64,
-    /// Lost to random or burst loss.
-    pub lost: u64,
-    /// Dropped by the bottleneck queue.
-    pub queue_drops: u64,
-}
-
-struct Path {
-    model: ImpairModel,
-    counters: PathCounters,
-}
-
 /// The network (see the module documentation).
 pub struct LoopNet {
     seed: u64,
@@ -85,7 +67,7 @@ pub struct LoopNet {
     now: Instant,
     nodes: Vec<Node>,
     by_addr: HashMap<SocketAddr, usize>,
-    paths: HashMap<(usize, usize), Path>,
+    paths: HashMap<(usize, usize), ImpairModel>,
     default_path: ImpairConfig,
     wire: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
@@ -95,7 +77,7 @@ pub struct LoopNet {
 
 impl LoopNet {
     /// An empty network; `seed` seeds every path's impairments. Paths not set
-    /// with [`LoopNet::set_path`] delay datagrams by 1 ms and do nothing else.
+    /// with [`LoopNet::set_path`] are [`super::default_path`].
     pub fn new(seed: u64) -> Self {
         let start = Instant::now();
         Self {
@@ -105,10 +87,7 @@ impl LoopNet {
             nodes: Vec::new(),
             by_addr: HashMap::new(),
             paths: HashMap::new(),
-            default_path: ImpairConfig {
-                delay: Duration::from_millis(1),
-                ..Default::default()
-            },
+            default_path: super::default_path(),
             wire: BinaryHeap::new(),
             seq: 0,
             busy_overflows: 0,
@@ -179,27 +158,34 @@ impl LoopNet {
         self.nodes[n.0].session.local_addr()
     }
 
-    /// Impairments of the direction from `a` to `b` (seeded from the network's
-    /// seed and the pair, whatever `cfg.seed` says).
-    pub fn set_path(&mut self, a: NodeId, b: NodeId, cfg: ImpairConfig) -> Result<(), String> {
-        let path = self.make_path(a.0, b.0, cfg)?;
-        self.paths.insert((a.0, b.0), path);
+    /// Impairments of the direction from `a` to `b` (drawing from a stream of
+    /// the network's seed and the pair, whatever `cfg.seed` says).
+    pub fn set_path(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        cfg: ImpairConfig,
+    ) -> Result<(), ImpairConfigError> {
+        let model = self.make_path(a.0, b.0, cfg)?;
+        self.paths.insert((a.0, b.0), model);
         Ok(())
     }
 
-    fn make_path(&self, a: usize, b: usize, mut cfg: ImpairConfig) -> Result<Path, String> {
-        cfg.seed = self.seed ^ ((a as u64) << 40) ^ ((b as u64) << 20) ^ 0x5eed;
-        Ok(Path {
-            model: ImpairModel::new(cfg)?,
-            counters: PathCounters::default(),
-        })
+    fn make_path(
+        &self,
+        a: usize,
+        b: usize,
+        cfg: ImpairConfig,
+    ) -> Result<ImpairModel, ImpairConfigError> {
+        let seed = self.seed ^ ((a as u64) << 40) ^ ((b as u64) << 20) ^ 0x5eed;
+        ImpairModel::with_seed(cfg, seed)
     }
 
-    /// Counters of the direction from `a` to `b`.
-    pub fn path_counters(&self, a: NodeId, b: NodeId) -> PathCounters {
+    /// What the direction from `a` to `b` did to its datagrams.
+    pub fn path_stats(&self, a: NodeId, b: NodeId) -> ImpairStats {
         self.paths
             .get(&(a.0, b.0))
-            .map(|p| p.counters.clone())
+            .map(|p| p.stats().clone())
             .unwrap_or_default()
     }
 
@@ -310,30 +296,19 @@ impl LoopNet {
                 self.paths.insert((i, j), path);
             }
             let path = self.paths.get_mut(&(i, j)).expect("inserted");
-            path.counters.offered += 1;
-            let fate = path.model.decide(self.now, data.len());
-            let times = match fate {
-                Fate::Lost => {
-                    path.counters.lost += 1;
-                    continue;
+            let fate = path.decide(self.now, data.len());
+            for d in fate.deliveries() {
+                let mut copy = data.clone();
+                if let Some(flip) = d.flip {
+                    flip.apply(&mut copy);
                 }
-                Fate::QueueDrop => {
-                    path.counters.queue_drops += 1;
-                    continue;
-                }
-                Fate::Deliver {
-                    at, duplicate_at, ..
-                } => [Some(at), duplicate_at],
-            };
-            for at in times.into_iter().flatten() {
-                path.counters.delivered += 1;
                 self.seq += 1;
                 self.wire.push(Reverse(InFlight {
-                    at,
+                    at: d.at,
                     seq: self.seq,
                     to: j,
                     from,
-                    data: data.clone(),
+                    data: copy,
                 }));
             }
         }
