@@ -28,6 +28,7 @@
 
 mod builder;
 mod cycles;
+mod group;
 mod io_loop;
 mod memory_budget;
 mod shared;
@@ -47,6 +48,7 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 
 pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
+pub use group::{Group, LagPolicy, MemberReport, MemberState, LAGGING_CODE};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
