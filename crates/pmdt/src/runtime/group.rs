@@ -156,7 +156,9 @@ impl Member {
     }
 }
 
-/// One sender, many receivers: see the [module docs](self). Writes block (parking
+/// One sender, many receivers (RMDT's point-to-multipoint transfer): each member
+/// is its own connection with its own reliability and rate control, all sharing one
+/// copy of the payload in packet memory; receivers are ordinary. Writes block (parking
 /// the thread) until every active member can take the data, except that under
 /// [`LagPolicy::DropLagging`] a member too far behind is dropped instead.
 pub struct Group {
