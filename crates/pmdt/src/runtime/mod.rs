@@ -52,6 +52,7 @@ pub use group::{Group, LagPolicy, MemberReport, MemberState, LAGGING_CODE};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
+pub use io_loop::SHUTDOWN_CODE;
 pub use memory_budget::MemoryBudget;
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
 pub use stream::{close_error, AbortHandle, Stream};
