@@ -29,6 +29,7 @@
 mod builder;
 mod cycles;
 mod dedicated;
+mod group;
 mod io_loop;
 mod memory_budget;
 mod recv_memory;
@@ -50,9 +51,11 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 
 pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
+pub use group::{Group, LagPolicy, MemberReport, MemberState, LAGGING_CODE};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
+pub use io_loop::SHUTDOWN_CODE;
 pub use memory_budget::MemoryBudget;
 pub use session::{PollAgain, Session};
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
