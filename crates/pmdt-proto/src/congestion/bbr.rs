@@ -429,7 +429,10 @@ impl Bbr {
         if rs.lost < MIN_LOSS_PACKETS * self.mss {
             return false;
         }
-        let thresh = if self.queue_visible(rs.rtt) {
+        // A standing queue shows in every RTT of the round so far (its minimum); a
+        // single late ack (a preempted receiver, an ack burst) is not one.
+        let standing = self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt));
+        let thresh = if self.queue_visible(standing) {
             LOSS_THRESH
         } else {
             HIGH_LOSS_THRESH
