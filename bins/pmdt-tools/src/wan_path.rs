@@ -9,6 +9,8 @@ use pmdt::link::delay_line::DelayLine;
 use pmdt::link::impair_model::{Fate, ImpairModel};
 use serde::Serialize;
 
+use crate::frame_capture::FrameCapture;
+
 /// What one direction did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PathStats {
@@ -56,21 +58,29 @@ impl WanPath {
         }
     }
 
-    fn emit(&mut self, m: Mbuf) {
-        if let Err(m) = self.tx_batch.push(m) {
+    fn emit(&mut self, m: Mbuf, capture: &mut Option<&mut FrameCapture>) {
+        if self.tx_batch.is_full() {
             drop(m);
             self.stats.tx_full += 1;
+            return;
+        }
+        if let Some(c) = capture {
+            c.record(m.data());
+        }
+        if self.tx_batch.push(m).is_err() {
+            unreachable!("the batch had room");
         }
     }
 
-    /// One pass; returns whether anything moved.
-    pub fn poll(&mut self, now: Instant) -> bool {
+    /// One pass; returns whether anything moved. Frames queued for the egress port
+    /// are also written to `capture`.
+    pub fn poll(&mut self, now: Instant, mut capture: Option<&mut FrameCapture>) -> bool {
         let n = self.rx.rx_burst(&mut self.rx_batch);
         let mut batch = std::mem::take(&mut self.rx_batch);
         for m in batch.drain() {
             self.stats.received += 1;
             let Some(model) = &mut self.model else {
-                self.emit(m);
+                self.emit(m, &mut capture);
                 continue;
             };
             match model.decide(now, m.pkt_len()) {
@@ -88,7 +98,7 @@ impl WanPath {
                         self.held.push(d, copy);
                     }
                     if at <= now && self.held.is_empty() {
-                        self.emit(m);
+                        self.emit(m, &mut capture);
                     } else {
                         self.held.push(at, m);
                     }
@@ -100,7 +110,7 @@ impl WanPath {
             let Some(m) = self.held.pop_due(now) else {
                 break;
             };
-            self.emit(m);
+            self.emit(m, &mut capture);
         }
         self.stats.held = self.held.len() as u64;
         let queued = self.tx_batch.len();

@@ -43,9 +43,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         for &rtt in rtts {
             for &loss in losses {
                 let mut send = vec![
-                    "-n".to_string(),
-                    "100G".into(),
-                    "-t".into(),
+                    "-t".to_string(),
                     secs_arg(secs),
                     "--cc".into(),
                     cc.into(),
