@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use dpdk::Eal;
+use dpdk::{Eal, EalBuilder};
 use pmdt::link::dpdk_port::DpdkLinkConfig;
 use pmdt::link::udp::UdpLinkConfig;
 use pmdt::runtime::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
@@ -192,18 +192,21 @@ impl LinkArgs {
         }
     }
 
-    /// Starts the EAL when the backend is DPDK.
-    pub fn eal(&self, role: Role, prog: &str) -> Result<Option<Eal>, CliError> {
+    /// The EAL this link needs (None: the UDP backend needs none).
+    pub fn eal_builder(&self, role: Role, prog: &str) -> Result<Option<EalBuilder>, CliError> {
         if self.backend != BackendKind::Dpdk {
             return Ok(None);
         }
         let lcores = default_lcores(role, self.queues()?);
         let demo = [self.demo_vdev(role)];
-        self.dpdk
-            .builder(prog, &lcores, &demo)
-            .init()
-            .map(Some)
-            .map_err(|e| cli_error::from_dpdk(&e))
+        Ok(Some(self.dpdk.builder(prog, &lcores, &demo)))
+    }
+
+    /// Starts the EAL when the backend is DPDK.
+    pub fn eal(&self, role: Role, prog: &str) -> Result<Option<Eal>, CliError> {
+        self.eal_builder(role, prog)?
+            .map(|b| b.init().map_err(|e| cli_error::from_dpdk(&e)))
+            .transpose()
     }
 
     fn port_name(&self) -> String {

@@ -30,6 +30,10 @@ pub struct OutputArgs {
     /// --json-stream: events `start`, `interval`, `connection_end`, `end`, `error`).
     #[arg(long, conflicts_with = "json")]
     pub json_stream: bool,
+    /// Check the options (addresses resolved, files found), print the EAL
+    /// arguments and the settings as JSON on stdout, and exit without starting.
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 impl Default for OutputArgs {
@@ -38,6 +42,7 @@ impl Default for OutputArgs {
             interval: 1.0,
             json: false,
             json_stream: false,
+            dry_run: false,
         }
     }
 }
@@ -241,6 +246,18 @@ impl Report {
             }
         }
     }
+}
+
+/// `--dry-run`'s answer: the EAL arguments (None: no EAL) and the settings.
+pub fn print_dry_run(eal: Option<&dpdk::EalBuilder>, settings: Value) {
+    let doc = json!({
+        "eal_args": eal.map(|b| b.args()),
+        "settings": settings,
+    });
+    let mut out = std::io::stdout().lock();
+    let _ = serde_json::to_writer_pretty(&mut out, &doc);
+    let _ = out.write_all(b"\n");
+    let _ = out.flush();
 }
 
 /// Prints a failure as JSON on stdout (`{"error": ..., "hint": ...}`, or an

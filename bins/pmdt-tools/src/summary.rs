@@ -272,6 +272,8 @@ pub struct Summary {
     pub listening_seconds: Option<f64>,
     /// Load of the I/O core.
     pub load: LoadSummary,
+    /// I/O loops (one per queue pair).
+    pub io_loops: usize,
     /// Link counters (summed over the I/O loops).
     pub link_stats: pmdt::link::LinkStats,
     /// Stopped by Ctrl-C.
@@ -347,6 +349,7 @@ impl Summary {
             sum_received: dir(Direction::Receive),
             listening_seconds: None,
             load,
+            io_loops: rt.loops.len(),
             link_stats,
             interrupted,
         }

@@ -24,7 +24,7 @@ use pmdt_tools::entry::ToolCli;
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter};
 use pmdt_tools::link_args::{LinkArgs, Role};
-use pmdt_tools::report::{JsonMode, OutputArgs, Report, Start};
+use pmdt_tools::report::{print_dry_run, JsonMode, OutputArgs, Report, Start};
 use pmdt_tools::session::{read_opening, Mode, Opening, Receipt, Request};
 use pmdt_tools::summary::{FlowSummary, LoadSampler, ReceiptCheck, Summary, Totals};
 use pmdt_tools::transport_args::TransportArgs;
@@ -373,6 +373,17 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     }
     let interval = cli.output.interval()?;
     let transport = cli.transport.config(cli.link.effective_mtu())?;
+    if cli.output.dry_run {
+        print_dry_run(
+            cli.link.eal_builder(Role::Receiver, PROG)?.as_ref(),
+            json!({
+                "output": args.output,
+                "connections": args.connections,
+                "transport": format!("{transport:?}"),
+            }),
+        );
+        return Ok(0);
+    }
     let eal = cli.link.eal(Role::Receiver, PROG)?;
     let builder = Runtime::builder()
         .transport(transport.clone())

@@ -22,7 +22,7 @@ use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter};
 use pmdt_tools::link_args::{LinkArgs, Role};
 use pmdt_tools::peer_addr;
-use pmdt_tools::report::{Connected, JsonMode, OutputArgs, Report, Start};
+use pmdt_tools::report::{print_dry_run, Connected, JsonMode, OutputArgs, Report, Start};
 use pmdt_tools::session::{Mode, Receipt, Request};
 use pmdt_tools::summary::{FlowSummary, LoadSampler, ReceiptCheck, Summary, Totals};
 use pmdt_tools::transport_args::TransportArgs;
@@ -358,6 +358,19 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let transport = cli.transport.config(cli.link.effective_mtu())?;
     // Checked before the EAL starts: a bad -F fails fast.
     let mut planned = jobs(args)?;
+    if cli.output.dry_run {
+        print_dry_run(
+            cli.link.eal_builder(Role::Sender, PROG)?.as_ref(),
+            json!({
+                "to": to.iter().map(|a| a.to_string()).collect::<Vec<_>>(),
+                "flows": planned.iter().map(|j| json!({
+                    "flow": j.flow, "direction": j.direction, "bytes": j.bytes, "seconds": j.seconds,
+                })).collect::<Vec<_>>(),
+                "transport": format!("{transport:?}"),
+            }),
+        );
+        return Ok(0);
+    }
     let eal = cli.link.eal(Role::Sender, PROG)?;
     let builder = Runtime::builder().transport(transport.clone());
     let rt = cli

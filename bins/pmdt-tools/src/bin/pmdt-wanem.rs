@@ -122,6 +122,10 @@ struct Cli {
     /// Print one JSON summary object on stdout at the end.
     #[arg(long, help_heading = "Output")]
     json: bool,
+    /// Check the options, print the EAL arguments and the impairment as JSON on
+    /// stdout, and exit without starting.
+    #[arg(long, help_heading = "Output")]
+    dry_run: bool,
     #[command(flatten)]
     #[serde(skip)]
     docs: DocArgs,
@@ -233,14 +237,21 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         ))
         .hint("give --vdev twice (or --pci twice)"));
     }
+    let builder = ports.builder(PROG, "0", &default_vdevs);
+    if cli.dry_run {
+        pmdt_tools::report::print_dry_run(
+            Some(&builder),
+            serde_json::json!({ "ports": names, "impairment": imp, "pcap": cli.pcap }),
+        );
+        return Ok(0);
+    }
     let mut capture = cli
         .pcap
         .as_deref()
         .map(FrameCapture::create)
         .transpose()
         .map_err(|e| cli_error::from_io("--pcap", &e))?;
-    let eal = ports
-        .builder(PROG, "0", &default_vdevs)
+    let eal = builder
         .init()
         .map_err(|e| cli_error::from_dpdk(&e))?;
     let pool = Arc::new(
