@@ -27,6 +27,7 @@ impl FrameCapture {
         })?;
         let header = PcapHeader {
             datalink: DataLink::ETHERNET,
+            endianness: pcap_file::Endianness::Little,
             ..Default::default()
         };
         let writer = PcapWriter::with_header(BufWriter::new(file), header)

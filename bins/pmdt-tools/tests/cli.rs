@@ -365,7 +365,7 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
         (
             SEND,
             &["--flows", "0", "--backend", "udp"],
-            "--flows must be at least 1",
+            "--flows must be between 1 and 100000",
         ),
         (
             SEND,
