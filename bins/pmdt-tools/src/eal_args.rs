@@ -40,7 +40,12 @@ pub struct EalArgs {
 impl EalArgs {
     /// The EAL builder: `default_lcores` unless `--lcores`, `default_vdevs` when
     /// neither a vdev nor a PCI device is given (then without PCI probing).
-    pub fn builder(&self, prog: &str, default_lcores: &str, default_vdevs: &[String]) -> EalBuilder {
+    pub fn builder(
+        &self,
+        prog: &str,
+        default_lcores: &str,
+        default_vdevs: &[String],
+    ) -> EalBuilder {
         let lcores = self
             .lcores
             .clone()

@@ -45,9 +45,13 @@ pub fn rewrite(argv: Vec<String>) -> Result<Vec<String>, CliError> {
             _ => (a.as_str(), None),
         };
         // Short options may carry their value attached: `-l0-1`, `-m512`.
-        let (name, inline) = match MAPPED.iter().find(|(e, _)| e.len() == 2 && inline.is_none()
-            && name.len() > 2 && name.starts_with(e) && !name.starts_with("--"))
-        {
+        let (name, inline) = match MAPPED.iter().find(|(e, _)| {
+            e.len() == 2
+                && inline.is_none()
+                && name.len() > 2
+                && name.starts_with(e)
+                && !name.starts_with("--")
+        }) {
             Some((e, _)) => (*e, Some(name[2..].to_string())),
             None => (name, inline),
         };
@@ -55,9 +59,10 @@ pub fn rewrite(argv: Vec<String>) -> Result<Vec<String>, CliError> {
             let value = match inline {
                 Some(v) => v,
                 None => {
-                    let v = eal.get(i).cloned().ok_or_else(|| {
-                        CliError::new(format!("EAL option {name} needs a value"))
-                    })?;
+                    let v = eal
+                        .get(i)
+                        .cloned()
+                        .ok_or_else(|| CliError::new(format!("EAL option {name} needs a value")))?;
                     i += 1;
                     v
                 }

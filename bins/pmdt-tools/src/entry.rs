@@ -65,8 +65,8 @@ pub fn run_tool<T: ToolCli>(prog: &str, run: impl FnOnce(T) -> Result<i32, CliEr
         Ok(false) => {}
         Err(e) => fail(prog, early, &CliError::new(format!("stdout: {e}")), 1),
     }
-    let cli = crate::config_file::with_file(cli, &matches)
-        .unwrap_or_else(|e| fail(prog, early, &e, 2));
+    let cli =
+        crate::config_file::with_file(cli, &matches).unwrap_or_else(|e| fail(prog, early, &e, 2));
     let mode = cli.json_mode();
     match run(cli) {
         Ok(code) => {

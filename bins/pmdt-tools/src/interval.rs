@@ -189,7 +189,11 @@ impl Meter {
                 bits_per_second: bytes as f64 * 8.0 / seconds,
                 retransmits,
                 // No sample yet (a receiving flow sends few packets): no RTT.
-                rtt: if s.rtt_min_us > 0 { s.rtt_smoothed_us } else { 0 },
+                rtt: if s.rtt_min_us > 0 {
+                    s.rtt_smoothed_us
+                } else {
+                    0
+                },
                 rttvar: if s.rtt_min_us > 0 { s.rtt_var_us } else { 0 },
                 snd_cwnd: s.cwnd,
                 pacing_rate: s.pacing_rate.saturating_mul(8),

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use dpdk::{Eal, EalBuilder};
+use pmdt::config::TransportConfig;
 use pmdt::link::dpdk_port::DpdkLinkConfig;
 use pmdt::link::udp::UdpLinkConfig;
-use pmdt::runtime::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
+use pmdt::runtime::{Backend, IdlePolicy, IoCore, MemoryBudget, RuntimeBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::cli_error::{self, CliError};
@@ -39,6 +40,9 @@ pub enum Role {
 
 /// The default memif socket shared by the demo's two processes.
 pub const DEMO_SOCKET: &str = "/tmp/pmdt-demo.sock";
+
+/// Upper bound of the default packet pool (mbufs); --memory-mb usually binds first.
+const MAX_DEFAULT_POOL: u64 = (1 << 20) - 1;
 
 /// Link options.
 #[derive(Debug, Clone, Args, Serialize, Deserialize, Default)]
@@ -79,8 +83,8 @@ pub struct LinkArgs {
     /// Link MTU (e.g. 9000 for jumbo frames; the default UDP payload follows it).
     #[arg(long)]
     pub mtu: Option<u16>,
-    /// Mbufs in the packet pool (default: 65535, fewer for jumbo frames so the pool
-    /// takes at most half of --memory-mb).
+    /// Mbufs in the packet pool (default: as many as fit in half of --memory-mb,
+    /// rounded down to 2^k - 1: 65535 at MTU 1500 with the default 512 MiB).
     #[arg(long)]
     pub pool_size: Option<u32>,
     /// Do not use the port's checksum offloads.
@@ -141,9 +145,54 @@ impl LinkArgs {
             .mbuf_data_room() as u64
                 + 256; // mbuf header and pool overhead
             let fit = (self.dpdk.memory_mb as u64) << 19; // half the EAL memory
-            let n = (fit / room).clamp(1023, 65535);
-            ((n + 1).next_power_of_two() / 2 - 1) as u32
+                                                          // The largest 2^k - 1 (a mempool's best size) that fits.
+            let n = (fit / room).clamp(1023, MAX_DEFAULT_POOL);
+            ((1u64 << (63 - (n + 1).leading_zeros())) - 1) as u32
         })
+    }
+
+    /// Refuses a `--max-buffer` that the DPDK packet pool cannot hold for `flows`
+    /// connections at once (the runtime gives each an equal share of the pool), and
+    /// says what pool or EAL memory it would need.
+    pub fn check_memory(
+        &self,
+        transport: &TransportConfig,
+        max_buffer: Option<u64>,
+        flows: usize,
+    ) -> Result<(), CliError> {
+        let (Some(want), BackendKind::Dpdk) = (max_buffer, self.backend) else {
+            return Ok(());
+        };
+        let pool = self.pool_size() as u64;
+        let payload = transport.max_payload();
+        let flows = flows.max(1) as u64;
+        let have = MemoryBudget::of_pool(pool, payload, flows).max_in_flight();
+        if want <= have {
+            return Ok(());
+        }
+        // The smallest 2^k - 1 pool whose share holds `want` per flow.
+        let mut need = pool;
+        while MemoryBudget::of_pool(need, payload, flows).max_in_flight() < want && need < 1 << 31 {
+            need = need * 2 + 1;
+        }
+        let room = DpdkLinkConfig {
+            mtu: self.mtu,
+            ..Default::default()
+        }
+        .mbuf_data_room() as u64
+            + 256;
+        let memory_mb = (need * room * 2).div_ceil(1 << 20);
+        let mib = |b: u64| format!("{:.1} MiB", b as f64 / f64::from(1 << 20));
+        Err(CliError::new(format!(
+            "--max-buffer {} per flow ({flows} flow(s)) does not fit the packet pool: {pool} \
+             mbufs hold {} in flight per flow; it needs a pool of {need} mbufs",
+            mib(want),
+            mib(have),
+        ))
+        .hint(format!(
+            "raise --memory-mb to {memory_mb} (the pool takes half of it; hugepages must \
+             cover it) or --pool-size to {need}, or lower --max-buffer"
+        )))
     }
 
     /// Our address on the link.
@@ -273,8 +322,10 @@ impl LinkArgs {
                          the EAL has {}",
                         workers.len()
                     ))
-                    .hint("give one lcore more than queues, e.g. --lcores 0,1,2 for --rxq 2 \
-                           (the last ones run the I/O loops)"));
+                    .hint(
+                        "give one lcore more than queues, e.g. --lcores 0,1,2 for --rxq 2 \
+                           (the last ones run the I/O loops)",
+                    ));
                 }
                 let ids = workers[workers.len() - queues as usize..].to_vec();
                 Ok(b.io_core(IoCore::Lcores {

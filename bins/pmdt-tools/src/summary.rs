@@ -366,9 +366,7 @@ impl Summary {
             fmt_rate(self.goodput_bps),
             self.connections,
             match self.listening_seconds {
-                Some(l) => format!(
-                    " (seconds with a connection open; listening {l:.1} s)"
-                ),
+                Some(l) => format!(" (seconds with a connection open; listening {l:.1} s)"),
                 None => String::new(),
             },
             if self.interrupted {

@@ -125,7 +125,7 @@ impl fmt::Display for ByteSize {
     /// The shortest exact form (`8M`, `1G`, `1000`), which parses back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (shift, u) in [(40, "T"), (30, "G"), (20, "M"), (10, "K")] {
-            if self.0 != 0 && self.0 % (1u64 << shift) == 0 {
+            if self.0 != 0 && self.0.is_multiple_of(1u64 << shift) {
                 return write!(f, "{}{u}", self.0 >> shift);
             }
         }

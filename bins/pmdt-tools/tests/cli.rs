@@ -122,20 +122,30 @@ fn through_wanem_with_loss_reordering_and_duplication() {
     let forwarded = ab["forwarded"].as_u64().unwrap() + wj["b_to_a"]["forwarded"].as_u64().unwrap();
     let pcap = std::fs::read(d.join("wan.pcap")).unwrap();
     assert_eq!(&pcap[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "pcap magic");
-    assert_eq!(u32::from_le_bytes(pcap[20..24].try_into().unwrap()), 1, "Ethernet");
+    assert_eq!(
+        u32::from_le_bytes(pcap[20..24].try_into().unwrap()),
+        1,
+        "Ethernet"
+    );
     let (mut at, mut frames) = (24, 0u64);
     while at + 16 <= pcap.len() {
         let caplen = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
         // Ethernet: IPv4 or ARP, frames the tools sent.
         let ethertype = &pcap[at + 16 + 12..at + 16 + 14];
-        assert!(ethertype == [0x08, 0x00] || ethertype == [0x08, 0x06], "{ethertype:?}");
+        assert!(
+            ethertype == [0x08, 0x00] || ethertype == [0x08, 0x06],
+            "{ethertype:?}"
+        );
         at += 16 + caplen;
         frames += 1;
     }
     assert_eq!(at, pcap.len(), "whole records");
     // One record per frame queued for an egress port (at most a burst per port
     // still queued when it stopped).
-    assert!((forwarded..=forwarded + 64).contains(&frames), "{frames} records, {forwarded} forwarded");
+    assert!(
+        (forwarded..=forwarded + 64).contains(&frames),
+        "{frames} records, {forwarded} forwarded"
+    );
     assert!(stderr(&wo).contains("frames written to the pcap file"));
 }
 
@@ -176,7 +186,11 @@ fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
         3,
         "flows from the file"
     );
-    assert_eq!(rj["bytes"], 9 << 20, "-n 9M in total over the 3 flows, as iperf3");
+    assert_eq!(
+        rj["bytes"],
+        9 << 20,
+        "-n 9M in total over the 3 flows, as iperf3"
+    );
     for f in sj["flows"].as_array().unwrap() {
         assert_eq!(f["bytes"], 3 << 20, "an equal share each: {f}");
         assert_eq!(f["receipt"]["matches"], true, "{f}");
@@ -374,11 +388,31 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
         ),
         (SEND, &["--cc", "paced", "--backend", "udp"], "needs --rate"),
         (SEND, &["-n", "lots", "--backend", "udp"], "is not a size"),
-        (SEND, &["--buffer", "8Q", "--backend", "udp"], "is not a size"),
-        (SEND, &["-c", "no-such-host.invalid", "--backend", "udp"], "cannot resolve"),
-        (SEND, &["-c", "10.0.0.2:http", "--backend", "udp"], "not a port"),
-        (SEND, &["-R", "-F", "/etc/hostname", "--backend", "udp"], "cannot be used with"),
-        (SEND, &["--rxq", "2", "--txq", "3"], "pmdt drives queue pairs"),
+        (
+            SEND,
+            &["--buffer", "8Q", "--backend", "udp"],
+            "is not a size",
+        ),
+        (
+            SEND,
+            &["-c", "no-such-host.invalid", "--backend", "udp"],
+            "cannot resolve",
+        ),
+        (
+            SEND,
+            &["-c", "10.0.0.2:http", "--backend", "udp"],
+            "not a port",
+        ),
+        (
+            SEND,
+            &["-R", "-F", "/etc/hostname", "--backend", "udp"],
+            "cannot be used with",
+        ),
+        (
+            SEND,
+            &["--rxq", "2", "--txq", "3"],
+            "pmdt drives queue pairs",
+        ),
         (SEND, &["-i", "0.01", "--backend", "udp"], "interval"),
         (SEND, &["-c", "0x3", "--", "-n", "1M"], "coremask"),
         (WANEM, &["--queue-bytes", "1Z"], "is not a size"),
@@ -396,6 +430,16 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
             RECV,
             &["-o", "/tmp/x.bin", "-N", "2", "--backend", "udp"],
             "is a file",
+        ),
+        (
+            SEND,
+            &["--max-buffer", "512000000", "-P", "2"],
+            "does not fit the packet pool",
+        ),
+        (
+            RECV,
+            &["--max-buffer", "512000000", "--pool-size", "4095"],
+            "raise --memory-mb",
         ),
         (WANEM, &["--loss", "2"], "probability"),
         (WANEM, &["--vdev", "net_null0"], "exactly two ports"),

@@ -16,8 +16,16 @@ fn run(bin: &str, args: &[&str]) -> String {
 #[test]
 fn help_groups_the_options_under_headings() {
     for (bin, headings, first) in [
-        (SEND, &["Sender:", "Transport:", "Link:", "Output:"][..], "-c, --to"),
-        (RECV, &["Receiver:", "Transport:", "Link:", "Output:"][..], "-o, --output"),
+        (
+            SEND,
+            &["Sender:", "Transport:", "Link:", "Output:"][..],
+            "-c, --to",
+        ),
+        (
+            RECV,
+            &["Receiver:", "Transport:", "Link:", "Output:"][..],
+            "-o, --output",
+        ),
         (WANEM, &["Impairment:", "Link:", "Output:"][..], "--loss"),
     ] {
         let help = run(bin, &["--help"]);
@@ -47,9 +55,16 @@ fn help_groups_the_options_under_headings() {
 
 #[test]
 fn completions_and_man_pages_come_from_clap() {
-    for (bin, name) in [(SEND, "pmdt-send"), (RECV, "pmdt-recv"), (WANEM, "pmdt-wanem")] {
+    for (bin, name) in [
+        (SEND, "pmdt-send"),
+        (RECV, "pmdt-recv"),
+        (WANEM, "pmdt-wanem"),
+    ] {
         let bash = run(bin, &["--completions", "bash"]);
-        assert!(bash.contains(&format!("complete -F _{}", name.replace('-', "__"))), "{bash}");
+        assert!(
+            bash.contains(&format!("complete -F _{}", name.replace('-', "__"))),
+            "{bash}"
+        );
         assert!(bash.contains("--json"));
         let zsh = run(bin, &["--completions", "zsh"]);
         assert!(zsh.starts_with(&format!("#compdef {name}")), "{zsh}");
@@ -57,15 +72,27 @@ fn completions_and_man_pages_come_from_clap() {
         assert!(fish.contains(&format!("complete -c {name}")));
         let man = run(bin, &["--man"]);
         assert!(man.contains(&format!(".TH {name} 1")), "{man}");
-        assert!(man.contains("\\-\\-file\\-prefix"), "options in the man page");
+        assert!(
+            man.contains("\\-\\-file\\-prefix"),
+            "options in the man page"
+        );
     }
     let man = run(SEND, &["--man"]);
-    for opt in ["\\-\\-reverse", "\\-\\-bidir", "\\-\\-interval", "\\-\\-rxq"] {
+    for opt in [
+        "\\-\\-reverse",
+        "\\-\\-bidir",
+        "\\-\\-interval",
+        "\\-\\-rxq",
+    ] {
         assert!(man.contains(opt), "{opt}");
     }
     let o = Command::new(SEND)
         .args(["--completions", "tcsh"])
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "an unknown shell is a usage error");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "an unknown shell is a usage error"
+    );
 }

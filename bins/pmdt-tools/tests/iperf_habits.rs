@@ -19,12 +19,29 @@ fn host_names_resolve_and_the_port_defaults_to_the_receivers() {
     let d = tmp("names");
     let sock = d.join("m.sock");
     let (so, ro) = run_pair(
-        &["--vdev", &memif("server", &sock), "--ip", "127.0.0.1", "--json"],
-        &["--vdev", &memif("client", &sock), "-c", "localhost", "-n", "2M", "--json"],
+        &[
+            "--vdev",
+            &memif("server", &sock),
+            "--ip",
+            "127.0.0.1",
+            "--json",
+        ],
+        &[
+            "--vdev",
+            &memif("client", &sock),
+            "-c",
+            "localhost",
+            "-n",
+            "2M",
+            "--json",
+        ],
         Duration::from_millis(1500),
     );
     let doc = json(&so);
-    assert_eq!(doc["start"]["connected"][0]["remote"], "127.0.0.1:9000", "{doc}");
+    assert_eq!(
+        doc["start"]["connected"][0]["remote"], "127.0.0.1:9000",
+        "{doc}"
+    );
     assert_eq!(end(&ro)["bytes"], 2 << 20);
     assert_eq!(doc["end"]["flows"][0]["receipt"]["matches"], true);
 
@@ -48,7 +65,14 @@ fn reverse_has_the_receiver_send_and_the_client_check_every_byte() {
     let sock = d.join("m.sock");
     let (so, ro) = run_pair(
         &["--vdev", &memif("server", &sock), "--json"],
-        &["--vdev", &memif("client", &sock), "-R", "-n", "3M", "--json"],
+        &[
+            "--vdev",
+            &memif("client", &sock),
+            "-R",
+            "-n",
+            "3M",
+            "--json",
+        ],
         Duration::from_millis(1500),
     );
     let (sj, rj) = (end(&so), end(&ro));
@@ -75,7 +99,16 @@ fn bidir_runs_both_directions_at_once() {
     let (so, ro) = run_pair(
         &["--backend", "udp", "--bind", &bind, "-N", "4", "--json"],
         &[
-            "--backend", "udp", "-c", &bind, "--bidir", "-P", "2", "-n", "2M", "--json",
+            "--backend",
+            "udp",
+            "-c",
+            &bind,
+            "--bidir",
+            "-P",
+            "2",
+            "-n",
+            "2M",
+            "--json",
         ],
         Duration::from_millis(500),
     );
@@ -101,13 +134,29 @@ fn bidir_runs_both_directions_at_once() {
 fn assert_interval(iv: &Value) {
     let s = &iv["streams"][0];
     for k in [
-        "flow", "start", "end", "seconds", "bytes", "bits_per_second", "retransmits", "rtt",
-        "rttvar", "snd_cwnd", "pacing_rate",
+        "flow",
+        "start",
+        "end",
+        "seconds",
+        "bytes",
+        "bits_per_second",
+        "retransmits",
+        "rtt",
+        "rttvar",
+        "snd_cwnd",
+        "pacing_rate",
     ] {
         assert!(s[k].is_number(), "streams[0].{k}: {iv}");
     }
     assert!(s["cc_state"].is_string(), "{iv}");
-    for k in ["start", "end", "seconds", "bytes", "bits_per_second", "retransmits"] {
+    for k in [
+        "start",
+        "end",
+        "seconds",
+        "bytes",
+        "bits_per_second",
+        "retransmits",
+    ] {
         assert!(iv["sum"][k].is_number(), "sum.{k}: {iv}");
     }
     for k in ["imissed", "rx_nombuf", "link_drops"] {
@@ -126,18 +175,36 @@ fn json_document_has_iperf3s_shape_with_intervals_and_t_alone_runs_for_t() {
     let (so, _) = run_pair(
         &["--vdev", &memif("server", &sock), "-i", "0"],
         &[
-            "--vdev", &memif("client", &sock), "-t", "2", "-i", "0.5", "--cc", "paced",
-            "--rate", "100m", "--json",
+            "--vdev",
+            &memif("client", &sock),
+            "-t",
+            "2",
+            "-i",
+            "0.5",
+            "--cc",
+            "paced",
+            "--rate",
+            "100m",
+            "--json",
         ],
         Duration::from_millis(1500),
     );
     let doc = json(&so);
     let start = &doc["start"];
-    assert!(start["version"].as_str().unwrap().starts_with("pmdt-send "), "{start}");
+    assert!(
+        start["version"].as_str().unwrap().starts_with("pmdt-send "),
+        "{start}"
+    );
     assert!(start["timestamp"]["timesecs"].as_u64().unwrap() > 1_600_000_000);
-    assert!(start["timestamp"]["time"].as_str().unwrap().ends_with(" GMT"));
+    assert!(start["timestamp"]["time"]
+        .as_str()
+        .unwrap()
+        .ends_with(" GMT"));
     assert_eq!(start["test_start"]["duration"], 2.0);
-    assert!(start["test_start"]["bytes"].is_null(), "-t alone: no byte cap");
+    assert!(
+        start["test_start"]["bytes"].is_null(),
+        "-t alone: no byte cap"
+    );
     let intervals = doc["intervals"].as_array().unwrap();
     assert!(intervals.len() >= 3, "2 s at -i 0.5: {}", intervals.len());
     intervals.iter().for_each(assert_interval);
@@ -146,9 +213,15 @@ fn json_document_has_iperf3s_shape_with_intervals_and_t_alone_runs_for_t() {
     assert!(e["seconds"].as_f64().unwrap() >= 2.0, "ran for -t: {e}");
     assert!(e["flows"][0]["drain_seconds"].is_number());
     assert_eq!(e["flows"][0]["receipt"]["matches"], true);
-    let summed: u64 = intervals.iter().map(|i| i["sum"]["bytes"].as_u64().unwrap()).sum();
+    let summed: u64 = intervals
+        .iter()
+        .map(|i| i["sum"]["bytes"].as_u64().unwrap())
+        .sum();
     let bytes = e["bytes"].as_u64().unwrap();
-    assert!(summed <= bytes + 4096 && summed > bytes / 2, "intervals {summed} of {bytes}");
+    assert!(
+        summed <= bytes + 4096 && summed > bytes / 2,
+        "intervals {summed} of {bytes}"
+    );
     let err = stderr(&so);
     assert!(err.contains("[ ID] Interval"), "{err}");
     assert!(err.contains("[  1]   0.00-0.50"), "{err}");
@@ -162,25 +235,53 @@ fn json_stream_prints_one_event_per_line() {
     let port = free_udp_port();
     let bind = format!("127.0.0.1:{port}");
     let (so, ro) = run_pair(
-        &["--backend", "udp", "--bind", &bind, "--json-stream", "-i", "0.2"],
         &[
-            "--backend", "udp", "-c", &bind, "-n", "6M", "--json-stream", "-i", "0.2", "--cc",
-            "paced", "--rate", "50m",
+            "--backend",
+            "udp",
+            "--bind",
+            &bind,
+            "--json-stream",
+            "-i",
+            "0.2",
+        ],
+        &[
+            "--backend",
+            "udp",
+            "-c",
+            &bind,
+            "-n",
+            "6M",
+            "--json-stream",
+            "-i",
+            "0.2",
+            "--cc",
+            "paced",
+            "--rate",
+            "50m",
         ],
         Duration::from_millis(500),
     );
     let events: Vec<Value> = json_lines(&so);
-    let names: Vec<&str> = events.iter().map(|e| e["event"].as_str().unwrap()).collect();
+    let names: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
     assert_eq!(names.first(), Some(&"start"), "{names:?}");
     assert_eq!(names.last(), Some(&"end"), "{names:?}");
-    assert!(names.iter().filter(|n| **n == "interval").count() >= 2, "{names:?}");
+    assert!(
+        names.iter().filter(|n| **n == "interval").count() >= 2,
+        "{names:?}"
+    );
     events
         .iter()
         .filter(|e| e["event"] == "interval")
         .for_each(|e| assert_interval(&e["data"]));
     assert_eq!(events.last().unwrap()["data"]["bytes"], 6 << 20);
     let r: Vec<Value> = json_lines(&ro);
-    let ended: Vec<&Value> = r.iter().filter(|e| e["event"] == "connection_end").collect();
+    let ended: Vec<&Value> = r
+        .iter()
+        .filter(|e| e["event"] == "connection_end")
+        .collect();
     assert_eq!(ended.len(), 1, "{r:?}");
     assert_eq!(ended[0]["data"]["bytes"], 6 << 20);
     assert_eq!(r.last().unwrap()["event"], "end");
@@ -209,18 +310,33 @@ fn failures_print_an_error_object_and_exit_non_zero() {
             assert_eq!(last["event"], "error", "{last}");
             last["data"].clone()
         };
-        assert!(v["error"].as_str().unwrap().contains("cannot connect"), "{v}");
+        assert!(
+            v["error"].as_str().unwrap().contains("cannot connect"),
+            "{v}"
+        );
         assert!(v["hint"].is_string(), "{v}");
     }
-    let o = finish(spawn(SEND, &["--json", "--no-such-option"]), Duration::from_secs(10));
-    assert_eq!(o.status.code(), Some(2));
-    assert!(json(&o)["error"].as_str().unwrap().contains("--no-such-option"));
     let o = finish(
-        spawn(RECV, &["--backend", "udp", "-o", "/nonexistent-dir/x", "--json"]),
+        spawn(SEND, &["--json", "--no-such-option"]),
+        Duration::from_secs(10),
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(json(&o)["error"]
+        .as_str()
+        .unwrap()
+        .contains("--no-such-option"));
+    let o = finish(
+        spawn(
+            RECV,
+            &["--backend", "udp", "-o", "/nonexistent-dir/x", "--json"],
+        ),
         Duration::from_secs(10),
     );
     assert_eq!(o.status.code(), Some(1));
-    assert!(json(&o)["error"].as_str().unwrap().contains("does not exist"));
+    assert!(json(&o)["error"]
+        .as_str()
+        .unwrap()
+        .contains("does not exist"));
 }
 
 /// Sizes take K/M/G as 1024-based (`-n 1.5M`, `--buffer 512K`), rates decimal.
@@ -230,10 +346,27 @@ fn sizes_are_1024_based_everywhere() {
     let port = free_udp_port();
     let bind = format!("127.0.0.1:{port}");
     let (so, ro) = run_pair(
-        &["--backend", "udp", "--bind", &bind, "--buffer", "512K", "--json"],
         &[
-            "--backend", "udp", "-c", &bind, "-n", "1.5M", "--buffer", "512K",
-            "--max-buffer", "4M", "--json",
+            "--backend",
+            "udp",
+            "--bind",
+            &bind,
+            "--buffer",
+            "512K",
+            "--json",
+        ],
+        &[
+            "--backend",
+            "udp",
+            "-c",
+            &bind,
+            "-n",
+            "1.5M",
+            "--buffer",
+            "512K",
+            "--max-buffer",
+            "4M",
+            "--json",
         ],
         Duration::from_millis(500),
     );
@@ -243,7 +376,19 @@ fn sizes_are_1024_based_everywhere() {
     let o = finish(
         spawn(
             SEND,
-            &["--backend", "udp", "-n", "10G", "-P", "4", "--cc", "paced", "--rate", "1g", "--dry-run"],
+            &[
+                "--backend",
+                "udp",
+                "-n",
+                "10G",
+                "-P",
+                "4",
+                "--cc",
+                "paced",
+                "--rate",
+                "1g",
+                "--dry-run",
+            ],
         ),
         Duration::from_secs(10),
     );

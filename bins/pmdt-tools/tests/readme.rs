@@ -96,7 +96,10 @@ fn the_readme_demo_pair_runs_as_written() {
     let _g = serial();
     let (so, ro) = run_pair(&["--json"], &["--json"], Duration::from_millis(1500));
     let (sj, rj) = (end(&so), end(&ro));
-    assert!(sj["seconds"].as_f64().unwrap() >= 10.0, "10 s by default: {sj}");
+    assert!(
+        sj["seconds"].as_f64().unwrap() >= 10.0,
+        "10 s by default: {sj}"
+    );
     assert_eq!(sj["flows"][0]["receipt"]["matches"], true);
     assert_eq!(rj["bytes"], sj["bytes"]);
 }

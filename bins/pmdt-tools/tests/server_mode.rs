@@ -17,21 +17,46 @@ fn a_server_reports_each_connection_as_it_ends_and_keeps_bounded_state() {
     let bind = format!("127.0.0.1:{port}");
     let server = spawn(
         RECV,
-        &["--backend", "udp", "--bind", &bind, "-N", "0", "--json-stream", "-i", "0"],
+        &[
+            "--backend",
+            "udp",
+            "--bind",
+            &bind,
+            "-N",
+            "0",
+            "--json-stream",
+            "-i",
+            "0",
+        ],
     );
     std::thread::sleep(Duration::from_millis(500));
     // 300 connections, more than the 256 kept, then a pause, then one more.
     let so = finish(
         spawn(
             SEND,
-            &["--backend", "udp", "-c", &bind, "-P", "300", "-n", "300K", "-i", "0", "--json"],
+            &[
+                "--backend",
+                "udp",
+                "-c",
+                &bind,
+                "-P",
+                "300",
+                "-n",
+                "300K",
+                "-i",
+                "0",
+                "--json",
+            ],
         ),
         Duration::from_secs(120),
     );
     assert!(so.status.success(), "{}", stderr(&so));
     std::thread::sleep(Duration::from_secs(2));
     let so = finish(
-        spawn(SEND, &["--backend", "udp", "-c", &bind, "-n", "1M", "-i", "0"]),
+        spawn(
+            SEND,
+            &["--backend", "udp", "-c", &bind, "-n", "1M", "-i", "0"],
+        ),
         Duration::from_secs(60),
     );
     assert!(so.status.success(), "{}", stderr(&so));
@@ -50,7 +75,11 @@ fn a_server_reports_each_connection_as_it_ends_and_keeps_bounded_state() {
     let e = &last["data"];
     assert_eq!(e["connections"], 301);
     assert_eq!(e["bytes"], 300 * 1024 + (1 << 20));
-    assert_eq!(e["flows"].as_array().unwrap().len(), 256, "the last 256 kept");
+    assert_eq!(
+        e["flows"].as_array().unwrap().len(),
+        256,
+        "the last 256 kept"
+    );
     assert_eq!(e["flows_omitted"], 45);
     assert_eq!(e["interrupted"], true);
     // Goodput over the time a connection was open, not since the first accept:
@@ -59,7 +88,10 @@ fn a_server_reports_each_connection_as_it_ends_and_keeps_bounded_state() {
         e["seconds"].as_f64().unwrap(),
         e["listening_seconds"].as_f64().unwrap(),
     );
-    assert!(secs + 1.5 < listening, "busy {secs} s of {listening} s listening");
+    assert!(
+        secs + 1.5 < listening,
+        "busy {secs} s of {listening} s listening"
+    );
     let err = stderr(&ro);
     assert!(err.contains("seconds with a connection open"), "{err}");
     assert_eq!(err.matches(": flow ").count(), 301, "a line per connection");

@@ -22,10 +22,22 @@ fn eal_arguments_come_first_as_in_testpmd() {
     let send_vdev = memif("client", &sock);
     let (so, ro) = run_pair(
         &[
-            "-l", "0-1", "--vdev", &recv_vdev, "--file-prefix", &prefix, "--log-level", "lib.eal:error",
-            "--", "-N", "1", "--json",
+            "-l",
+            "0-1",
+            "--vdev",
+            &recv_vdev,
+            "--file-prefix",
+            &prefix,
+            "--log-level",
+            "lib.eal:error",
+            "--",
+            "-N",
+            "1",
+            "--json",
         ],
-        &["-l", "0-1", "--vdev", &send_vdev, "--", "-n", "2M", "--json"],
+        &[
+            "-l", "0-1", "--vdev", &send_vdev, "--", "-n", "2M", "--json",
+        ],
         Duration::from_millis(1500),
     );
     assert_eq!(end(&ro)["bytes"], 2 << 20);
@@ -35,16 +47,34 @@ fn eal_arguments_come_first_as_in_testpmd() {
     let o = finish(
         spawn(
             RECV,
-            &["-l", "0-1", "--vdev", &recv_vdev, "--file-prefix", &prefix, "-n", "4", "--", "--dry-run"],
+            &[
+                "-l",
+                "0-1",
+                "--vdev",
+                &recv_vdev,
+                "--file-prefix",
+                &prefix,
+                "-n",
+                "4",
+                "--",
+                "--dry-run",
+            ],
         ),
         Duration::from_secs(10),
     );
     let args: Vec<String> = serde_json::from_value(json(&o)["eal_args"].clone()).unwrap();
     let joined = args.join(" ");
     assert!(joined.contains("-l 0-1"), "{joined}");
-    assert!(joined.contains(&format!("--file-prefix={prefix}")), "{joined}");
+    assert!(
+        joined.contains(&format!("--file-prefix={prefix}")),
+        "{joined}"
+    );
     assert!(joined.ends_with("-n 4"), "{joined}");
-    assert_eq!(joined.matches("--vdev").count(), 1, "no demo vdev added: {joined}");
+    assert_eq!(
+        joined.matches("--vdev").count(),
+        1,
+        "no demo vdev added: {joined}"
+    );
 }
 
 #[test]
@@ -54,12 +84,30 @@ fn queue_pairs_and_burst_size_come_from_the_command_line() {
     let sock = d.join("m.sock");
     let (so, ro) = run_pair(
         &[
-            "--vdev", &memif("server", &sock), "--rxq", "2", "--txq", "2", "--burst", "64", "-N",
-            "4", "--json",
+            "--vdev",
+            &memif("server", &sock),
+            "--rxq",
+            "2",
+            "--txq",
+            "2",
+            "--burst",
+            "64",
+            "-N",
+            "4",
+            "--json",
         ],
         &[
-            "--vdev", &memif("client", &sock), "--rxq", "2", "--burst", "16", "-P", "4", "-n",
-            "8M", "--json",
+            "--vdev",
+            &memif("client", &sock),
+            "--rxq",
+            "2",
+            "--burst",
+            "16",
+            "-P",
+            "4",
+            "-n",
+            "8M",
+            "--json",
         ],
         Duration::from_millis(1500),
     );
@@ -112,15 +160,32 @@ fn telemetry_lists_every_connection_and_shows_each_by_id() {
     let prefix = format!("pmdt-cli-tel-{}", std::process::id());
     let r = spawn(
         RECV,
-        &["--vdev", &memif("server", &sock), "--file-prefix", &prefix, "-N", "20", "--json"],
+        &[
+            "--vdev",
+            &memif("server", &sock),
+            "--file-prefix",
+            &prefix,
+            "-N",
+            "20",
+            "--json",
+        ],
     );
     std::thread::sleep(Duration::from_millis(1500));
     // 20 slow flows (more than the 16 the old list showed), alive for seconds.
     let s = spawn(
         SEND,
         &[
-            "--vdev", &memif("client", &sock), "-P", "20", "-t", "6", "--cc", "paced", "--rate",
-            "10m", "--json",
+            "--vdev",
+            &memif("client", &sock),
+            "-P",
+            "20",
+            "-t",
+            "6",
+            "--cc",
+            "paced",
+            "--rate",
+            "10m",
+            "--json",
         ],
     );
     // Until all 20 are accepted (the sender connects one after another).
@@ -151,9 +216,19 @@ fn telemetry_lists_every_connection_and_shows_each_by_id() {
     sorted.sort();
     let page = telemetry(&prefix, &format!("/pmdt/list,{}", sorted[10]));
     assert_eq!(page["total"], 20);
-    assert_eq!(page.as_object().unwrap().keys().filter(|k| k.parse::<u64>().is_ok()).count(), 10);
+    assert_eq!(
+        page.as_object()
+            .unwrap()
+            .keys()
+            .filter(|k| k.parse::<u64>().is_ok())
+            .count(),
+        10
+    );
     let bad = telemetry(&prefix, "/pmdt/connection,999999");
-    assert!(bad["error"].as_str().unwrap().contains("no connection"), "{bad}");
+    assert!(
+        bad["error"].as_str().unwrap().contains("no connection"),
+        "{bad}"
+    );
     let so = finish(s, Duration::from_secs(60));
     let ro = finish(r, Duration::from_secs(30));
     assert!(so.status.success(), "{}", stderr(&so));

@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
-use pmdt::sim::{LinkConfig, Network};
+use pmdt::sim::{ImpairConfig, Network};
 use pmdt::{CloseReason, EndpointConfig, Event, TransportConfig};
 
 fn pair(
     transport: TransportConfig,
-    link: LinkConfig,
+    link: ImpairConfig,
 ) -> (Network, pmdt::sim::NodeId, pmdt::sim::NodeId) {
     let mut net = Network::new(9);
     let c = net
@@ -31,7 +31,7 @@ fn pair(
             },
         )
         .unwrap();
-    net.set_path(c, s, link);
+    net.set_path(c, s, link).unwrap();
     (net, c, s)
 }
 
@@ -39,7 +39,7 @@ fn pair(
 fn rtt_estimate_converges_to_the_path_rtt() {
     let (mut net, c, s) = pair(
         TransportConfig::default(),
-        LinkConfig {
+        ImpairConfig {
             delay: Duration::from_millis(20),
             ..Default::default()
         },
@@ -88,7 +88,7 @@ fn vanished_peer_backs_off_then_times_out() {
     };
     let (mut net, c, s) = pair(
         t,
-        LinkConfig {
+        ImpairConfig {
             delay: Duration::from_millis(5),
             ..Default::default()
         },
@@ -111,11 +111,12 @@ fn vanished_peer_backs_off_then_times_out() {
     net.set_path(
         c,
         s,
-        LinkConfig {
+        ImpairConfig {
             loss: 1.0,
             ..Default::default()
         },
-    );
+    )
+    .unwrap();
     let mut send_times = Vec::new();
     let mut offered = net.link_stats(c, s).offered;
     let mut reason = None;
@@ -213,7 +214,7 @@ fn full_buffers_are_backpressure_and_credit_limits_the_sender() {
         recv_buffer: 32 * 1024,
         ..Default::default()
     };
-    let (mut net, c, s) = pair(t, LinkConfig::default());
+    let (mut net, c, s) = pair(t, pmdt::sim::default_path());
     let now = net.now();
     let sa = net.addr(s);
     let h = net.endpoint(c).connect(now, sa);

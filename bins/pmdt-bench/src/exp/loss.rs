@@ -42,12 +42,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     for &cc in ccs {
         for &rtt in rtts {
             for &loss in losses {
-                let mut send = vec![
-                    "-t".to_string(),
-                    secs_arg(secs),
-                    "--cc".into(),
-                    cc.into(),
-                ];
+                let mut send = vec!["-t".to_string(), secs_arg(secs), "--cc".into(), cc.into()];
                 if cc == "paced" {
                     send.extend(["--rate".to_string(), PACED_RATE.into()]);
                 }

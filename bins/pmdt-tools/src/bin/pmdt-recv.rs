@@ -170,7 +170,12 @@ fn receive(
 
 /// Sends the client generated data (its request said `reverse`), then reads its
 /// receipt.
-fn send_reverse(stream: &mut Stream, request: &Request, hash: bool, stop: &Interrupt) -> FlowSummary {
+fn send_reverse(
+    stream: &mut Stream,
+    request: &Request,
+    hash: bool,
+    stop: &Interrupt,
+) -> FlowSummary {
     let plan = SendPlan {
         payload: Payload::Generated(request.flow),
         bytes: request.bytes,
@@ -373,6 +378,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     }
     let interval = cli.output.interval()?;
     let transport = cli.transport.config(cli.link.effective_mtu())?;
+    cli.link.check_memory(
+        &transport,
+        cli.transport.max_buffer.map(|b| b.0),
+        args.connections,
+    )?;
     if cli.output.dry_run {
         print_dry_run(
             cli.link.eal_builder(Role::Receiver, PROG)?.as_ref(),

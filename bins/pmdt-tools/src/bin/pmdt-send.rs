@@ -358,6 +358,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let transport = cli.transport.config(cli.link.effective_mtu())?;
     // Checked before the EAL starts: a bad -F fails fast.
     let mut planned = jobs(args)?;
+    cli.link.check_memory(
+        &transport,
+        cli.transport.max_buffer.map(|b| b.0),
+        planned.len(),
+    )?;
     if cli.output.dry_run {
         print_dry_run(
             cli.link.eal_builder(Role::Sender, PROG)?.as_ref(),

@@ -180,8 +180,8 @@ fn impairment(cli: &ImpairArgs) -> Result<ImpairConfig, CliError> {
         rate_bps: cli.rate.map(|r| r.0),
         queue_bytes: cli.queue_bytes.0,
         seed: cli.seed,
+        ..Default::default()
     };
-    c.validate().map_err(CliError::new)?;
     if let Some(b) = &c.burst {
         for (n, p) in [
             ("burst-enter", b.p_good_to_bad),
@@ -193,6 +193,7 @@ fn impairment(cli: &ImpairArgs) -> Result<ImpairConfig, CliError> {
             }
         }
     }
+    c.validate().map_err(|e| CliError::new(e.to_string()))?;
     Ok(c)
 }
 
@@ -251,9 +252,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         .map(FrameCapture::create)
         .transpose()
         .map_err(|e| cli_error::from_io("--pcap", &e))?;
-    let eal = builder
-        .init()
-        .map_err(|e| cli_error::from_dpdk(&e))?;
+    let eal = builder.init().map_err(|e| cli_error::from_dpdk(&e))?;
     let pool = Arc::new(
         Mempool::new(
             &eal,
@@ -266,7 +265,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     );
     let (rx_a, tx_a, _port_a) = open_port(&eal, &names[0], &pool)?;
     let (rx_b, tx_b, _port_b) = open_port(&eal, &names[1], &pool)?;
-    let model_ab = ImpairModel::new(imp.clone()).map_err(CliError::new)?;
+    let model_ab = ImpairModel::new(imp.clone()).map_err(|e| CliError::new(e.to_string()))?;
     let model_ba = (!cli.impair.one_way)
         .then(|| {
             ImpairModel::new(ImpairConfig {
@@ -275,9 +274,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             })
         })
         .transpose()
-        .map_err(CliError::new)?;
-    let mut ab = WanPath::new(rx_a, tx_b, Some(model_ab));
-    let mut ba = WanPath::new(rx_b, tx_a, model_ba);
+        .map_err(|e| CliError::new(e.to_string()))?;
+    let mut ab = WanPath::new(rx_a, tx_b, Some(model_ab), pool.clone());
+    let mut ba = WanPath::new(rx_b, tx_a, model_ba, pool.clone());
     eprintln!(
         "{PROG}: {} <-> {}: loss {} delay {} ms jitter {} ms reorder {} duplicate {} rate {}{}",
         names[0],
@@ -289,7 +288,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         cli.impair.duplicate,
         cli.impair
             .rate
-            .map_or("unlimited".into(), |r| pmdt_tools::units::fmt_rate(r.0 as f64)),
+            .map_or("unlimited".into(), |r| pmdt_tools::units::fmt_rate(
+                r.0 as f64
+            )),
         if cli.impair.one_way {
             " (A->B only)"
         } else {

@@ -185,7 +185,8 @@ pub fn json_lines(o: &Output) -> Vec<Value> {
     String::from_utf8_lossy(&o.stdout)
         .lines()
         .map(|l| {
-            serde_json::from_str(l).unwrap_or_else(|e| panic!("not one JSON object per line ({e}): {l:?}"))
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("not one JSON object per line ({e}): {l:?}"))
         })
         .collect()
 }

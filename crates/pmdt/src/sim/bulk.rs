@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::link::{LinkConfig, LinkStats};
 use super::pattern;
 use super::Network;
 use super::NodeId;
+use super::{default_path, ImpairConfig, ImpairStats};
 use crate::config::{EndpointConfig, TransportConfig};
 use crate::congestion::CongestionKind;
 use crate::connection::{CloseReason, Event};
@@ -27,9 +27,9 @@ pub struct BulkScenario {
     /// Stream bytes per connection.
     pub bytes_per_flow: u64,
     /// Client → server direction.
-    pub forward: LinkConfig,
+    pub forward: ImpairConfig,
     /// Server → client direction (acks).
-    pub reverse: LinkConfig,
+    pub reverse: ImpairConfig,
     /// Protocol options for both ends.
     pub transport: TransportConfig,
     /// Give up after this much virtual time.
@@ -53,8 +53,8 @@ impl Default for BulkScenario {
             seed: 1,
             flows: 1,
             bytes_per_flow: 1 << 20,
-            forward: LinkConfig::default(),
-            reverse: LinkConfig::default(),
+            forward: default_path(),
+            reverse: default_path(),
             transport: TransportConfig::default(),
             time_limit: Duration::from_secs(120),
             flow_congestion: Vec::new(),
@@ -116,9 +116,9 @@ pub struct BulkReport {
     /// Total verified bytes / elapsed, bits per second.
     pub aggregate_goodput_bps: f64,
     /// Forward link counters.
-    pub forward_link: LinkStats,
+    pub forward_link: ImpairStats,
     /// Reverse link counters.
-    pub reverse_link: LinkStats,
+    pub reverse_link: ImpairStats,
     /// Server endpoint counters.
     pub server_endpoint: EndpointStats,
 }
@@ -179,9 +179,11 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
             ..Default::default()
         },
     )?;
-    net.set_shared_link(&clients, server, sc.forward.clone());
+    net.set_shared_link(&clients, server, sc.forward.clone())
+        .map_err(|e| format!("forward path: {e}"))?;
     for &c in &clients {
-        net.set_link(server, c, sc.reverse.clone());
+        net.set_link(server, c, sc.reverse.clone())
+            .map_err(|e| format!("reverse path: {e}"))?;
     }
     let server_addr = net.addr(server);
     let now = net.now();
@@ -261,7 +263,8 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
                 break;
             }
             for &c in &clients {
-                net.set_link_rate(c, server, rate);
+                net.set_link_rate(c, server, rate)
+                    .map_err(|e| format!("rate change: {e}"))?;
             }
             next_change += 1;
         }

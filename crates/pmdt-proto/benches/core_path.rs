@@ -1,15 +1,15 @@
 //! Cost of the protocol core per packet, no I/O: header encode/decode, and the send
 //! and receive paths through the state machine at zero loss, with 1432-byte payloads
 //! (two payload copies per side with the default byte-ring storage) and 64-byte
-//! payloads (the protocol's own cost). Run: `cargo bench -p pmdt --bench core_path`.
+//! payloads (the protocol's own cost). Run: `cargo bench -p pmdt-proto --bench core_path`.
 
 use std::hint::black_box;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use pmdt::wire::{self, Ack, AckRange, Body, Header, Packet};
-use pmdt::{CongestionKind, Endpoint, EndpointConfig, TransportConfig};
+use pmdt_proto::wire::{self, Ack, AckRange, Body, Header, Packet};
+use pmdt_proto::{CongestionKind, Endpoint, EndpointConfig, TransportConfig};
 
 fn wire_benches(c: &mut Criterion) {
     let h = Header {
@@ -87,8 +87,8 @@ struct Pair {
     server: Endpoint,
     ca: SocketAddr,
     sa: SocketAddr,
-    h: pmdt::ConnectionHandle,
-    sh: pmdt::ConnectionHandle,
+    h: pmdt_proto::ConnectionHandle,
+    sh: pmdt_proto::ConnectionHandle,
     bufs: Vec<Vec<u8>>,
     lens: Vec<usize>,
     app: Vec<u8>,

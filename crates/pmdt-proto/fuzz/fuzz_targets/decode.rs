@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pmdt::wire;
+use pmdt_proto::wire;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(p) = wire::decode(data) {
