@@ -68,7 +68,7 @@ mod tests {
         assert_eq!(live[0].0, a);
         let cap = d.entries.lock().unwrap().capacity();
         assert!(cap <= 8, "swept as it grew, not 1000 entries: {cap}");
-        drop(keep);
+        drop((live, keep));
         assert!(d.live().is_empty());
     }
 }
