@@ -44,7 +44,7 @@ const PER_FLOW_LINES: usize = 16;
 #[command(next_help_heading = "Sender")]
 struct SendArgs {
     /// Receiver, repeatable (flows go round-robin): an IP address or host name,
-    /// port optional (default 9000), IPv6 as [ADDR]:PORT.
+    /// port optional (default 9000), IPv6 as `[ADDR]:PORT`.
     #[arg(short = 'c', long = "to", value_name = "HOST[:PORT]")]
     to: Vec<String>,
     /// Send this file (every flow carries the whole file).
