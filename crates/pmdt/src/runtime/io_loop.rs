@@ -63,6 +63,10 @@ struct IoStream {
     waiting_for_reader: bool,
 }
 
+/// Reset code a peer sees when this runtime shuts down while the application
+/// still held a stream with data arriving.
+pub const SHUTDOWN_CODE: u32 = 0xffff_0003;
+
 use super::memory_budget::{
     self, READ_AHEAD_MAX, READ_AHEAD_MIN, RECV_POOL_SHARE, SEND_POOL_SHARE, WRITE_RESERVE_SHARE,
 };
@@ -411,6 +415,19 @@ impl IoLoop {
         let handles: Vec<_> = self.ep.handles().collect();
         for h in handles {
             if let Some(Some(s)) = self.streams.get(h.0) {
+                let app_closed = s.shared.discard.load(Ordering::Acquire);
+                if !app_closed && !s.peer_fin {
+                    // The application still holds the stream and the peer is still
+                    // sending: acknowledging data nobody will read would lose it
+                    // silently. Reset instead: the peer learns its data did not
+                    // arrive (as closing a TCP socket with unread data does).
+                    let _ = s.shared.reset.compare_exchange(
+                        0,
+                        (1u64 << 32) | SHUTDOWN_CODE as u64,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    );
+                }
                 s.shared.discard.store(true, Ordering::Release);
                 s.shared.finish.store(true, Ordering::Release);
                 s.shared.ring_doorbell();

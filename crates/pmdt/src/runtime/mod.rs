@@ -29,6 +29,7 @@
 mod builder;
 mod cycles;
 mod directory;
+mod group;
 mod io_loop;
 mod memory_budget;
 mod shared;
@@ -49,9 +50,11 @@ use arc_swap::ArcSwap;
 use directory::Directory;
 
 pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
+pub use group::{Group, LagPolicy, MemberReport, MemberState, LAGGING_CODE};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
+pub use io_loop::SHUTDOWN_CODE;
 pub use memory_budget::MemoryBudget;
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
 pub use stream::{close_error, AbortHandle, StatsHandle, Stream};
