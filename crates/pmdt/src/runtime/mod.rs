@@ -28,10 +28,13 @@
 
 mod builder;
 mod cycles;
+mod dedicated;
 mod directory;
 mod group;
 mod io_loop;
 mod memory_budget;
+mod recv_memory;
+mod session;
 mod shared;
 mod stats;
 pub mod storage;
@@ -56,6 +59,7 @@ pub use io_loop::in_io_iteration;
 use io_loop::Control;
 pub use io_loop::SHUTDOWN_CODE;
 pub use memory_budget::MemoryBudget;
+pub use session::{PollAgain, Session};
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
 pub use stream::{close_error, AbortHandle, StatsHandle, Stream};
 

@@ -132,6 +132,15 @@ impl Stream {
         self.shared.close_reason()
     }
 
+    /// Whether the handshake completed (streams from [`Runtime::connect`] and
+    /// `accept` always are; a [`Session`]'s `connect` returns at once).
+    ///
+    /// [`Runtime::connect`]: super::Runtime::connect
+    /// [`Session`]: super::Session
+    pub fn is_established(&self) -> bool {
+        self.shared.connected.load(Ordering::Acquire)
+    }
+
     /// Statistics of the connection (refreshed by the I/O loop every 100 ms and at
     /// close).
     pub fn stats(&self) -> ConnectionStats {
@@ -299,8 +308,7 @@ impl Stream {
         self.shared.discard.store(true, Ordering::Release);
         self.finish();
         loop {
-            while self.rx.pop().is_ok() {}
-            self.cur = None;
+            self.discard_received();
             if let Some(r) = self.shared.close_reason() {
                 return match r {
                     CloseReason::Graceful => Ok(()),
@@ -310,6 +318,34 @@ impl Stream {
             let s = &self.shared;
             s.waiter
                 .wait(PARK, || s.closed_flag.load(Ordering::Acquire));
+        }
+    }
+
+    /// [`Stream::close`] without blocking: starts the graceful close (once) and
+    /// returns `WouldBlock` until the peer acknowledged every byte written (`Ok`)
+    /// or the connection ended otherwise (the error says why).
+    pub fn try_close(&mut self) -> io::Result<()> {
+        if !self.shared.discard.load(Ordering::Relaxed) {
+            self.shared.discard.store(true, Ordering::Release);
+            self.finish();
+        }
+        self.discard_received();
+        match self.shared.close_reason() {
+            Some(CloseReason::Graceful) => Ok(()),
+            Some(r) => Err(close_error(r)),
+            None => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+
+    /// Drops what was received and not read (closing), counting it as read: the
+    /// I/O loop sizes the connection's credit by what its reader still holds.
+    fn discard_received(&mut self) {
+        let mut n = self.cur.take().map_or(0, |s| s.len);
+        while let Ok(s) = self.rx.pop() {
+            n += s.len;
+        }
+        if n > 0 {
+            self.shared.note_read(n);
         }
     }
 
@@ -366,6 +402,8 @@ impl io::Read for Stream {
 impl Drop for Stream {
     fn drop(&mut self) {
         // Background graceful finish; the I/O loop frees the connection once done.
+        // Unread data goes back to the pool now.
+        self.discard_received();
         self.shared.discard.store(true, Ordering::Release);
         self.shared.finish.store(true, Ordering::Release);
         self.shared.dropped.store(true, Ordering::Release);
