@@ -149,12 +149,17 @@ impl Start {
 /// are dropped and counted in `intervals_omitted`.
 pub const MAX_INTERVALS: usize = 3600;
 
+/// Most per-flow interval entries a `--json` document keeps over all its
+/// intervals (many flows for a long time): older intervals are dropped first.
+pub const MAX_STREAM_ENTRIES: usize = 200_000;
+
 /// Collects and prints the run's output.
 pub struct Report {
     prog: String,
     mode: JsonMode,
     start: Option<Start>,
     intervals: VecDeque<Interval>,
+    entries: usize,
     omitted: u64,
     printed_header: bool,
     per_flow_max: usize,
@@ -176,6 +181,7 @@ impl Report {
             mode,
             start: None,
             intervals: VecDeque::new(),
+            entries: 0,
             omitted: 0,
             printed_header: false,
             per_flow_max,
@@ -200,11 +206,15 @@ impl Report {
         match self.mode {
             JsonMode::Stream => emit(json!({"event": "interval", "data": &iv})),
             JsonMode::Document => {
-                if self.intervals.len() == MAX_INTERVALS {
-                    self.intervals.pop_front();
+                self.entries += iv.streams.len();
+                self.intervals.push_back(iv);
+                while self.intervals.len() > MAX_INTERVALS
+                    || (self.entries > MAX_STREAM_ENTRIES && self.intervals.len() > 1)
+                {
+                    let old = self.intervals.pop_front().expect("more than one");
+                    self.entries -= old.streams.len();
                     self.omitted += 1;
                 }
-                self.intervals.push_back(iv);
             }
             JsonMode::Off => {}
         }
@@ -273,5 +283,54 @@ pub fn print_error(mode: JsonMode, message: &str, hint: Option<&str>) {
             let _ = out.flush();
         }
         JsonMode::Stream => emit(json!({"event": "error", "data": data})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interval::{Direction, IntervalSum, PortDrops, StreamInterval};
+
+    fn interval(flows: usize) -> Interval {
+        let s = StreamInterval {
+            flow: 1,
+            direction: Direction::Send,
+            start: 0.0,
+            end: 1.0,
+            seconds: 1.0,
+            bytes: 1,
+            bits_per_second: 8.0,
+            retransmits: 0,
+            rtt: 0,
+            rttvar: 0,
+            snd_cwnd: 0,
+            pacing_rate: 0,
+            cc_state: Default::default(),
+        };
+        Interval {
+            streams: vec![s; flows],
+            sum: IntervalSum::default(),
+            port: PortDrops::default(),
+        }
+    }
+
+    #[test]
+    fn a_long_run_keeps_bounded_intervals_and_counts_the_dropped() {
+        let mut r = Report::new("t", JsonMode::Document, 0);
+        for _ in 0..MAX_INTERVALS + 10 {
+            r.interval(interval(1));
+        }
+        assert_eq!(r.intervals.len(), MAX_INTERVALS);
+        assert_eq!(r.omitted, 10);
+        let mut r = Report::new("t", JsonMode::Document, 0);
+        for _ in 0..30 {
+            r.interval(interval(10_000));
+        }
+        assert_eq!(r.intervals.len(), MAX_STREAM_ENTRIES / 10_000);
+        assert_eq!(r.entries, MAX_STREAM_ENTRIES);
+        assert_eq!(r.omitted, 10);
+        // One huge interval is kept rather than none.
+        r.interval(interval(MAX_STREAM_ENTRIES + 1));
+        assert_eq!(r.intervals.len(), 1);
     }
 }
