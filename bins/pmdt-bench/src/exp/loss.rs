@@ -57,14 +57,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         for &(link_rate, link_mbps, paced_rate) in links {
             for &rtt in rtts {
                 for &loss in losses {
-                    let mut send = vec![
-                        "-n".to_string(),
-                        "100G".into(),
-                        "-t".into(),
-                        secs_arg(secs),
-                        "--cc".into(),
-                        cc.into(),
-                    ];
+                    let mut send = vec!["-t".to_string(), secs_arg(secs), "--cc".into(), cc.into()];
                     if cc == "paced" {
                         send.extend(["--rate".to_string(), paced_rate.into()]);
                     }

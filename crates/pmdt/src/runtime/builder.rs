@@ -317,11 +317,12 @@ impl RuntimeBuilder {
                 stats,
             });
         }
+        let directory = Arc::new(super::directory::Directory::default());
         #[cfg(feature = "dpdk")]
         if is_dpdk {
             telemetry::forget_dead();
             let weak = loops.iter().map(|l| Arc::downgrade(&l.stats)).collect();
-            if let Err(e) = telemetry::publish(weak) {
+            if let Err(e) = telemetry::publish(weak, Arc::downgrade(&directory)) {
                 eprintln!("pmdt: telemetry commands not registered: {e}");
             }
         }
@@ -332,6 +333,7 @@ impl RuntimeBuilder {
             next: std::sync::atomic::AtomicUsize::new(0),
             listening: Arc::new(AtomicBool::new(false)),
             accept_backlog: self.accept_backlog,
+            directory,
         })
     }
 

@@ -205,7 +205,11 @@ impl Runtime {
                 io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
             })??;
             let state = match stream.wait_established(timeout) {
-                Ok(()) => MemberState::Active,
+                Ok(()) => {
+                    // Listed by telemetry like any connection handed out.
+                    self.directory.register(&stream.shared);
+                    MemberState::Active
+                }
                 Err(e) => {
                     let r = stream.close_reason().unwrap_or(CloseReason::TimedOut);
                     last_err = Some(e);

@@ -75,6 +75,43 @@ impl AbortHandle {
     }
 }
 
+/// Reads a [`Stream`]'s statistics and state from any thread (interval reports,
+/// telemetry, supervisors) while another thread reads or writes it.
+#[derive(Clone)]
+pub struct StatsHandle {
+    shared: Arc<StreamShared>,
+}
+
+impl std::fmt::Debug for StatsHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatsHandle")
+            .field("peer", &self.shared.remote)
+            .finish()
+    }
+}
+
+impl StatsHandle {
+    /// The peer's address.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.shared.remote
+    }
+
+    /// Statistics of the connection, as [`Stream::stats`] (refreshed by the I/O loop
+    /// every 100 ms and at close).
+    pub fn stats(&self) -> ConnectionStats {
+        self.shared
+            .stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Why the connection ended, once it has (its statistics are final then).
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.close_reason()
+    }
+}
+
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stream")
@@ -234,6 +271,19 @@ impl Stream {
     pub fn finish(&mut self) {
         self.shared.finish.store(true, Ordering::Release);
         self.shared.ring_doorbell();
+    }
+
+    /// The id telemetry lists this connection under (`/pmdt/list`,
+    /// `/pmdt/connection,<id>`), unique in the process.
+    pub fn connection_id(&self) -> u64 {
+        self.shared.directory_id.load(Ordering::Relaxed)
+    }
+
+    /// A handle that reads this connection's statistics from another thread.
+    pub fn stats_handle(&self) -> StatsHandle {
+        StatsHandle {
+            shared: self.shared.clone(),
+        }
     }
 
     /// Aborts the connection at once; the peer sees a reset with `code`.
