@@ -846,8 +846,15 @@ mod tests {
         s.lost = 40_000;
         b.on_rate_sample(t, &s, &rtt);
         assert!(b.inflight_hi.is_none());
-        // 5 % lost while the RTT is 50 % above the minimum: a queue overflowing.
+        // One late ack in the same round (the round's minimum RTT is still the
+        // minimum): not a standing queue either.
         let mut s = sample(8_000_000, d, d + 20_000, 150, 800_000);
+        s.lost = 40_000;
+        b.on_rate_sample(t, &s, &rtt);
+        assert!(b.inflight_hi.is_none());
+        // 5 % lost in a round whose every RTT is 50 % above the minimum: a queue
+        // overflowing.
+        let mut s = sample(8_000_000, d + 20_000, d + 40_000, 150, 800_000);
         s.lost = 40_000;
         b.on_rate_sample(t, &s, &rtt);
         assert!(b.inflight_hi.is_some());
