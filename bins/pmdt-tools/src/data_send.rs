@@ -5,7 +5,6 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use pmdt::runtime::Stream;
 use sha2::{Digest, Sha256};
 
 use crate::interrupt::Interrupt;
@@ -46,7 +45,7 @@ pub struct Sent {
 }
 
 /// Writes `plan`'s data into `stream`.
-pub fn send_data(stream: &mut Stream, plan: &SendPlan, stop: &Interrupt) -> Sent {
+pub fn send_data(stream: &mut impl Write, plan: &SendPlan, stop: &Interrupt) -> Sent {
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
     let mut sent = 0u64;

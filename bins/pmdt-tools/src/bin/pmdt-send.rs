@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser};
-use pmdt::runtime::{AbortHandle, Runtime, Stream};
+use pmdt::runtime::{AbortHandle, Group, LagPolicy, MemberState, Runtime, Stream};
 use pmdt::ConnectionStats;
 use pmdt_tools::cli_error::{self, CliError};
 use pmdt_tools::data_recv::{recv_data, RecvPlan};
@@ -72,6 +72,17 @@ struct SendArgs {
     /// not the hash; `sha256` is empty).
     #[arg(long)]
     no_hash: bool,
+    /// Point-to-multipoint: one stream to every -c receiver at once, the data read
+    /// and copied into packet memory once whatever their number; each receiver is
+    /// its own connection (losses, RTT, rate control) and gets its own line in the
+    /// summary. Receivers are ordinary pmdt-recv.
+    #[arg(long, conflicts_with_all = ["reverse", "bidir"])]
+    multi: bool,
+    /// With --multi: a receiver that falls this far behind the fastest is dropped
+    /// (reset, reported with what it acknowledged) and the others go on; without
+    /// it, the group moves at the pace of its slowest receiver. K/M/G 1024-based.
+    #[arg(long, value_name = "BYTES", requires = "multi")]
+    max_lag: Option<ByteSize>,
 }
 
 /// Send data over pmdt (reliable windowed UDP, DPDK or kernel UDP), iperf3-style.
@@ -263,6 +274,126 @@ fn receive_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary
     }
 }
 
+/// `--multi`: the request, the data once to the whole group, every receiver's
+/// receipt; one result per receiver.
+fn run_group(job: Job, mut group: Group, stop: &Interrupt) -> Vec<FlowResult> {
+    let started = Instant::now();
+    let request = Request {
+        mode: Mode::Send,
+        flow: job.flow as u64,
+        bytes: job.bytes,
+        seconds: job.seconds,
+        hash: job.hash,
+    };
+    let (header, mut error) = match request.write_to(&mut group) {
+        Ok(n) => (n, None),
+        Err(e) => (0, Some(e.to_string())),
+    };
+    let sent = if error.is_none() {
+        send_data(
+            &mut group,
+            &SendPlan {
+                payload: job.payload.clone(),
+                bytes: job.bytes,
+                deadline: job.deadline,
+                hash: job.hash,
+            },
+            stop,
+        )
+    } else {
+        Default::default()
+    };
+    error = error.or(sent.error.clone());
+    if stop.is_set() {
+        error = Some("interrupted".into());
+    }
+    let drain_started = Instant::now();
+    let mut receipts: Vec<Option<Result<Option<Receipt>, String>>> =
+        (0..group.members().len()).map(|_| None).collect();
+    if error.is_none() {
+        group.finish(None);
+        for (i, stream) in group.active_streams_mut() {
+            receipts[i] = Some(Receipt::read_from(stream).map_err(|e| e.to_string()));
+        }
+    }
+    let copied = group.bytes_copied();
+    let reports = group.close(None);
+    let seconds = started.elapsed().as_secs_f64();
+    let ids: Vec<u64> = group.streams().map(|s| s.connection_id()).collect();
+    eprintln!(
+        "{PROG}: group of {}: {} bytes written, {copied} copied into packet memory ({:.2} \
+         copies per byte, whatever the number of receivers)",
+        reports.len(),
+        header + sent.bytes,
+        copied as f64 / (header + sent.bytes).max(1) as f64
+    );
+    reports
+        .into_iter()
+        .zip(receipts)
+        .zip(ids)
+        .enumerate()
+        .map(|(i, ((r, receipt), id))| {
+            let mut member_error = error.clone().or_else(|| match &r.state {
+                MemberState::Done => None,
+                MemberState::Dropped { group_offset } => Some(format!(
+                    "dropped for lagging behind at group offset {group_offset} (--max-lag)"
+                )),
+                MemberState::Failed(reason) => Some(format!("{reason}")),
+                MemberState::Left { .. } | MemberState::Active => {
+                    Some("left the group before the end".into())
+                }
+            });
+            let receipt = match receipt {
+                Some(Ok(Some(rc))) => Some(rc),
+                Some(Err(e)) => {
+                    member_error.get_or_insert(e);
+                    None
+                }
+                _ => None,
+            };
+            if member_error.is_none() && receipt.is_none() {
+                member_error = Some("the receiver sent no receipt".into());
+            }
+            let check = receipt.map(|rc| ReceiptCheck::check(&rc, sent.bytes, &sent.sha256));
+            if let Some(c) = check.as_ref().filter(|c| !c.matches) {
+                member_error.get_or_insert_with(|| {
+                    format!(
+                        "the receiver got {} bytes (sha256 {}), {} were sent (sha256 {})",
+                        c.bytes, c.sha256, sent.bytes, sent.sha256
+                    )
+                });
+            }
+            let bytes = if member_error.is_none() {
+                sent.bytes
+            } else {
+                r.acked.saturating_sub(header).min(sent.bytes)
+            };
+            let summary = FlowSummary {
+                flow: i + 1,
+                id,
+                direction: Direction::Send,
+                peer: r.peer.to_string(),
+                bytes,
+                seconds,
+                goodput_bps: bytes as f64 * 8.0 / seconds.max(1e-9),
+                drain_seconds: job.deadline.map(|_| drain_started.elapsed().as_secs_f64()),
+                sha256: sent.sha256.clone(),
+                path: match &job.payload {
+                    Payload::File(p) => Some(p.display().to_string()),
+                    Payload::Generated(_) => None,
+                },
+                receipt: check,
+                error: member_error,
+                ..Default::default()
+            };
+            FlowResult {
+                summary: summary.with_stats(&r.stats),
+                stats: r.stats,
+            }
+        })
+        .collect()
+}
+
 fn run_flow(job: Job, mut stream: Stream, stop: &Interrupt) -> FlowResult {
     let started = Instant::now();
     let mut summary = match job.direction {
@@ -343,6 +474,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             return Err(CliError::new("--time must be above 0 seconds"));
         }
     }
+    if args.multi && (args.to.len() < 2 || args.flows != 1) {
+        return Err(CliError::new(
+            "--multi sends one stream to several receivers: give two or more -c and no -P",
+        )
+        .hint("e.g. pmdt-send --multi -c 10.0.0.2 -c 10.0.0.3 -F data.bin"));
+    }
     let interval = cli.output.interval()?;
     let to: Vec<SocketAddr> = if args.to.is_empty() {
         vec![SocketAddr::from((
@@ -405,10 +542,46 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             "hash": !args.no_hash,
         }),
     );
-    let mut handles = Vec::new();
+    let mut handles: Vec<std::thread::JoinHandle<Vec<FlowResult>>> = Vec::new();
     let mut aborts: Vec<AbortHandle> = Vec::new();
     let connect_timeout = transport.idle_timeout.max(Duration::from_secs(3));
-    for (k, job) in planned.into_iter().enumerate() {
+    if args.multi {
+        let policy = match args.max_lag {
+            Some(ByteSize(max_lag)) => LagPolicy::DropLagging { max_lag },
+            None => LagPolicy::PaceOfSlowest,
+        };
+        let group = rt
+            .connect_group(&to, policy, Some(connect_timeout))
+            .map_err(|e| cli_error::from_io("cannot connect to any receiver", &e))?;
+        for (k, (stream, member)) in group.streams().zip(group.members()).enumerate() {
+            let c = Connected {
+                flow: k + 1,
+                id: stream.connection_id(),
+                direction: Direction::Send,
+                local: rt.local_addr().to_string(),
+                remote: member.peer.to_string(),
+            };
+            eprintln!(
+                "{PROG}: [{:>3}] {} {} {} (group member, telemetry id {})",
+                c.flow,
+                c.local,
+                if member.state == MemberState::Active {
+                    "connected to"
+                } else {
+                    "could not reach"
+                },
+                c.remote,
+                c.id
+            );
+            start.connected.push(c);
+            meter.track(k + 1, Direction::Send, stream.stats_handle());
+            aborts.push(stream.abort_handle());
+        }
+        let job = planned.remove(0);
+        let stop = stop.clone();
+        handles.push(std::thread::spawn(move || run_group(job, group, &stop)));
+    }
+    for (k, job) in planned.into_iter().enumerate().filter(|_| !args.multi) {
         let addr = to[k % to.len()];
         let stream = rt
             .connect_timeout(addr, Some(connect_timeout))
@@ -437,7 +610,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         meter.track(job.flow, job.direction, stream.stats_handle());
         aborts.push(stream.abort_handle());
         let stop = stop.clone();
-        handles.push(std::thread::spawn(move || run_flow(job, stream, &stop)));
+        handles.push(std::thread::spawn(move || {
+            vec![run_flow(job, stream, &stop)]
+        }));
     }
     report.start(start);
     let mut load = LoadSampler::default();
@@ -462,7 +637,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     }
     let results: Vec<FlowResult> = handles
         .into_iter()
-        .map(|h| h.join().expect("flow thread"))
+        .flat_map(|h| h.join().expect("flow thread"))
         .collect();
     let seconds = started.elapsed().as_secs_f64();
     std::thread::sleep(Duration::from_millis(120)); // one stats period
