@@ -31,6 +31,7 @@ mod cycles;
 mod group;
 mod io_loop;
 mod memory_budget;
+mod reader_wake;
 mod shared;
 mod stats;
 pub mod storage;
