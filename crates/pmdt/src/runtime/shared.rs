@@ -100,6 +100,8 @@ pub(crate) struct StreamShared {
     pub write_ahead: AtomicU64,
     pub waiter: Waiter,
     pub stats: Mutex<ConnectionStats>,
+    /// The id telemetry lists the connection under (0: not handed out yet).
+    pub directory_id: AtomicU64,
     pub doorbell: Arc<ArrayQueue<usize>>,
 }
 
@@ -128,6 +130,7 @@ impl StreamShared {
             write_ahead: AtomicU64::new(u64::MAX),
             waiter: Waiter::new(park),
             stats: Mutex::new(ConnectionStats::default()),
+            directory_id: AtomicU64::new(0),
             doorbell,
         }
     }
