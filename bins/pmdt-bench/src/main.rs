@@ -77,6 +77,8 @@ enum Experiment {
     Loss,
     /// 1, 2, 16, 256, 1000 flows with default settings.
     Flows,
+    /// One sender to 1..16 receivers (`pmdt-send --multi`), kernel UDP.
+    Multi,
     /// Every experiment above, in turn.
     All,
     /// Rewrites the README's Performance section (between its pmdt-bench markers)
@@ -91,7 +93,7 @@ type Step = (&'static str, Runner, exp::Tools);
 
 impl Experiment {
     fn plan(self) -> Vec<Step> {
-        let all: [(Experiment, Step); 7] = [
+        let all: [(Experiment, Step); 8] = [
             (
                 Experiment::Peers,
                 ("peers", exp::peers::run, exp::peers::TOOLS),
@@ -116,6 +118,10 @@ impl Experiment {
             (
                 Experiment::Flows,
                 ("flows", exp::flows::run, exp::flows::TOOLS),
+            ),
+            (
+                Experiment::Multi,
+                ("multi", exp::multi::run, exp::multi::TOOLS),
             ),
         ];
         all.into_iter()

@@ -126,7 +126,7 @@ fn quick_experiments_write_honest_results() {
     }
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pmdt-bench-smoke");
     let _ = std::fs::remove_dir_all(&out);
-    for exp in ["seed003", "flows"] {
+    for exp in ["seed003", "flows", "multi"] {
         run_quick(exp, &out);
         check_outputs(exp, &out);
     }

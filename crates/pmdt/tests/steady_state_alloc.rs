@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use pmdt::link::impair::ImpairConfig;
 use pmdt::link::memory::MemoryLink;
-use pmdt::link::{BufferPool, Link};
+use pmdt::link::{HeapPool, Link};
 use pmdt::runtime::{Backend, Runtime};
 use pmdt::TransportConfig;
 
@@ -132,7 +132,8 @@ fn bulk_transfer_window_allocations(impair: Option<ImpairConfig>) {
     // pool otherwise allocates blocks on first need).
     let (la, lb) = MemoryLink::pair_with_pool(a, b, 8192, 16 * 1024);
     for l in [&la, &lb] {
-        let BufferPool::Heap(p) = l.pool() else {
+        let pool = l.pool();
+        let Some(p) = pool.downcast_ref::<HeapPool>() else {
             unreachable!("memory links use heap blocks")
         };
         p.prefill();
@@ -254,7 +255,7 @@ mod sans_io {
             seed: Some(seed),
             ..Default::default()
         };
-        let p = BufferPool::Heap(pool.clone());
+        let p = BufferPool::new(pool.clone());
         Endpoint::with_storage(
             cfg,
             now,
@@ -282,7 +283,7 @@ mod sans_io {
                 self.sent += 1;
                 if let Some((_, n)) = self.ep.poll_stateless(&mut self.hdr) {
                     let b = pool.copy_from(&self.hdr[..n]).expect("pool");
-                    wire.push_back((now + DELAY, self.addr, Buffer::Heap(b)));
+                    wire.push_back((now + DELAY, self.addr, Buffer::new(b)));
                     continue;
                 }
                 let Some((h, t)) = self.ep.poll_transmit_header(now, &mut self.hdr) else {
@@ -308,7 +309,7 @@ mod sans_io {
                 if drop_every > 0 && self.sent.is_multiple_of(drop_every) {
                     continue; // lost on the wire
                 }
-                wire.push_back((now + DELAY, self.addr, Buffer::Heap(b.freeze())));
+                wire.push_back((now + DELAY, self.addr, Buffer::new(b.freeze())));
             }
         }
 
@@ -382,7 +383,7 @@ mod sans_io {
                     let Some(buf) = pool.copy_from(&data[off..off + CHUNK]) else {
                         break;
                     };
-                    let k = st.push(Buffer::Heap(buf)).unwrap_or(0);
+                    let k = st.push(Buffer::new(buf)).unwrap_or(0);
                     written += k as u64;
                     n += k;
                 }

@@ -110,6 +110,7 @@ pub struct RuntimeBuilder {
     accept_backlog: usize,
     seed: Option<u64>,
     work: Duration,
+    park_timeout: Duration,
 }
 
 impl Default for RuntimeBuilder {
@@ -128,6 +129,7 @@ impl Default for RuntimeBuilder {
             accept_backlog: 128,
             seed: None,
             work: Duration::ZERO,
+            park_timeout: Duration::from_millis(5),
         }
     }
 }
@@ -192,6 +194,14 @@ impl RuntimeBuilder {
     /// experiments: the load estimator sees it as real work).
     pub fn per_packet_work(mut self, d: Duration) -> Self {
         self.work = d;
+        self
+    }
+    /// The longest an application thread blocked in a [`Stream`](super::Stream)
+    /// call parks before looking again by itself (default 5 ms). A safety net: the
+    /// I/O loop wakes it when there is something for it. Tests set it long to
+    /// prove no wake-up is ever lost.
+    pub fn park_timeout(mut self, t: Duration) -> Self {
+        self.park_timeout = t;
         self
     }
     /// Seed for connection ids and the cookie key (reproducible runs).
@@ -289,6 +299,7 @@ impl RuntimeBuilder {
                 shutdown_timeout: self.shutdown_timeout,
                 max_connections: self.max_connections,
                 work_cycles,
+                park_timeout: self.park_timeout,
             },
             ctl_rx,
             stats.clone(),
@@ -317,11 +328,12 @@ impl RuntimeBuilder {
                 stats,
             });
         }
+        let directory = Arc::new(super::directory::Directory::default());
         #[cfg(feature = "dpdk")]
         if is_dpdk {
             telemetry::forget_dead();
             let weak = loops.iter().map(|l| Arc::downgrade(&l.stats)).collect();
-            if let Err(e) = telemetry::publish(weak) {
+            if let Err(e) = telemetry::publish(weak, Arc::downgrade(&directory)) {
                 eprintln!("pmdt: telemetry commands not registered: {e}");
             }
         }
@@ -332,6 +344,7 @@ impl RuntimeBuilder {
             next: std::sync::atomic::AtomicUsize::new(0),
             listening: Arc::new(AtomicBool::new(false)),
             accept_backlog: self.accept_backlog,
+            directory,
         })
     }
 

@@ -25,10 +25,6 @@ use crate::stats::ConnectionStats;
 /// Reset code a member gets when the group drops it for lagging behind.
 pub const LAGGING_CODE: u32 = 0x6c61_6701;
 
-/// How long a blocked writer parks before re-checking members (they wake it as
-/// soon as they can take data; this bounds how late a lag check can be).
-const PARK: Duration = Duration::from_millis(5);
-
 /// What the group does with a member that falls behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LagPolicy {
@@ -205,7 +201,11 @@ impl Runtime {
                 io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
             })??;
             let state = match stream.wait_established(timeout) {
-                Ok(()) => MemberState::Active,
+                Ok(()) => {
+                    // Listed by telemetry like any connection handed out.
+                    self.directory.register(&stream.shared);
+                    MemberState::Active
+                }
                 Err(e) => {
                     let r = stream.close_reason().unwrap_or(CloseReason::TimedOut);
                     last_err = Some(e);
@@ -297,7 +297,11 @@ impl Group {
     fn update_members(&mut self) {
         for m in self.members.iter_mut().filter(|m| m.is_active()) {
             if let Some(r) = m.stream.close_reason() {
-                m.state = MemberState::Failed(r);
+                // A graceful close needs our finish and every byte acknowledged.
+                m.state = match r {
+                    CloseReason::Graceful => MemberState::Done,
+                    r => MemberState::Failed(r),
+                };
                 m.backlog.clear();
                 m.backlog_bytes = 0;
             }
@@ -389,14 +393,16 @@ impl Group {
         }
     }
 
-    /// Parks until the first member that cannot take data can (or `PARK`).
+    /// Parks until the first member that cannot take data can, or its stream's park
+    /// timeout (the runtime's, 5 ms by default: how late a lag check can be).
     fn wait_members(&self) {
         match self.members.iter().find(|m| m.is_active() && !m.can_take()) {
             Some(m) => {
                 let s = &m.stream.shared;
                 let tx = &m.stream.tx;
-                s.waiter.wait(PARK, || {
-                    s.closed_flag.load(Ordering::Acquire) || (tx.slots() > 0 && s.may_write())
+                s.waiter.wait(|| {
+                    s.closed_flag.load(Ordering::Acquire)
+                        || s.writer_may_resume(tx.slots(), tx.buffer().capacity())
                 });
             }
             // Everyone has room but the packet pool is exhausted: back off.
@@ -404,12 +410,35 @@ impl Group {
         }
     }
 
-    /// Finishes every active member's stream and waits until each has acknowledged
-    /// everything (or failed, or `timeout` passed: the ones still going are then
-    /// reported `Failed(TimedOut)`); returns every member's report.
-    pub fn close(&mut self, timeout: Option<Duration>) -> Vec<MemberReport> {
+    /// Every member's stream, in the order of [`Group::members`] (to read their
+    /// statistics, connection ids, abort handles).
+    pub fn streams(&self) -> impl Iterator<Item = &Stream> {
+        self.members.iter().map(|m| &m.stream)
+    }
+
+    /// The streams of the members still active, with their index in
+    /// [`Group::members`] (after [`Group::finish`], to read what each receiver
+    /// answers).
+    pub fn active_streams_mut(&mut self) -> impl Iterator<Item = (usize, &mut Stream)> {
+        self.members
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, m)| m.is_active())
+            .map(|(i, m)| (i, &mut m.stream))
+    }
+
+    /// Hands every member its backlog (waiting up to `timeout`), then finishes each
+    /// active member's stream: the receivers read end of stream after the last
+    /// byte, and can still answer (see [`Group::active_streams_mut`]).
+    pub fn finish(&mut self, timeout: Option<Duration>) {
         let deadline = timeout.map(|t| Instant::now() + t);
-        // Members behind first get their backlog.
+        self.flush_backlogs(deadline);
+        for m in self.members.iter_mut().filter(|m| m.is_active()) {
+            m.stream.finish();
+        }
+    }
+
+    fn flush_backlogs(&mut self, deadline: Option<Instant>) {
         loop {
             self.update_members();
             let mut pending = false;
@@ -420,10 +449,19 @@ impl Group {
                 pending |= !m.backlog.is_empty();
             }
             if !pending || deadline.is_some_and(|d| Instant::now() >= d) {
-                break;
+                return;
             }
             self.wait_members();
         }
+    }
+
+    /// Finishes every active member's stream and waits until each has acknowledged
+    /// everything (or failed, or `timeout` passed: the ones still going are then
+    /// reported `Failed(TimedOut)`); returns every member's report.
+    pub fn close(&mut self, timeout: Option<Duration>) -> Vec<MemberReport> {
+        let deadline = timeout.map(|t| Instant::now() + t);
+        // Members behind first get their backlog.
+        self.flush_backlogs(deadline);
         for m in self.members.iter_mut().filter(|m| m.is_active()) {
             m.stream.finish();
         }
@@ -444,8 +482,7 @@ impl Group {
                 while m.stream.rx.pop().is_ok() {}
                 let s = &m.stream.shared;
                 s.discard.store(true, Ordering::Release);
-                s.waiter
-                    .wait(PARK, || s.closed_flag.load(Ordering::Acquire));
+                s.waiter.wait(|| s.closed_flag.load(Ordering::Acquire));
             }
         }
         self.members()

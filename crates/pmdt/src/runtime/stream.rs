@@ -14,10 +14,6 @@ use crate::connection::CloseReason;
 use crate::link::{Buffer, BufferPool, BufferStash};
 use crate::stats::ConnectionStats;
 
-/// How long a parked thread sleeps at most before re-checking (a safety net; the
-/// I/O loop wakes it as soon as there is something to do).
-const PARK: Duration = Duration::from_millis(5);
-
 /// An established pmdt connection, as seen by an application thread. Dropping it
 /// finishes the stream gracefully in the background (like a socket's close).
 pub struct Stream {
@@ -72,6 +68,43 @@ impl AbortHandle {
             Ordering::Acquire,
         );
         self.shared.ring_doorbell();
+    }
+}
+
+/// Reads a [`Stream`]'s statistics and state from any thread (interval reports,
+/// telemetry, supervisors) while another thread reads or writes it.
+#[derive(Clone)]
+pub struct StatsHandle {
+    shared: Arc<StreamShared>,
+}
+
+impl std::fmt::Debug for StatsHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatsHandle")
+            .field("peer", &self.shared.remote)
+            .finish()
+    }
+}
+
+impl StatsHandle {
+    /// The peer's address.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.shared.remote
+    }
+
+    /// Statistics of the connection, as [`Stream::stats`] (refreshed by the I/O loop
+    /// every 100 ms and at close).
+    pub fn stats(&self) -> ConnectionStats {
+        self.shared
+            .stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Why the connection ended, once it has (its statistics are final then).
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.close_reason()
     }
 }
 
@@ -130,7 +163,7 @@ impl Stream {
                 ));
             }
             let s = &self.shared;
-            s.waiter.wait(PARK, || {
+            s.waiter.wait(|| {
                 s.connected.load(Ordering::Acquire) || s.closed_flag.load(Ordering::Acquire)
             });
         }
@@ -236,6 +269,19 @@ impl Stream {
         self.shared.ring_doorbell();
     }
 
+    /// The id telemetry lists this connection under (`/pmdt/list`,
+    /// `/pmdt/connection,<id>`), unique in the process.
+    pub fn connection_id(&self) -> u64 {
+        self.shared.directory_id.load(Ordering::Relaxed)
+    }
+
+    /// A handle that reads this connection's statistics from another thread.
+    pub fn stats_handle(&self) -> StatsHandle {
+        StatsHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
     /// Aborts the connection at once; the peer sees a reset with `code`.
     pub fn reset(self, code: u32) {
         self.abort_handle().abort(code);
@@ -266,8 +312,7 @@ impl Stream {
                 };
             }
             let s = &self.shared;
-            s.waiter
-                .wait(PARK, || s.closed_flag.load(Ordering::Acquire));
+            s.waiter.wait(|| s.closed_flag.load(Ordering::Acquire));
         }
     }
 
@@ -303,10 +348,10 @@ impl Stream {
         let s = &self.shared;
         let tx = &self.tx;
         let rx = &self.rx;
-        s.waiter.wait(PARK, || {
+        s.waiter.wait(|| {
             s.closed_flag.load(Ordering::Acquire)
                 || if writing {
-                    tx.slots() > 0 && s.may_write()
+                    s.writer_may_resume(tx.slots(), tx.buffer().capacity())
                 } else {
                     !rx.is_empty() || s.peer_finished.load(Ordering::Acquire)
                 }

@@ -9,6 +9,7 @@
 
 mod arp_table;
 pub mod frame;
+mod packet_memory;
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
@@ -85,7 +86,8 @@ impl Default for DpdkLinkConfig {
 
 /// One queue pair of a started DPDK port, as a pmdt link.
 pub struct DpdkLink {
-    _port: Arc<Port>,
+    /// The port (kept open while a queue is in use; its device counters).
+    port: Arc<Port>,
     rxq: RxQueue,
     txq: TxQueue,
     pool: Arc<Mempool>,
@@ -176,7 +178,7 @@ impl DpdkLink {
             .into_iter()
             .zip(txqs)
             .map(|(rxq, txq)| DpdkLink {
-                _port: port.clone(),
+                port: port.clone(),
                 name: format!("dpdk {} q{}", info.name, rxq.queue_id()),
                 rxq,
                 txq,
@@ -279,7 +281,7 @@ impl Link for DpdkLink {
     }
 
     fn pool(&self) -> BufferPool {
-        BufferPool::Mempool(self.pool.clone())
+        BufferPool::from_arc(self.pool.clone())
     }
 
     /// One rx burst per call: at most [`BURST`] frames, whatever `_max` asks.
@@ -324,7 +326,7 @@ impl Link for DpdkLink {
                     self.stats.rx_bytes += len as u64;
                     out.push(Received {
                         from: SocketAddr::V4(from),
-                        buf: Buffer::Mbuf(m),
+                        buf: Buffer::new(m),
                         start,
                         len,
                     });
@@ -384,13 +386,16 @@ impl Link for DpdkLink {
         // A part of it (a packet cut short by the credit or window) is an indirect
         // mbuf over the same memory. Ports without MULTI_SEGS get a copy.
         let chain = match pkt.payload {
-            Some(p) if self.multi_seg => match p.buf {
-                Buffer::Mbuf(pm) if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 => {
-                    pm.try_clone_ref().ok()
-                }
-                Buffer::Mbuf(pm) => pm.slice_ref(&self.tx_pool, p.start, p.len).ok(),
-                _ => None,
-            },
+            Some(p) if self.multi_seg => p
+                .buf
+                .with(|pm: &Mbuf| {
+                    if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 {
+                        pm.try_clone_ref().ok()
+                    } else {
+                        pm.slice_ref(&self.tx_pool, p.start, p.len).ok()
+                    }
+                })
+                .flatten(),
             _ => None,
         };
         let inline = if chain.is_some() { 0 } else { payload.len() };
@@ -446,6 +451,17 @@ impl Link for DpdkLink {
     }
 
     fn stats(&self) -> LinkStats {
-        self.stats.clone()
+        let mut s = self.stats.clone();
+        // The device's counters are per port: queue 0's link reports them, so a
+        // sum over the loops counts them once.
+        if self.rxq.queue_id() == 0 {
+            if let Ok(p) = self.port.stats() {
+                s.port_imissed = p.imissed;
+                s.port_rx_nombuf = p.rx_nombuf;
+                s.port_ierrors = p.ierrors;
+                s.port_oerrors = p.oerrors;
+            }
+        }
+        s
     }
 }
