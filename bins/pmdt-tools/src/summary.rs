@@ -1,6 +1,6 @@
 //! The end-of-run summary: printed for people, and as one JSON object with `--json`.
 
-use pmdt::rtt_histogram::RttHistogram;
+use pmdt::proto::RttHistogram;
 use pmdt::runtime::RuntimeStats;
 use pmdt::ConnectionStats;
 use serde::Serialize;

@@ -99,35 +99,29 @@ const BATCH: usize = 32;
 
 impl Pair {
     fn new(max_datagram: u16) -> Self {
-        let t = TransportConfig {
-            max_datagram,
-            congestion: CongestionKind::Fixed {
+        let t = TransportConfig::default()
+            .with_max_datagram(max_datagram)
+            .with_congestion(CongestionKind::Fixed {
                 window_packets: 4096,
-            },
-            window_packets: 4096,
-            pacing: false,
-            ack_every: 8,
-            keepalive: None,
-            idle_timeout: Duration::from_secs(3600),
-            ..Default::default()
-        };
+            })
+            .with_window_packets(4096)
+            .with_pacing(false)
+            .with_ack_every(8)
+            .with_keepalive(None)
+            .with_idle_timeout(Duration::from_secs(3600));
         let now = Instant::now();
         let mut client = Endpoint::new(
-            EndpointConfig {
-                transport: t.clone(),
-                seed: Some(1),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(t.clone())
+                .with_seed(Some(1)),
             now,
         )
         .unwrap();
         let mut server = Endpoint::new(
-            EndpointConfig {
-                transport: t,
-                accept: true,
-                seed: Some(2),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(t)
+                .with_accept(true)
+                .with_seed(Some(2)),
             now,
         )
         .unwrap();

@@ -10,7 +10,7 @@ use std::time::Instant;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::EndpointConfig;
+use crate::config::{ConfigError, EndpointConfig};
 use crate::connection::{Connection, ConnectionParams, Event, Side, Transmit, REFUSED_CODE};
 use crate::cookie::CookieKey;
 use crate::recv_buffer::{RecvRing, RecvStorage};
@@ -63,7 +63,7 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
 
 impl Endpoint<ByteRing, RecvRing> {
     /// An endpoint whose connections copy data through byte rings.
-    pub fn new(cfg: EndpointConfig, now: Instant) -> Result<Self, String> {
+    pub fn new(cfg: EndpointConfig, now: Instant) -> Result<Self, ConfigError> {
         Self::with_storage(
             cfg,
             now,
@@ -88,7 +88,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         now: Instant,
         storage: StorageFactory<S>,
         recv_storage: StorageFactory<R>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ConfigError> {
         cfg.transport.validate()?;
         let mut rng = match cfg.seed {
             Some(s) => ChaCha8Rng::seed_from_u64(s),

@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 /// A token bucket in bytes.
 #[derive(Debug, Clone)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     capacity: u64,
     tokens: u64,
     last: Option<Instant>,
@@ -15,19 +15,13 @@ pub struct Pacer {
 impl Pacer {
     /// A bucket holding up to `burst` bytes, starting with `initial` bytes of
     /// allowance (small, so many new flows do not burst into a queue at once).
-    pub fn new(burst: u64, initial: u64) -> Self {
+    pub(crate) fn new(burst: u64, initial: u64) -> Self {
         Self {
             capacity: burst,
             tokens: initial.min(burst),
             last: None,
             remainder: 0,
         }
-    }
-
-    /// Changes the burst size (tokens are clamped).
-    pub fn set_burst(&mut self, burst: u64) {
-        self.capacity = burst;
-        self.tokens = self.tokens.min(burst);
     }
 
     fn refill(&mut self, now: Instant, rate: u64) {
@@ -48,7 +42,7 @@ impl Pacer {
 
     /// When a packet of `bytes` may be sent at `rate` bytes/s: `None` = now (and the
     /// tokens are spent), `Some(t)` = not before `t`.
-    pub fn try_send(&mut self, now: Instant, bytes: u64, rate: u64) -> Option<Instant> {
+    pub(crate) fn try_send(&mut self, now: Instant, bytes: u64, rate: u64) -> Option<Instant> {
         if rate == 0 {
             return None;
         }

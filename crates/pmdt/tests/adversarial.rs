@@ -22,20 +22,15 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
     let c = net
         .add_endpoint(
             "10.3.0.1:1".parse().unwrap(),
-            EndpointConfig {
-                seed: Some(1),
-                ..Default::default()
-            },
+            EndpointConfig::default().with_seed(Some(1)),
         )
         .unwrap();
     let s = net
         .add_endpoint(
             "10.3.0.2:2".parse().unwrap(),
-            EndpointConfig {
-                seed: Some(2),
-                accept: true,
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_seed(Some(2))
+                .with_accept(true),
         )
         .unwrap();
     let (ca, sa) = (net.addr(c), net.addr(s));
@@ -251,11 +246,9 @@ fn handshake_floods_cost_no_connection_state() {
     let s = net
         .add_endpoint(
             "10.4.0.2:2".parse().unwrap(),
-            EndpointConfig {
-                seed: Some(2),
-                accept: true,
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_seed(Some(2))
+                .with_accept(true),
         )
         .unwrap();
     let now = net.now();

@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use pmdt::link::{Buffer, HeapPool};
+use pmdt::proto::ByteRing;
 use pmdt::runtime::storage::ChunkRecv;
-use pmdt::send_buffer::ByteRing;
 use pmdt::wire::{self, Body, Header, Packet};
 use pmdt::{Endpoint, EndpointConfig, TransportConfig};
 
@@ -39,29 +39,22 @@ fn data_packet(cid: u64, pn: u64, offset: u64, byte: u8) -> Vec<u8> {
 #[test]
 fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
     let cap = 64 * 1024;
-    let transport = TransportConfig {
-        recv_buffer: cap,
-        ..Default::default()
-    };
+    let transport = TransportConfig::default().with_recv_buffer(cap);
     let now = Instant::now();
     let ca: SocketAddr = "10.11.0.1:1000".parse().unwrap();
     let sa: SocketAddr = "10.11.0.2:2000".parse().unwrap();
     let mut client = Endpoint::new(
-        EndpointConfig {
-            transport: transport.clone(),
-            seed: Some(1),
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(transport.clone())
+            .with_seed(Some(1)),
         now,
     )
     .unwrap();
     let mut server = Endpoint::with_storage(
-        EndpointConfig {
-            transport,
-            seed: Some(2),
-            accept: true,
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(transport)
+            .with_seed(Some(2))
+            .with_accept(true),
         now,
         Box::new(|c| ByteRing::new(c as usize)),
         Box::new(ChunkRecv::new),

@@ -13,22 +13,18 @@ fn pair(
     let c = net
         .add_endpoint(
             "10.1.0.1:1000".parse().unwrap(),
-            EndpointConfig {
-                transport: transport.clone(),
-                seed: Some(1),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(transport.clone())
+                .with_seed(Some(1)),
         )
         .unwrap();
     let s = net
         .add_endpoint(
             "10.1.0.2:2000".parse().unwrap(),
-            EndpointConfig {
-                transport,
-                accept: true,
-                seed: Some(2),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(transport)
+                .with_accept(true)
+                .with_seed(Some(2)),
         )
         .unwrap();
     net.set_path(c, s, link);
@@ -81,11 +77,9 @@ fn rtt_estimate_converges_to_the_path_rtt() {
 #[test]
 fn vanished_peer_backs_off_then_times_out() {
     let idle = Duration::from_secs(4);
-    let t = TransportConfig {
-        idle_timeout: idle,
-        keepalive: Some(Duration::from_millis(500)),
-        ..Default::default()
-    };
+    let t = TransportConfig::default()
+        .with_idle_timeout(idle)
+        .with_keepalive(Some(Duration::from_millis(500)));
     let (mut net, c, s) = pair(
         t,
         LinkConfig {
@@ -158,30 +152,23 @@ fn vanished_peer_backs_off_then_times_out() {
 
 #[test]
 fn unreachable_and_refused_are_reported() {
-    let t = TransportConfig {
-        idle_timeout: Duration::from_secs(2),
-        ..Default::default()
-    };
+    let t = TransportConfig::default().with_idle_timeout(Duration::from_secs(2));
     let mut net = Network::new(1);
     let c = net
         .add_endpoint(
             "10.2.0.1:1".parse().unwrap(),
-            EndpointConfig {
-                transport: t.clone(),
-                seed: Some(3),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(t.clone())
+                .with_seed(Some(3)),
         )
         .unwrap();
     let s = net
         .add_endpoint(
             "10.2.0.2:2".parse().unwrap(),
-            EndpointConfig {
-                transport: t,
-                accept: false,
-                seed: Some(4),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(t)
+                .with_accept(false)
+                .with_seed(Some(4)),
         )
         .unwrap();
     let now = net.now();
@@ -208,11 +195,9 @@ fn unreachable_and_refused_are_reported() {
 
 #[test]
 fn full_buffers_are_backpressure_and_credit_limits_the_sender() {
-    let t = TransportConfig {
-        send_buffer: 64 * 1024,
-        recv_buffer: 32 * 1024,
-        ..Default::default()
-    };
+    let t = TransportConfig::default()
+        .with_send_buffer(64 * 1024)
+        .with_recv_buffer(32 * 1024);
     let (mut net, c, s) = pair(t, LinkConfig::default());
     let now = net.now();
     let sa = net.addr(s);

@@ -87,12 +87,10 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn transport() -> TransportConfig {
-    TransportConfig {
-        initial_rtt: Duration::from_millis(5),
-        idle_timeout: Duration::from_secs(10),
-        keepalive: Some(Duration::from_millis(500)),
-        ..Default::default()
-    }
+    TransportConfig::default()
+        .with_initial_rtt(Duration::from_millis(5))
+        .with_idle_timeout(Duration::from_secs(10))
+        .with_keepalive(Some(Duration::from_millis(500)))
 }
 
 const WARM_UP: u64 = 8 << 20;
@@ -216,9 +214,9 @@ mod sans_io {
     use std::net::SocketAddr;
     use std::time::{Duration, Instant};
 
-    use pmdt::config::EndpointConfig;
-    use pmdt::endpoint::{ConnectionHandle, Endpoint};
     use pmdt::link::{Buffer, BufferPool, HeapPool};
+    use pmdt::proto::EndpointConfig;
+    use pmdt::proto::{ConnectionHandle, Endpoint};
     use pmdt::runtime::storage::{ChunkRecv, ChunkSend};
     use pmdt::TransportConfig;
 
@@ -245,15 +243,10 @@ mod sans_io {
     const PER_STEP: usize = 1;
 
     fn endpoint(pool: &HeapPool, now: Instant, seed: u64, accept: bool) -> Ep {
-        let cfg = EndpointConfig {
-            transport: TransportConfig {
-                initial_rtt: Duration::from_millis(2),
-                ..Default::default()
-            },
-            accept,
-            seed: Some(seed),
-            ..Default::default()
-        };
+        let cfg = EndpointConfig::default()
+            .with_transport(TransportConfig::default().with_initial_rtt(Duration::from_millis(2)))
+            .with_accept(accept)
+            .with_seed(Some(seed));
         let p = BufferPool::Heap(pool.clone());
         Endpoint::with_storage(
             cfg,

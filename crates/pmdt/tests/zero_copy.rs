@@ -9,8 +9,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pmdt::recv_buffer::{RecvRing, RecvStorage};
-use pmdt::send_buffer::{ByteRing, SendStorage};
+use pmdt::proto::{ByteRing, SendStorage};
+use pmdt::proto::{RecvRing, RecvStorage};
 use pmdt::{Endpoint, EndpointConfig, TransportConfig};
 
 const CHUNK: usize = 1000;
@@ -119,18 +119,14 @@ impl RecvStorage for RefStore {
 
 #[test]
 fn payloads_travel_without_core_copies_and_retransmissions_reuse_memory() {
-    let t = TransportConfig {
-        send_buffer: 256 * 1024,
-        recv_buffer: 256 * 1024,
-        ..Default::default()
-    };
+    let t = TransportConfig::default()
+        .with_send_buffer(256 * 1024)
+        .with_recv_buffer(256 * 1024);
     let mut now = Instant::now();
     let mut client: Endpoint<ChunkStore, RecvRing> = Endpoint::with_storage(
-        EndpointConfig {
-            transport: t.clone(),
-            seed: Some(1),
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(t.clone())
+            .with_seed(Some(1)),
         now,
         Box::new(|cap| ChunkStore {
             chunks: VecDeque::new(),
@@ -143,12 +139,10 @@ fn payloads_travel_without_core_copies_and_retransmissions_reuse_memory() {
     )
     .unwrap();
     let mut server: Endpoint<ByteRing, RefStore> = Endpoint::with_storage(
-        EndpointConfig {
-            transport: t,
-            accept: true,
-            seed: Some(2),
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(t)
+            .with_accept(true)
+            .with_seed(Some(2)),
         now,
         Box::new(|cap| ByteRing::new(cap as usize)),
         Box::new(|_| RefStore::default()),

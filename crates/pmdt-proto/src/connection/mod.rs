@@ -120,13 +120,17 @@ pub struct Transmit {
 }
 
 /// Why a write was not taken.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// The send buffer is full: wait for [`Event::Writable`].
+    #[error("send buffer full")]
     Blocked,
     /// `finish`/`close` was called: no more data.
+    #[error("stream already finished")]
     Finished,
     /// The connection is closed (why).
+    #[error(transparent)]
     Closed(CloseReason),
 }
 
@@ -399,11 +403,6 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// Why the connection ended, once it has.
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.reason
-    }
-
-    /// The RTT estimator.
-    pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
     }
 
     /// The send storage (a runtime reaches its packet memory through this).

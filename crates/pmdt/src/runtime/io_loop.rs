@@ -19,10 +19,8 @@ use super::stats::{ConnectionEntry, LoopStats};
 use super::storage::{ChunkRecv, ChunkSend, Segment};
 use super::stream::Stream;
 use super::IdlePolicy;
-use crate::connection::{CloseReason, Event};
-use crate::endpoint::{ConnectionHandle, Endpoint};
 use crate::link::{Buffer, BufferPool, Link, Outgoing, PayloadSlice, Received};
-use crate::send_buffer::SendStorage;
+use pmdt_proto::{CloseReason, ConnectionHandle, Endpoint, Event, SendStorage};
 
 /// Requests from application threads (control path only; data goes through rings).
 pub(crate) enum Control {
@@ -507,11 +505,11 @@ impl IoLoop {
             return;
         };
         let Some(accept) = self.accept.clone() else {
-            self.ep.reset(h, crate::connection::REFUSED_CODE);
+            self.ep.reset(h, pmdt_proto::REFUSED_CODE);
             return;
         };
         if self.live >= self.cfg.max_connections {
-            self.ep.reset(h, crate::connection::REFUSED_CODE);
+            self.ep.reset(h, pmdt_proto::REFUSED_CODE);
             return;
         }
         let stream = self.new_stream(h, remote);
@@ -520,7 +518,7 @@ impl IoLoop {
             Err(TrySendError::Full(s)) | Err(TrySendError::Disconnected(s)) => {
                 // Backlog full or nobody listening: refuse.
                 drop(s);
-                self.ep.reset(h, crate::connection::REFUSED_CODE);
+                self.ep.reset(h, pmdt_proto::REFUSED_CODE);
             }
         }
     }
@@ -603,7 +601,7 @@ impl IoLoop {
                         s.blocked = true;
                     }
                 }
-                Err(crate::connection::WriteError::Blocked) => s.blocked = true,
+                Err(pmdt_proto::WriteError::Blocked) => s.blocked = true,
                 Err(_) => {
                     // Closed or finished: nothing more will be sent; free the data.
                     while let Ok(b) = s.from_app.pop() {

@@ -50,7 +50,7 @@ pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
-pub use stream::{close_error, AbortHandle, Stream};
+pub use stream::{AbortHandle, Stream};
 
 enum Join {
     Thread(std::thread::JoinHandle<()>),

@@ -10,8 +10,7 @@ use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
 
-use crate::connection::CloseReason;
-use crate::stats::ConnectionStats;
+use pmdt_proto::{CloseReason, ConnectionStats};
 
 /// Parks an application thread until the I/O loop has something for it.
 #[derive(Default)]

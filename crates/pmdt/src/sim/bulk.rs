@@ -10,11 +10,10 @@ use super::link::{LinkConfig, LinkStats};
 use super::pattern;
 use super::Network;
 use super::NodeId;
-use crate::config::{EndpointConfig, TransportConfig};
-use crate::congestion::CongestionKind;
-use crate::connection::{CloseReason, Event};
-use crate::endpoint::ConnectionHandle;
-use crate::stats::{ConnectionStats, EndpointStats};
+use pmdt_proto::{
+    CloseReason, ConfigError, CongestionKind, ConnectionHandle, ConnectionStats, EndpointConfig,
+    EndpointStats, Event, TransportConfig,
+};
 
 /// What to run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -143,11 +142,31 @@ struct Flow {
 
 const FLOW_TAG: usize = 8;
 
+/// Why a scenario cannot run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScenarioError {
+    /// `flow_congestion` is neither empty nor one entry per flow.
+    #[error("flow_congestion needs one entry per flow ({flows} flows, {entries} entries)")]
+    FlowCongestionCount {
+        /// Flows in the scenario.
+        flows: usize,
+        /// Entries in `flow_congestion`.
+        entries: usize,
+    },
+    /// The transport configuration is invalid.
+    #[error("invalid transport configuration: {0}")]
+    Config(#[from] ConfigError),
+}
+
 /// Runs the scenario to completion (or the time limit).
-pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
+pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
     let mut net = Network::new(sc.seed);
     if !sc.flow_congestion.is_empty() && sc.flow_congestion.len() != sc.flows {
-        return Err("flow_congestion needs one entry per flow".into());
+        return Err(ScenarioError::FlowCongestionCount {
+            flows: sc.flows,
+            entries: sc.flow_congestion.len(),
+        });
     }
     let kinds: Vec<Option<CongestionKind>> = if sc.flow_congestion.is_empty() {
         vec![None]
@@ -160,24 +179,18 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
         if let Some(k) = kind {
             transport.congestion = *k;
         }
-        clients.push(net.add_endpoint(
-            format!("10.0.0.{}:4000", i + 1).parse().expect("addr"),
-            EndpointConfig {
-                transport,
-                seed: Some(sc.seed ^ 0x00c1_1e47 ^ ((i as u64) << 32)),
-                ..Default::default()
-            },
-        )?);
+        clients.push(
+            net.add_endpoint(
+                format!("10.0.0.{}:4000", i + 1).parse().expect("addr"),
+                EndpointConfig::client(transport)
+                    .with_seed(Some(sc.seed ^ 0x00c1_1e47 ^ ((i as u64) << 32))),
+            )?,
+        );
     }
     let client = clients[0];
     let server = net.add_endpoint(
         "10.0.0.2:5000".parse().expect("addr"),
-        EndpointConfig {
-            transport: sc.transport.clone(),
-            accept: true,
-            seed: Some(sc.seed ^ 0x005e_4ee4),
-            ..Default::default()
-        },
+        EndpointConfig::server(sc.transport.clone()).with_seed(Some(sc.seed ^ 0x005e_4ee4)),
     )?;
     net.set_shared_link(&clients, server, sc.forward.clone());
     for &c in &clients {

@@ -6,7 +6,7 @@ use rand::Rng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::rtt_histogram::RttHistogram;
+use pmdt_proto::RttHistogram;
 
 /// Gilbert–Elliott burst loss: a two-state Markov chain (good/bad) evaluated per packet.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

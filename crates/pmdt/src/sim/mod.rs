@@ -18,9 +18,8 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::EndpointConfig;
-use crate::endpoint::Endpoint;
 use link::{Delivery, Link};
+use pmdt_proto::{ConfigError, Endpoint, EndpointConfig};
 
 /// Index of a node (one endpoint) in the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -104,7 +103,7 @@ impl Network {
         &mut self,
         addr: SocketAddr,
         cfg: EndpointConfig,
-    ) -> Result<NodeId, String> {
+    ) -> Result<NodeId, ConfigError> {
         let ep = Endpoint::new(cfg, self.now)?;
         self.nodes.push((addr, ep));
         self.by_addr.insert(addr, self.nodes.len() - 1);
