@@ -10,29 +10,6 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 use dpdk::{Eal, MbufBatch, Port, PortConfig};
 
-/// Why this bench cannot run here, if it cannot.
-fn skip_reason() -> Option<String> {
-    let euid = std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("Uid:"))
-                .and_then(|l| l.split_whitespace().nth(2).map(String::from))
-        })
-        .unwrap_or_default();
-    if euid != "0" {
-        return Some(
-            "not root: it creates TAP interfaces and a bridge (run `sudo make setup` then \
-             `sudo cargo bench --bench tap_burst`)"
-                .into(),
-        );
-    }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        return Some("no /dev/net/tun: TAP devices are not available here".into());
-    }
-    None
-}
-
 /// The EAL with the two TAP vdevs, or why not.
 fn start_eal() -> Result<Eal, String> {
     Eal::builder()
@@ -124,7 +101,7 @@ fn bench(c: &mut Criterion, eal: &Eal) {
 }
 
 fn main() {
-    if let Some(why) = skip_reason() {
+    if let Some(why) = support::skip_reason(true) {
         eprintln!("tap_burst: skipped: {why}");
         return;
     }

@@ -38,6 +38,9 @@ pub enum Role {
 /// The default memif socket shared by the demo's two processes.
 pub const DEMO_SOCKET: &str = "/tmp/pmdt-demo.sock";
 
+/// Upper bound of the default packet pool (mbufs); --memory-mb usually binds first.
+const MAX_DEFAULT_POOL: u64 = (1 << 20) - 1;
+
 /// Link options.
 #[derive(Debug, Clone, Args, Serialize, Deserialize, Default)]
 #[serde(default)]
@@ -83,8 +86,8 @@ pub struct LinkArgs {
     /// Link MTU (e.g. 9000 for jumbo frames; the default UDP payload follows it).
     #[arg(long)]
     pub mtu: Option<u16>,
-    /// Mbufs in the packet pool (default: 65535, fewer for jumbo frames so the pool
-    /// takes at most half of --memory-mb).
+    /// Mbufs in the packet pool (default: as many as fit in half of --memory-mb,
+    /// rounded down to 2^k - 1: 65535 at MTU 1500 with the default 512 MiB).
     #[arg(long)]
     pub pool_size: Option<u32>,
     /// Do not use the port's checksum offloads.
@@ -148,8 +151,9 @@ impl LinkArgs {
             .mbuf_data_room() as u64
                 + 256; // mbuf header and pool overhead
             let fit = (self.memory_mb as u64) << 19; // half the EAL memory
-            let n = (fit / room).clamp(1023, 65535);
-            ((n + 1).next_power_of_two() / 2 - 1) as u32
+                                                     // The largest 2^k - 1 (a mempool's best size) that fits.
+            let n = (fit / room).clamp(1023, MAX_DEFAULT_POOL);
+            ((1u64 << (63 - (n + 1).leading_zeros())) - 1) as u32
         })
     }
 

@@ -1427,6 +1427,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 } else {
                     Blocked::App
                 };
+                self.pacer.forget_due();
                 if why == Blocked::App && self.sent.bytes_in_flight < self.cc.window() {
                     // Not using the window for want of data (not of credit, as in
                     // Linux): rate samples are app-limited for now.
@@ -1439,10 +1440,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let size = wire::DATA_HEADER_LEN as u64 + chunk.len as u64;
         if !probe {
             if self.sent.in_flight() >= self.window_packets {
+                self.pacer.forget_due();
                 self.note_blocked(now, Some(Blocked::Packets));
                 return None;
             }
             if self.sent.bytes_in_flight + size > self.cc.window() {
+                self.pacer.forget_due();
                 self.note_blocked(now, Some(Blocked::Window));
                 return None;
             }
