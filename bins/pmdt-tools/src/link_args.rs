@@ -10,7 +10,8 @@ use clap::{Args, ValueEnum};
 use dpdk::{Eal, MemoryMode};
 use pmdt::link::dpdk_port::DpdkLinkConfig;
 use pmdt::link::udp::UdpLinkConfig;
-use pmdt::runtime::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
+use pmdt::proto::TransportConfig;
+use pmdt::runtime::{Backend, IdlePolicy, IoCore, MemoryBudget, RuntimeBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::cli_error::{self, CliError};
@@ -155,6 +156,50 @@ impl LinkArgs {
             let n = (fit / room).clamp(1023, MAX_DEFAULT_POOL);
             ((1u64 << (63 - (n + 1).leading_zeros())) - 1) as u32
         })
+    }
+
+    /// Refuses a `--max-buffer` that the DPDK packet pool cannot hold for `flows`
+    /// connections at once (the runtime gives each an equal share of the pool), and
+    /// says what pool or EAL memory it would need.
+    pub fn check_memory(
+        &self,
+        transport: &TransportConfig,
+        max_buffer: Option<u64>,
+        flows: usize,
+    ) -> Result<(), CliError> {
+        let (Some(want), BackendKind::Dpdk) = (max_buffer, self.backend) else {
+            return Ok(());
+        };
+        let pool = self.pool_size() as u64;
+        let payload = transport.max_payload();
+        let flows = flows.max(1) as u64;
+        let have = MemoryBudget::of_pool(pool, payload, flows).max_in_flight();
+        if want <= have {
+            return Ok(());
+        }
+        // The smallest 2^k - 1 pool whose share holds `want` per flow.
+        let mut need = pool;
+        while MemoryBudget::of_pool(need, payload, flows).max_in_flight() < want && need < 1 << 31 {
+            need = need * 2 + 1;
+        }
+        let room = DpdkLinkConfig {
+            mtu: self.mtu,
+            ..Default::default()
+        }
+        .mbuf_data_room() as u64
+            + 256;
+        let memory_mb = (need * room * 2).div_ceil(1 << 20);
+        let mib = |b: u64| format!("{:.1} MiB", b as f64 / f64::from(1 << 20));
+        Err(CliError::new(format!(
+            "--max-buffer {} per flow ({flows} flow(s)) does not fit the packet pool: {pool} \
+             mbufs hold {} in flight per flow; it needs a pool of {need} mbufs",
+            mib(want),
+            mib(have),
+        ))
+        .hint(format!(
+            "raise --memory-mb to {memory_mb} (the pool takes half of it; hugepages must \
+             cover it) or --pool-size to {need}, or lower --max-buffer"
+        )))
     }
 
     /// Our address on the link.

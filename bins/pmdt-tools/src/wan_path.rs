@@ -1,12 +1,14 @@
 //! One direction of `pmdt-wanem`: frames from one port pass through an impairment
 //! model (held in time order when delayed) to the other port. Mbufs are moved, never
-//! copied; duplicates are extra references.
+//! copied; duplicates are extra references (a corrupted copy of a shared frame is
+//! copied, to flip its bit).
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use dpdk::{Mbuf, MbufBatch, RxQueue, TxQueue};
+use dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TxQueue};
 use pmdt::link::delay_line::DelayLine;
-use pmdt::link::impair_model::{Fate, ImpairModel};
+use pmdt::link::impair_model::{BitFlip, ImpairModel};
 use serde::Serialize;
 
 /// What one direction did.
@@ -24,8 +26,14 @@ pub struct PathStats {
     pub duplicated: u64,
     /// Held back out of order.
     pub reordered: u64,
+    /// Corrupted (a bit flipped, or dropped as the receiver's checksum would).
+    pub corrupted: u64,
+    /// Dropped for exceeding the MTU.
+    pub mtu_drops: u64,
     /// Dropped because the egress port's queue was full.
     pub tx_full: u64,
+    /// Corrupted copies dropped because no mbuf was free to copy them into.
+    pub no_buffer: u64,
     /// Frames waiting (delay line) now.
     pub held: u64,
 }
@@ -35,6 +43,7 @@ pub struct WanPath {
     rx: RxQueue,
     tx: TxQueue,
     model: Option<ImpairModel>,
+    pool: Arc<Mempool>,
     held: DelayLine<Mbuf>,
     rx_batch: MbufBatch<32>,
     tx_batch: MbufBatch<32>,
@@ -43,12 +52,14 @@ pub struct WanPath {
 }
 
 impl WanPath {
-    /// A path; `model` None forwards untouched.
-    pub fn new(rx: RxQueue, tx: TxQueue, model: Option<ImpairModel>) -> Self {
+    /// A path; `model` None forwards untouched. Corrupted copies of shared frames
+    /// are copied into mbufs from `pool`.
+    pub fn new(rx: RxQueue, tx: TxQueue, model: Option<ImpairModel>, pool: Arc<Mempool>) -> Self {
         Self {
             rx,
             tx,
             model,
+            pool,
             held: DelayLine::default(),
             rx_batch: MbufBatch::default(),
             tx_batch: MbufBatch::default(),
@@ -73,27 +84,38 @@ impl WanPath {
                 self.emit(m);
                 continue;
             };
-            match model.decide(now, m.pkt_len()) {
-                Fate::Lost => self.stats.lost += 1,
-                Fate::QueueDrop => self.stats.queue_drops += 1,
-                Fate::Deliver {
-                    at,
-                    duplicate_at,
-                    reordered,
-                } => {
-                    self.stats.reordered += reordered as u64;
-                    if let Some(d) = duplicate_at {
-                        self.stats.duplicated += 1;
-                        let copy = m.clone_ref();
-                        self.held.push(d, copy);
-                    }
-                    if at <= now && self.held.is_empty() {
-                        self.emit(m);
-                    } else {
-                        self.held.push(at, m);
-                    }
+            let fate = model.decide(now, m.pkt_len());
+            let mut copies = fate.deliveries().iter();
+            let (Some(first), second) = (copies.next(), copies.next()) else {
+                continue; // dropped: the model counted why
+            };
+            let duplicate = second.map(|d| (d, m.clone_ref()));
+            for (d, frame) in std::iter::once((first, m)).chain(duplicate) {
+                let frame = match d.flip {
+                    Some(flip) => match corrupted(frame, flip, &self.pool) {
+                        Some(f) => f,
+                        None => {
+                            self.stats.no_buffer += 1;
+                            continue;
+                        }
+                    },
+                    None => frame,
+                };
+                if d.at <= now && self.held.is_empty() {
+                    self.emit(frame);
+                } else {
+                    self.held.push(d.at, frame);
                 }
             }
+        }
+        if let Some(model) = &self.model {
+            let m = model.stats();
+            self.stats.lost = m.lost;
+            self.stats.queue_drops = m.queue_drops;
+            self.stats.duplicated = m.duplicated;
+            self.stats.reordered = m.reordered;
+            self.stats.corrupted = m.corrupted;
+            self.stats.mtu_drops = m.mtu_drops;
         }
         self.rx_batch = batch;
         while !self.tx_batch.is_full() {
@@ -115,4 +137,18 @@ impl WanPath {
     pub fn next_due(&self) -> Option<Instant> {
         self.held.next_due()
     }
+}
+
+/// `frame` with `flip` applied: in place when the frame is ours alone, else in a
+/// copy from `pool` (None when the pool is empty).
+fn corrupted(frame: Mbuf, flip: BitFlip, pool: &Mempool) -> Option<Mbuf> {
+    let mut frame = if frame.is_unique() && frame.nb_segs() == 1 {
+        frame
+    } else {
+        let mut copy = pool.alloc().ok()?;
+        copy.extend_from_slice(&frame.to_vec()).ok()?;
+        copy
+    };
+    flip.apply(frame.data_mut().ok()?);
+    Some(frame)
 }

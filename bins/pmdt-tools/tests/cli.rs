@@ -479,6 +479,16 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
             &["-o", "/tmp/x.bin", "-N", "2", "--backend", "udp"],
             "is a file",
         ),
+        (
+            SEND,
+            &["--max-buffer", "512000000", "-P", "2"],
+            "does not fit the packet pool",
+        ),
+        (
+            RECV,
+            &["--max-buffer", "512000000", "--pool-size", "4095"],
+            "raise --memory-mb",
+        ),
         (WANEM, &["--loss", "2"], "probability"),
         (WANEM, &["--vdev", "net_null0"], "exactly two ports"),
         (

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use pmdt::sim::{run_bulk, BulkScenario, LinkConfig};
+use pmdt::sim::{run_bulk, BulkScenario, ImpairConfig};
 use pmdt::{CongestionKind, TransportConfig};
 
-fn lossy_10ms(rate_bps: u64) -> LinkConfig {
-    LinkConfig {
+fn lossy_10ms(rate_bps: u64) -> ImpairConfig {
+    ImpairConfig {
         delay: Duration::from_millis(5), // 10 ms RTT
         loss: 0.01,
         rate_bps: Some(rate_bps),
@@ -23,7 +23,7 @@ fn paced_keeps_the_link_rate_under_one_percent_loss_and_newreno_backs_off() {
         seed: 7,
         bytes_per_flow: 20 << 20,
         forward: lossy_10ms(link),
-        reverse: LinkConfig {
+        reverse: ImpairConfig {
             delay: Duration::from_millis(5),
             ..Default::default()
         },
@@ -38,7 +38,7 @@ fn paced_keeps_the_link_rate_under_one_percent_loss_and_newreno_backs_off() {
         seed: 7,
         bytes_per_flow: 2 << 20,
         forward: lossy_10ms(link),
-        reverse: LinkConfig {
+        reverse: ImpairConfig {
             delay: Duration::from_millis(5),
             ..Default::default()
         },
@@ -80,11 +80,11 @@ fn fixed_window_of_50_on_a_clean_link_is_window_limited() {
     let r = run_bulk(&BulkScenario {
         seed: 3,
         bytes_per_flow: 8 << 20,
-        forward: LinkConfig {
+        forward: ImpairConfig {
             delay: Duration::from_micros(500),
             ..Default::default()
         },
-        reverse: LinkConfig {
+        reverse: ImpairConfig {
             delay: Duration::from_micros(500),
             ..Default::default()
         },
@@ -118,13 +118,13 @@ fn flows_share_a_bottleneck_fairly() {
             seed: 11,
             flows,
             bytes_per_flow: per_flow,
-            forward: LinkConfig {
+            forward: ImpairConfig {
                 delay: Duration::from_millis(2),
                 rate_bps: Some(500_000_000),
                 queue_bytes: 2 << 20,
                 ..Default::default()
             },
-            reverse: LinkConfig {
+            reverse: ImpairConfig {
                 delay: Duration::from_millis(2),
                 ..Default::default()
             },
@@ -157,13 +157,13 @@ fn newreno_flows_converge_to_fair_shares() {
         seed: 5,
         flows: 4,
         bytes_per_flow: 6 << 20,
-        forward: LinkConfig {
+        forward: ImpairConfig {
             delay: Duration::from_millis(2),
             rate_bps: Some(200_000_000),
             queue_bytes: 256 * 1024,
             ..Default::default()
         },
-        reverse: LinkConfig {
+        reverse: ImpairConfig {
             delay: Duration::from_millis(2),
             ..Default::default()
         },

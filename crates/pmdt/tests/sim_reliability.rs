@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use pmdt::sim::{run_bulk, BulkScenario, GilbertElliott, LinkConfig};
+use pmdt::sim::{run_bulk, BulkScenario, GilbertElliott, ImpairConfig};
 use pmdt::{CongestionKind, TransportConfig};
 
-fn mixes() -> Vec<(&'static str, LinkConfig)> {
-    let base = LinkConfig {
+fn mixes() -> Vec<(&'static str, ImpairConfig)> {
+    let base = ImpairConfig {
         delay: Duration::from_millis(5),
         rate_bps: Some(200_000_000),
         queue_bytes: 256 * 1024,
@@ -17,14 +17,14 @@ fn mixes() -> Vec<(&'static str, LinkConfig)> {
         ("clean", base.clone()),
         (
             "loss 2%",
-            LinkConfig {
+            ImpairConfig {
                 loss: 0.02,
                 ..base.clone()
             },
         ),
         (
             "burst loss",
-            LinkConfig {
+            ImpairConfig {
                 burst: Some(GilbertElliott {
                     p_good_to_bad: 0.01,
                     p_bad_to_good: 0.3,
@@ -35,7 +35,7 @@ fn mixes() -> Vec<(&'static str, LinkConfig)> {
         ),
         (
             "reorder+jitter",
-            LinkConfig {
+            ImpairConfig {
                 reorder: 0.05,
                 reorder_delay: Duration::from_millis(3),
                 jitter: Duration::from_micros(500),
@@ -44,21 +44,21 @@ fn mixes() -> Vec<(&'static str, LinkConfig)> {
         ),
         (
             "duplication",
-            LinkConfig {
+            ImpairConfig {
                 duplicate: 0.05,
                 ..base.clone()
             },
         ),
         (
             "corruption",
-            LinkConfig {
+            ImpairConfig {
                 corrupt: 0.03,
                 ..base.clone()
             },
         ),
         (
             "everything",
-            LinkConfig {
+            ImpairConfig {
                 loss: 0.02,
                 reorder: 0.03,
                 jitter: Duration::from_micros(300),
@@ -146,7 +146,7 @@ fn corrupted_packets_past_the_checksum_never_panic_and_are_counted() {
     // decoder and state machine must survive; the stream may then be wrong, which
     // is why pmdt requires the UDP checksum (docs/PROTOCOL.md).
     for seed in 1..=5 {
-        let link = LinkConfig {
+        let link = ImpairConfig {
             corrupt: 0.05,
             corrupt_bypasses_checksum: true,
             ..Default::default()

@@ -2,12 +2,12 @@
 
 use std::time::Duration;
 
-use pmdt::sim::{LinkConfig, Network};
+use pmdt::sim::{ImpairConfig, Network};
 use pmdt::{CloseReason, EndpointConfig, Event, TransportConfig};
 
 fn pair(
     transport: TransportConfig,
-    link: LinkConfig,
+    link: ImpairConfig,
 ) -> (Network, pmdt::sim::NodeId, pmdt::sim::NodeId) {
     let mut net = Network::new(9);
     let c = net
@@ -27,7 +27,7 @@ fn pair(
                 .with_seed(Some(2)),
         )
         .unwrap();
-    net.set_path(c, s, link);
+    net.set_path(c, s, link).unwrap();
     (net, c, s)
 }
 
@@ -35,7 +35,7 @@ fn pair(
 fn rtt_estimate_converges_to_the_path_rtt() {
     let (mut net, c, s) = pair(
         TransportConfig::default(),
-        LinkConfig {
+        ImpairConfig {
             delay: Duration::from_millis(20),
             ..Default::default()
         },
@@ -82,7 +82,7 @@ fn vanished_peer_backs_off_then_times_out() {
         .with_keepalive(Some(Duration::from_millis(500)));
     let (mut net, c, s) = pair(
         t,
-        LinkConfig {
+        ImpairConfig {
             delay: Duration::from_millis(5),
             ..Default::default()
         },
@@ -105,11 +105,12 @@ fn vanished_peer_backs_off_then_times_out() {
     net.set_path(
         c,
         s,
-        LinkConfig {
+        ImpairConfig {
             loss: 1.0,
             ..Default::default()
         },
-    );
+    )
+    .unwrap();
     let mut send_times = Vec::new();
     let mut offered = net.link_stats(c, s).offered;
     let mut reason = None;
@@ -198,7 +199,7 @@ fn full_buffers_are_backpressure_and_credit_limits_the_sender() {
     let t = TransportConfig::default()
         .with_send_buffer(64 * 1024)
         .with_recv_buffer(32 * 1024);
-    let (mut net, c, s) = pair(t, LinkConfig::default());
+    let (mut net, c, s) = pair(t, pmdt::sim::default_path());
     let now = net.now();
     let sa = net.addr(s);
     let h = net.endpoint(c).connect(now, sa);

@@ -204,6 +204,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
     }
     let transport = cli.transport.config(cli.link.effective_mtu())?;
+    cli.link
+        .check_memory(&transport, cli.transport.max_buffer, cli.connections)?;
     let eal = cli.link.eal(Role::Receiver, PROG)?;
     let builder = Runtime::builder()
         .transport(transport)

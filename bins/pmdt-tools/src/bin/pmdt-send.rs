@@ -213,6 +213,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         cli.to.clone()
     };
     let transport = cli.transport.config(cli.link.effective_mtu())?;
+    cli.link
+        .check_memory(&transport, cli.transport.max_buffer, cli.flows)?;
     let eal = cli.link.eal(Role::Sender, PROG)?;
     let builder = Runtime::builder().transport(transport.clone());
     let rt = cli

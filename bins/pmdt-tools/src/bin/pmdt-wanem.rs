@@ -130,8 +130,8 @@ fn impairment(cli: &Cli) -> Result<ImpairConfig, CliError> {
             .map_err(CliError::new)?,
         queue_bytes: cli.queue_bytes,
         seed: cli.seed,
+        ..Default::default()
     };
-    c.validate().map_err(CliError::new)?;
     if let Some(b) = &c.burst {
         for (n, p) in [
             ("burst-enter", b.p_good_to_bad),
@@ -143,6 +143,7 @@ fn impairment(cli: &Cli) -> Result<ImpairConfig, CliError> {
             }
         }
     }
+    c.validate().map_err(|e| CliError::new(e.to_string()))?;
     Ok(c)
 }
 
@@ -213,7 +214,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     );
     let (rx_a, tx_a, _port_a) = open_port(&eal, &names[0], &pool)?;
     let (rx_b, tx_b, _port_b) = open_port(&eal, &names[1], &pool)?;
-    let model_ab = ImpairModel::new(imp.clone()).map_err(CliError::new)?;
+    let model_ab = ImpairModel::new(imp.clone()).map_err(|e| CliError::new(e.to_string()))?;
     let model_ba = (!cli.one_way)
         .then(|| {
             ImpairModel::new(ImpairConfig {
@@ -222,9 +223,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             })
         })
         .transpose()
-        .map_err(CliError::new)?;
-    let mut ab = WanPath::new(rx_a, tx_b, Some(model_ab));
-    let mut ba = WanPath::new(rx_b, tx_a, model_ba);
+        .map_err(|e| CliError::new(e.to_string()))?;
+    let mut ab = WanPath::new(rx_a, tx_b, Some(model_ab), pool.clone());
+    let mut ba = WanPath::new(rx_b, tx_a, model_ba, pool.clone());
     eprintln!(
         "{PROG}: {} <-> {}: loss {} delay {} ms jitter {} ms reorder {} duplicate {} rate {}{}",
         names[0],

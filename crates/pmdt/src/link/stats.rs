@@ -46,6 +46,11 @@ pub struct LinkStats {
     pub impair_reordered: u64,
     /// Impairment: datagrams dropped by the rate limiter's full queue.
     pub impair_queue_drops: u64,
+    /// Impairment: datagrams dropped for exceeding the MTU.
+    pub impair_mtu_drops: u64,
+    /// Impairment: copies corrupted (delivered with a flipped bit, or dropped as the
+    /// receiver's checksum would drop them).
+    pub impair_corrupted: u64,
     /// Capture: datagrams written to the pcap file.
     pub captured: u64,
 }

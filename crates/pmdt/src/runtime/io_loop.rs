@@ -61,20 +61,9 @@ struct IoStream {
     waiting_for_reader: bool,
 }
 
-/// Of the packet pool, the part every connection's receive credit shares (the rest:
-/// data handed to readers but not read yet, the device's receive ring, the
-/// application's writes and their reserve).
-const RECV_POOL_SHARE: f64 = 0.5;
-/// Of the packet pool, the part every connection's unacknowledged data (send
-/// storage and the writer's ring) shares.
-const SEND_POOL_SHARE: f64 = 0.5;
-/// Of the packet pool, the part application writes leave free for receiving.
-const WRITE_RESERVE_SHARE: f64 = 0.125;
-/// Delivery to a reader runs at least this far ahead of its reads (a few
-/// datagrams, so a reader always finds data however small its share).
-const READ_AHEAD_MIN: u64 = 64 * 1024;
-/// ... and at most this far: beyond it the reader is the bottleneck anyway.
-const READ_AHEAD_MAX: u64 = 16 << 20;
+use super::memory_budget::{
+    self, READ_AHEAD_MAX, READ_AHEAD_MIN, RECV_POOL_SHARE, SEND_POOL_SHARE, WRITE_RESERVE_SHARE,
+};
 
 thread_local! {
     static IN_ITERATION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -492,7 +481,7 @@ impl IoLoop {
     /// How much data a writer may queue in its ring beyond what its connection
     /// took.
     fn write_ahead(&self) -> u64 {
-        (self.send_share / 2).clamp(READ_AHEAD_MIN, READ_AHEAD_MAX)
+        memory_budget::write_ahead(self.send_share)
     }
 
     /// How far delivery to a reader may run ahead of what it has read.
@@ -553,10 +542,7 @@ impl IoLoop {
     /// Moves application data from the stream's ring into its connection.
     fn drain_app(&mut self, i: usize, now: Instant) {
         let h = ConnectionHandle(i);
-        let storage_share = self
-            .send_share
-            .saturating_sub(self.write_ahead())
-            .max(READ_AHEAD_MIN);
+        let storage_share = memory_budget::send_storage(self.send_share, self.write_ahead());
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
         };

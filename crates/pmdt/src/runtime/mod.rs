@@ -29,6 +29,7 @@
 mod builder;
 mod cycles;
 mod io_loop;
+mod memory_budget;
 mod shared;
 mod stats;
 pub mod storage;
@@ -49,6 +50,7 @@ pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
+pub use memory_budget::MemoryBudget;
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
 pub use stream::{AbortHandle, Stream};
 

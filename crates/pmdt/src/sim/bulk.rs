@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::link::{LinkConfig, LinkStats};
 use super::pattern;
 use super::Network;
 use super::NodeId;
+use super::{default_path, ImpairConfig, ImpairStats};
+use crate::link::impair_model::ImpairConfigError;
 use pmdt_proto::{
     CloseReason, ConfigError, CongestionKind, ConnectionHandle, ConnectionStats, EndpointConfig,
     EndpointStats, Event, TransportConfig,
@@ -26,9 +27,9 @@ pub struct BulkScenario {
     /// Stream bytes per connection.
     pub bytes_per_flow: u64,
     /// Client → server direction.
-    pub forward: LinkConfig,
+    pub forward: ImpairConfig,
     /// Server → client direction (acks).
-    pub reverse: LinkConfig,
+    pub reverse: ImpairConfig,
     /// Protocol options for both ends.
     pub transport: TransportConfig,
     /// Give up after this much virtual time.
@@ -52,8 +53,8 @@ impl Default for BulkScenario {
             seed: 1,
             flows: 1,
             bytes_per_flow: 1 << 20,
-            forward: LinkConfig::default(),
-            reverse: LinkConfig::default(),
+            forward: default_path(),
+            reverse: default_path(),
             transport: TransportConfig::default(),
             time_limit: Duration::from_secs(120),
             flow_congestion: Vec::new(),
@@ -115,9 +116,9 @@ pub struct BulkReport {
     /// Total verified bytes / elapsed, bits per second.
     pub aggregate_goodput_bps: f64,
     /// Forward link counters.
-    pub forward_link: LinkStats,
+    pub forward_link: ImpairStats,
     /// Reverse link counters.
-    pub reverse_link: LinkStats,
+    pub reverse_link: ImpairStats,
     /// Server endpoint counters.
     pub server_endpoint: EndpointStats,
 }
@@ -143,7 +144,7 @@ struct Flow {
 const FLOW_TAG: usize = 8;
 
 /// Why a scenario cannot run.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ScenarioError {
     /// `flow_congestion` is neither empty nor one entry per flow.
@@ -157,6 +158,15 @@ pub enum ScenarioError {
     /// The transport configuration is invalid.
     #[error("invalid transport configuration: {0}")]
     Config(#[from] ConfigError),
+    /// The forward path's impairments are invalid.
+    #[error("forward path: {0}")]
+    ForwardPath(ImpairConfigError),
+    /// The reverse path's impairments are invalid.
+    #[error("reverse path: {0}")]
+    ReversePath(ImpairConfigError),
+    /// A scheduled rate change is invalid.
+    #[error("rate change: {0}")]
+    RateChange(ImpairConfigError),
 }
 
 /// Runs the scenario to completion (or the time limit).
@@ -182,7 +192,8 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
         clients.push(
             net.add_endpoint(
                 format!("10.0.0.{}:4000", i + 1).parse().expect("addr"),
-                EndpointConfig::client(transport)
+                EndpointConfig::default()
+                    .with_transport(transport)
                     .with_seed(Some(sc.seed ^ 0x00c1_1e47 ^ ((i as u64) << 32))),
             )?,
         );
@@ -190,11 +201,16 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
     let client = clients[0];
     let server = net.add_endpoint(
         "10.0.0.2:5000".parse().expect("addr"),
-        EndpointConfig::server(sc.transport.clone()).with_seed(Some(sc.seed ^ 0x005e_4ee4)),
+        EndpointConfig::default()
+            .with_transport(sc.transport.clone())
+            .with_accept(true)
+            .with_seed(Some(sc.seed ^ 0x005e_4ee4)),
     )?;
-    net.set_shared_link(&clients, server, sc.forward.clone());
+    net.set_shared_link(&clients, server, sc.forward.clone())
+        .map_err(ScenarioError::ForwardPath)?;
     for &c in &clients {
-        net.set_link(server, c, sc.reverse.clone());
+        net.set_link(server, c, sc.reverse.clone())
+            .map_err(ScenarioError::ReversePath)?;
     }
     let server_addr = net.addr(server);
     let now = net.now();
@@ -274,7 +290,8 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
                 break;
             }
             for &c in &clients {
-                net.set_link_rate(c, server, rate);
+                net.set_link_rate(c, server, rate)
+                    .map_err(ScenarioError::RateChange)?;
             }
             next_change += 1;
         }

@@ -1,25 +1,35 @@
 //! A deterministic in-memory network for pmdt endpoints: a virtual clock and seeded
 //! impairments (random and burst loss, delay, jitter, reordering, duplication,
-//! corruption, a rate-limited drop-tail bottleneck, MTU). The same seed gives the
-//! same run, packet for packet.
+//! corruption, a rate-limited drop-tail bottleneck, MTU): each direction of a path
+//! is a [`ImpairModel`], the model the link middleware and `pmdt-wanem` use too. The
+//! same seed gives the same run, packet for packet.
 
 mod bulk;
-mod link;
 pub mod pattern;
 
+pub use crate::link::impair_model::{GilbertElliott, ImpairConfig, ImpairConfigError, ImpairStats};
 pub use bulk::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport};
-pub use link::{GilbertElliott, LinkConfig, LinkStats};
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use link::{Delivery, Link};
+use crate::link::impair_model::ImpairModel;
 use pmdt_proto::{ConfigError, Endpoint, EndpointConfig};
+
+/// The path between nodes the simulator is not told about: 1 ms one way, a
+/// 1500-byte MTU, nothing else.
+pub fn default_path() -> ImpairConfig {
+    ImpairConfig {
+        delay: Duration::from_millis(1),
+        mtu: Some(1500),
+        ..Default::default()
+    }
+}
 
 /// Index of a node (one endpoint) in the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -60,12 +70,11 @@ pub struct Network {
     /// Which link carries datagrams from one node to another (several pairs may
     /// share one: a common bottleneck).
     routes: HashMap<(usize, usize), usize>,
-    links: Vec<Link>,
-    default_link: LinkConfig,
+    links: Vec<ImpairModel>,
+    default_link: ImpairConfig,
     queue: BinaryHeap<Reverse<InFlight>>,
     seq: u64,
     buf: Vec<u8>,
-    scratch: Vec<Delivery>,
 }
 
 impl Network {
@@ -80,11 +89,10 @@ impl Network {
             by_addr: HashMap::new(),
             routes: HashMap::new(),
             links: Vec::new(),
-            default_link: LinkConfig::default(),
+            default_link: default_path(),
             queue: BinaryHeap::new(),
             seq: 0,
             buf: vec![0; 65536],
-            scratch: Vec::new(),
         }
     }
 
@@ -120,46 +128,77 @@ impl Network {
         &mut self.nodes[n.0].1
     }
 
+    /// A new link (its own random stream, drawn from the network's seed: the
+    /// config's `seed` is not used). Returns its index.
+    fn add_link(&mut self, cfg: ImpairConfig) -> Result<usize, ImpairConfigError> {
+        let seed = self.rng.random();
+        self.links.push(ImpairModel::with_seed(cfg, seed)?);
+        Ok(self.links.len() - 1)
+    }
+
     /// Sets the impairments from `a` to `b`.
-    pub fn set_link(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig) {
-        self.links.push(Link::new(cfg));
-        self.routes.insert((a.0, b.0), self.links.len() - 1);
+    pub fn set_link(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        cfg: ImpairConfig,
+    ) -> Result<(), ImpairConfigError> {
+        let l = self.add_link(cfg)?;
+        self.routes.insert((a.0, b.0), l);
+        Ok(())
     }
 
     /// One link, shared by the datagrams of every node in `from` to `to`: a common
     /// bottleneck (one queue, one rate) for several senders.
-    pub fn set_shared_link(&mut self, from: &[NodeId], to: NodeId, cfg: LinkConfig) {
-        self.links.push(Link::new(cfg));
+    pub fn set_shared_link(
+        &mut self,
+        from: &[NodeId],
+        to: NodeId,
+        cfg: ImpairConfig,
+    ) -> Result<(), ImpairConfigError> {
+        let l = self.add_link(cfg)?;
         for a in from {
-            self.routes.insert((a.0, to.0), self.links.len() - 1);
+            self.routes.insert((a.0, to.0), l);
         }
+        Ok(())
     }
 
     /// Clears the counters of the link from `a` to `b` (to measure from now on).
     pub fn reset_link_stats(&mut self, a: NodeId, b: NodeId) {
         if let Some(&i) = self.routes.get(&(a.0, b.0)) {
-            self.links[i].stats = LinkStats::default();
+            self.links[i].reset_stats();
         }
     }
 
     /// Changes the bottleneck rate of the link from `a` to `b` (None: unlimited).
-    pub fn set_link_rate(&mut self, a: NodeId, b: NodeId, rate_bps: Option<u64>) {
-        if let Some(&i) = self.routes.get(&(a.0, b.0)) {
-            self.links[i].set_rate(rate_bps);
+    pub fn set_link_rate(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        rate_bps: Option<u64>,
+    ) -> Result<(), ImpairConfigError> {
+        match self.routes.get(&(a.0, b.0)) {
+            Some(&i) => self.links[i].set_rate(rate_bps),
+            None => Ok(()),
         }
     }
 
     /// Sets the same impairments in both directions between `a` and `b`.
-    pub fn set_path(&mut self, a: NodeId, b: NodeId, cfg: LinkConfig) {
-        self.set_link(a, b, cfg.clone());
-        self.set_link(b, a, cfg);
+    pub fn set_path(
+        &mut self,
+        a: NodeId,
+        b: NodeId,
+        cfg: ImpairConfig,
+    ) -> Result<(), ImpairConfigError> {
+        self.set_link(a, b, cfg.clone())?;
+        self.set_link(b, a, cfg)
     }
 
     /// Link counters from `a` to `b`.
-    pub fn link_stats(&self, a: NodeId, b: NodeId) -> LinkStats {
+    pub fn link_stats(&self, a: NodeId, b: NodeId) -> ImpairStats {
         self.routes
             .get(&(a.0, b.0))
-            .map(|&i| self.links[i].stats.clone())
+            .map(|&i| self.links[i].stats().clone())
             .unwrap_or_default()
     }
 
@@ -182,21 +221,26 @@ impl Network {
                 let li = match self.routes.get(&(i, to)) {
                     Some(&li) => li,
                     None => {
-                        self.links.push(Link::new(self.default_link.clone()));
-                        self.routes.insert((i, to), self.links.len() - 1);
-                        self.links.len() - 1
+                        let li = self
+                            .add_link(self.default_link.clone())
+                            .expect("the default path is a valid config");
+                        self.routes.insert((i, to), li);
+                        li
                     }
                 };
-                let link = &mut self.links[li];
-                link.send(self.now, &self.buf[..len], &mut self.rng, &mut self.scratch);
-                for d in self.scratch.drain(..) {
+                let fate = self.links[li].decide(self.now, len);
+                for d in fate.deliveries() {
+                    let mut data = self.buf[..len].to_vec();
+                    if let Some(flip) = d.flip {
+                        flip.apply(&mut data);
+                    }
                     self.seq += 1;
                     self.queue.push(Reverse(InFlight {
                         at: d.at,
                         seq: self.seq,
                         to,
                         from,
-                        data: d.data,
+                        data,
                     }));
                 }
             }
