@@ -35,10 +35,10 @@ pub use config::{
 };
 pub use congestion::CongestionKind;
 pub use connection::{
-    CloseReason, Connection, Event, PayloadRef, Side, Transmit, WriteError,
+    CloseReason, Connection, Event, PayloadRef, Side, StorageWrite, Transmit, WriteError,
     PROTOCOL_VIOLATION_CODE, REFUSED_CODE,
 };
-pub use endpoint::{ConnectionHandle, Endpoint, StorageFactory};
+pub use endpoint::{ConnectionHandle, ConnectionMut, Endpoint, EndpointTransmit, StorageFactory};
 pub use recv_buffer::{RecvRing, RecvStorage};
 pub use rtt_histogram::RttHistogram;
 pub use send_buffer::{ByteRing, SendStorage};

@@ -66,15 +66,12 @@ fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
     let mut buf = vec![0u8; 2048];
     let mut sh = None;
     for _ in 0..10 {
-        while let Some((_, t)) = client.poll_transmit(now, &mut buf) {
-            let b = Buffer::Heap(pool.copy_from(&buf[..t.len]).unwrap());
+        while let Some(t) = client.poll_transmit(now, &mut buf) {
+            let b = Buffer::Heap(pool.copy_from(&buf[..t.transmit().len]).unwrap());
             server.handle_in(now, ca, b.bytes(), &b);
         }
-        while let Some((_, n)) = server.poll_stateless(&mut buf) {
-            client.handle(now, sa, &buf[..n]);
-        }
-        while let Some((_, t)) = server.poll_transmit(now, &mut buf) {
-            client.handle(now, sa, &buf[..t.len]);
+        while let Some(t) = server.poll_transmit(now, &mut buf) {
+            client.handle(now, sa, &buf[..t.transmit().len]);
         }
         sh = sh.or_else(|| server.accept());
     }
@@ -84,9 +81,9 @@ fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
     // The client's first data packet (offset 0) gives the connection id and the
     // packet number to continue from; it never arrives, so everything after it
     // stays out of order.
-    assert_eq!(client.write(ch, &[0]), Ok(1));
-    let (_, t) = client.poll_transmit(now, &mut buf).expect("data packet");
-    let first = buf[..t.len].to_vec();
+    assert_eq!(client.connection_mut(ch).unwrap().write(&[0]), Ok(1));
+    let t = client.poll_transmit(now, &mut buf).expect("data packet");
+    let first = buf[..t.transmit().len].to_vec();
     let header = wire::decode(&first).unwrap().header;
     let n = 20_000u64;
     for i in 0..n {

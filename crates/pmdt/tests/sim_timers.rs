@@ -47,10 +47,10 @@ fn rtt_estimate_converges_to_the_path_rtt() {
     let chunk = vec![1u8; 16 * 1024];
     let mut buf = vec![0u8; 65536];
     while net.step(limit) {
-        let _ = net.endpoint(c).write(h, &chunk);
+        let _ = net.endpoint(c).connection_mut(h).unwrap().write(&chunk);
         let hs: Vec<_> = net.endpoint(s).handles().collect();
         for sh in hs {
-            while net.endpoint(s).read(sh, &mut buf) > 0 {}
+            while net.endpoint(s).connection_mut(sh).unwrap().read(&mut buf) > 0 {}
         }
         if net.elapsed() > Duration::from_secs(2) {
             break;
@@ -94,10 +94,14 @@ fn vanished_peer_backs_off_then_times_out() {
     let mut buf = vec![0u8; 65536];
     // Run a transfer for a while.
     while net.step(limit) && net.elapsed() < Duration::from_millis(300) {
-        let _ = net.endpoint(c).write(h, &[5u8; 8192]);
+        let _ = net
+            .endpoint(c)
+            .connection_mut(h)
+            .unwrap()
+            .write(&[5u8; 8192]);
         let hs: Vec<_> = net.endpoint(s).handles().collect();
         for sh in hs {
-            while net.endpoint(s).read(sh, &mut buf) > 0 {}
+            while net.endpoint(s).connection_mut(sh).unwrap().read(&mut buf) > 0 {}
         }
     }
     // The server vanishes: nothing gets through any more in either direction.
@@ -208,7 +212,12 @@ fn full_buffers_are_backpressure_and_credit_limits_the_sender() {
     // The receiving application does not read for 200 ms.
     while net.step(limit) && net.elapsed() < Duration::from_millis(200) {
         loop {
-            match net.endpoint(c).write(h, &[9u8; 4096]) {
+            match net
+                .endpoint(c)
+                .connection_mut(h)
+                .unwrap()
+                .write(&[9u8; 4096])
+            {
                 Err(pmdt::WriteError::Blocked) => {
                     blocked = true;
                     break;
@@ -241,8 +250,12 @@ fn full_buffers_are_backpressure_and_credit_limits_the_sender() {
     let mut buf = vec![0u8; 65536];
     let mut got = 0;
     while net.step(limit) && got < 200 * 1024 {
-        got += net.endpoint(s).read(sh, &mut buf);
-        let _ = net.endpoint(c).write(h, &[9u8; 4096]);
+        got += net.endpoint(s).connection_mut(sh).unwrap().read(&mut buf);
+        let _ = net
+            .endpoint(c)
+            .connection_mut(h)
+            .unwrap()
+            .write(&[9u8; 4096]);
     }
     assert!(got >= 200 * 1024);
 }

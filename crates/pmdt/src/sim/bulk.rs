@@ -329,14 +329,19 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
                     .min(buf.len() as u64)
                     .min(room.max(1)) as usize;
                 fill_stream(i as u64, sc.seed, f.written, &mut buf[..n]);
-                match ep.write(f.client, &buf[..n]) {
+                let Some(mut c) = ep.connection_mut(f.client) else {
+                    break;
+                };
+                match c.write(&buf[..n]) {
                     Ok(k) if k > 0 => f.written += k as u64,
                     _ => break,
                 }
             }
             if f.written == total_stream && !f.closed_client {
                 f.closed_client = true;
-                ep.close(now, f.client);
+                if let Some(mut c) = ep.connection_mut(f.client) {
+                    c.close(now);
+                }
             }
         }
         // Server application: accept, read and verify, close at end of stream.
@@ -346,11 +351,13 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
                 server_conns.insert(h, (None, Vec::new(), 0, false));
             }
             for (h, (flow, tag, off, closed)) in server_conns.iter_mut() {
-                loop {
-                    let n = ep.read(*h, &mut buf);
-                    if n == 0 {
+                // Read only what is there (a read reschedules the connection).
+                while ep.connection(*h).is_some_and(|c| c.readable() > 0) {
+                    let Some(mut c) = ep.connection_mut(*h) else {
                         break;
-                    }
+                    };
+                    let n = c.read(&mut buf);
+                    drop(c);
                     let mut data = &buf[..n];
                     if tag.len() < FLOW_TAG {
                         let k = (FLOW_TAG - tag.len()).min(data.len());
@@ -387,7 +394,9 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
                         f.report.completed_at = Some(elapsed);
                         first_done = true;
                     }
-                    ep.close(now, *h);
+                    if let Some(mut c) = ep.connection_mut(*h) {
+                        c.close(now);
+                    }
                 }
             }
         }

@@ -208,13 +208,10 @@ impl Network {
             loop {
                 let from = self.nodes[i].0;
                 let ep = &mut self.nodes[i].1;
-                let (dst, len) = if let Some((dst, n)) = ep.poll_stateless(&mut self.buf) {
-                    (dst, n)
-                } else if let Some((_, t)) = ep.poll_transmit(self.now, &mut self.buf) {
-                    (t.destination, t.len)
-                } else {
+                let Some(out) = ep.poll_transmit(self.now, &mut self.buf) else {
                     break;
                 };
+                let (dst, len) = (out.transmit().destination, out.transmit().len);
                 let Some(&to) = self.by_addr.get(&dst) else {
                     continue; // nobody there: the datagram vanishes
                 };
