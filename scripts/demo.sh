@@ -24,6 +24,6 @@ echo "demo: receiver up ($(grep -o 'listening on.*' "$log")); sending $BYTES"
 "$BIN/pmdt-send" -n "$BYTES"
 wait $recv
 echo "demo: receiver side:"
-grep -v '^EAL\|memif_probe\|^TELEMETRY\|^pmdt: EAL' "$log" | grep -v '^pmdt-recv: *[0-9.]* s ' || true
-echo "demo: receiver JSON summary:"
+grep -v '^EAL\|memif_probe\|^TELEMETRY\|^pmdt: EAL' "$log" | grep -v '^pmdt-recv: \[' || true
+echo "demo: receiver JSON document (iperf3 -J's shape; the summary is its \"end\"):"
 cat "$log.json"

@@ -11,6 +11,7 @@ mod peer;
 mod plot;
 mod pmdt_pair;
 mod proc;
+mod readme;
 mod report;
 
 use std::path::PathBuf;
@@ -47,6 +48,9 @@ struct Cli {
     /// Upper bound on one run of a cell, seconds (default: from its size).
     #[arg(long, global = true, value_parser = parse_secs)]
     cell_timeout: Option<f64>,
+    /// The README whose Performance section `readme` rewrites.
+    #[arg(long, global = true, default_value = "README.md")]
+    readme: PathBuf,
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {
@@ -73,8 +77,13 @@ enum Experiment {
     Loss,
     /// 1, 2, 16, 256, 1000 flows with default settings.
     Flows,
+    /// One sender to 1..16 receivers (`pmdt-send --multi`), kernel UDP.
+    Multi,
     /// Every experiment above, in turn.
     All,
+    /// Rewrites the README's Performance section (between its pmdt-bench markers)
+    /// from the reports in --out.
+    Readme,
 }
 
 type Runner = fn(&Ctx, &Machine) -> Report;
@@ -84,7 +93,7 @@ type Step = (&'static str, Runner, exp::Tools);
 
 impl Experiment {
     fn plan(self) -> Vec<Step> {
-        let all: [(Experiment, Step); 7] = [
+        let all: [(Experiment, Step); 8] = [
             (
                 Experiment::Peers,
                 ("peers", exp::peers::run, exp::peers::TOOLS),
@@ -110,6 +119,10 @@ impl Experiment {
                 Experiment::Flows,
                 ("flows", exp::flows::run, exp::flows::TOOLS),
             ),
+            (
+                Experiment::Multi,
+                ("multi", exp::multi::run, exp::multi::TOOLS),
+            ),
         ];
         all.into_iter()
             .filter(|(e, _)| self == Experiment::All || *e == self)
@@ -120,6 +133,23 @@ impl Experiment {
 
 fn main() {
     let cli = Cli::parse();
+    if cli.experiment == Experiment::Readme {
+        match readme::update(&cli.readme, &cli.out, &cli.out.to_string_lossy()) {
+            Ok(n) => {
+                println!(
+                    "pmdt-bench: {} updated from {} report(s) in {}",
+                    cli.readme.display(),
+                    n,
+                    cli.out.display()
+                );
+                return;
+            }
+            Err(e) => {
+                eprintln!("pmdt-bench: error: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
     proc::install_signal_handler();
     proc::cleanup_stale();
     cell::set_only(cli.only.clone());

@@ -79,6 +79,15 @@ pub struct PairResult {
     pub commands: Vec<String>,
 }
 
+/// The `end` section of the tools' `--json` document (iperf3 -J's shape:
+/// `start`, `intervals`, `end`); pmdt-wanem's report as it is.
+fn summary_of(v: Value) -> Value {
+    match v.get("end") {
+        Some(end) if end.is_object() => end.clone(),
+        _ => v,
+    }
+}
+
 /// The last JSON object in `text` (the tools print one on stdout with `--json`).
 pub fn last_json(text: &str) -> Option<Value> {
     let mut found = None;
@@ -137,6 +146,9 @@ pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResu
     let mut send = ctx.tool_cmd("pmdt-send");
     recv.args(["--json", "--no-hash", "-N", &spec.connections.to_string()]);
     send.args(["--json", "--no-hash"]);
+    // Interval lines for the logs (the summaries are what is measured).
+    recv.args(["-i", "1"]);
+    send.args(["-i", "1"]);
     let mut wanem = None;
     match spec.link {
         Link::Memif(mtu) => {
@@ -225,8 +237,8 @@ pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResu
         w.stop(Duration::from_secs(3));
         last_json(&w.stdout_text())
     });
-    let send_json = last_json(&s.stdout_text());
-    let recv_json = last_json(&r.stdout_text());
+    let send_json = last_json(&s.stdout_text()).map(summary_of);
+    let recv_json = last_json(&r.stdout_text()).map(summary_of);
     if timed_out {
         let partial = send_json
             .as_ref()
@@ -238,11 +250,11 @@ pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResu
                 )
             })
             .unwrap_or_else(|| {
-                // No summary (it did not stop on SIGINT): its last progress line.
+                // No summary (it did not stop on SIGINT): its last interval line.
                 s.stderr_text()
                     .lines()
                     .rev()
-                    .find(|l| l.starts_with("pmdt-send:") && l.contains(" bytes "))
+                    .find(|l| l.starts_with("pmdt-send: [") && l.contains(" sec "))
                     .map(|l| format!("; the sender's last progress line: {:?}", l.trim()))
                     .unwrap_or_default()
             });

@@ -126,10 +126,38 @@ fn quick_experiments_write_honest_results() {
     }
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pmdt-bench-smoke");
     let _ = std::fs::remove_dir_all(&out);
-    for exp in ["seed003", "flows"] {
+    for exp in ["seed003", "flows", "multi"] {
         run_quick(exp, &out);
         check_outputs(exp, &out);
     }
+    // The README's Performance section is regenerated from these reports, the
+    // rest of the README kept (on a copy of the real README).
+    let readme = out.join("README.copy.md");
+    let original = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    std::fs::write(&readme, &original).unwrap();
+    let o = Command::new(BENCH)
+        .args(["readme", "--out"])
+        .arg(&out)
+        .arg("--readme")
+        .arg(&readme)
+        .output()
+        .expect("run pmdt-bench readme");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let new = std::fs::read_to_string(&readme).unwrap();
+    let section = &new[new.find("<!-- pmdt-bench:begin").expect("begin marker")..];
+    let section = &section[..section.find("<!-- pmdt-bench:end -->").expect("end marker")];
+    for exp in ["seed003", "flows"] {
+        assert!(
+            section.contains(&format!("**{exp}**")),
+            "{exp} not in the section"
+        );
+    }
+    assert!(section.contains("--quick"), "a quick run must say so");
+    let head = &original[..original.find("<!-- pmdt-bench:begin").unwrap()];
+    assert!(
+        new.starts_with(head),
+        "the README before the section changed"
+    );
 }
 
 #[test]

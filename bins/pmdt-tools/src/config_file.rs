@@ -3,21 +3,16 @@
 //! long flags (with `_` for `-`).
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, Parser};
+use clap::ArgMatches;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::cli_error::CliError;
 
-/// Parses the command line; if `--config FILE` was given, fills every option not
-/// set on the command line from the file.
-pub fn parse<T>(config_of: impl Fn(&T) -> Option<std::path::PathBuf>) -> Result<T, CliError>
-where
-    T: Parser + Serialize + DeserializeOwned,
-{
-    let matches = T::command().get_matches();
-    let cli = T::from_arg_matches(&matches).map_err(|e| e.exit())?;
-    let Some(path) = config_of(&cli) else {
+/// `cli` (parsed from the command line into `matches`) with every option the
+/// command line left out taken from `--config FILE`, if given.
+pub fn with_file<T: crate::entry::ToolCli>(cli: T, matches: &ArgMatches) -> Result<T, CliError> {
+    let Some(path) = cli.config_path() else {
         return Ok(cli);
     };
     let text = std::fs::read_to_string(&path)
@@ -29,8 +24,9 @@ where
     let ids: Vec<String> = T::command()
         .get_arguments()
         .map(|a| a.get_id().to_string())
+        .filter(|id| id != "completions" && id != "man")
         .collect();
-    merge(&cli, &matches, &ids, file)
+    merge(&cli, matches, &ids, file)
         .map_err(|e| CliError::new(format!("config {}: {e}", path.display())))
 }
 

@@ -1,14 +1,25 @@
 //! Shared pieces of the pmdt command-line tools (`pmdt-send`, `pmdt-recv`,
-//! `pmdt-wanem`): link and transport options, TOML config files, units, progress,
-//! summaries, errors with hints, Ctrl-C.
+//! `pmdt-wanem`): options (link, EAL, transport, output), TOML config files,
+//! testpmd-style EAL arguments, units, peer addresses, the control exchange of a
+//! tools connection, the data each side moves, interval reports, JSON output,
+//! summaries, errors with hints, Ctrl-C, completions and man pages.
 
 pub mod cli_error;
 pub mod config_file;
+pub mod data_recv;
+pub mod data_send;
+pub mod doc_gen;
+pub mod eal_args;
+pub mod eal_argv;
 pub mod entry;
+pub mod frame_capture;
 pub mod interrupt;
+pub mod interval;
 pub mod link_args;
 pub mod pattern;
-pub mod progress;
+pub mod peer_addr;
+pub mod report;
+pub mod session;
 pub mod summary;
 pub mod transport_args;
 pub mod units;

@@ -7,7 +7,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use dpdk::{Eal, MemoryMode};
+use dpdk::{Eal, EalBuilder};
 use pmdt::link::dpdk_port::DpdkLinkConfig;
 use pmdt::link::udp::UdpLinkConfig;
 use pmdt::proto::TransportConfig;
@@ -15,6 +15,8 @@ use pmdt::runtime::{Backend, IdlePolicy, IoCore, MemoryBudget, RuntimeBuilder};
 use serde::{Deserialize, Serialize};
 
 use crate::cli_error::{self, CliError};
+use crate::eal_args::EalArgs;
+use crate::peer_addr::Family;
 
 /// Which link the runtime drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize, Default)]
@@ -45,33 +47,27 @@ const MAX_DEFAULT_POOL: u64 = (1 << 20) - 1;
 /// Link options.
 #[derive(Debug, Clone, Args, Serialize, Deserialize, Default)]
 #[serde(default)]
+#[command(next_help_heading = "Link")]
 pub struct LinkArgs {
     /// Link backend.
     #[arg(long, value_enum, default_value_t = BackendKind::Dpdk)]
     pub backend: BackendKind,
-    /// DPDK virtual device, repeatable (default: the demo memif link,
-    /// `net_memif0,role=server|client,socket=/tmp/pmdt-demo.sock`).
-    #[arg(long = "vdev", value_name = "SPEC")]
-    pub vdev: Vec<String>,
-    /// PCI device to use (EAL allow-list), repeatable, e.g. 0000:03:00.0.
-    #[arg(long = "pci", value_name = "BDF")]
-    pub pci: Vec<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub dpdk: EalArgs,
     /// DPDK port: device name or port id (default: the first vdev or PCI device).
     #[arg(long)]
     pub port: Option<String>,
-    /// EAL lcore map; the last lcore runs the I/O loop (default: receiver `0@0,1@1`,
-    /// sender `0@1,1@0`, so the two I/O loops of a one-host demo get a core each).
-    #[arg(long)]
-    pub lcores: Option<String>,
-    /// Run the EAL without hugepages (slower; no setup needed).
-    #[arg(long)]
-    pub no_huge: bool,
-    /// EAL memory in MiB.
-    #[arg(long, default_value_t = 512)]
-    pub memory_mb: u32,
-    /// EAL file prefix (default: unique per process).
-    #[arg(long)]
-    pub file_prefix: Option<String>,
+    /// Receive queues of the DPDK port, each driven by its own I/O loop and lcore
+    /// (testpmd's --rxq; pmdt drives queue pairs, so it equals --txq).
+    #[arg(long, value_name = "N")]
+    pub rxq: Option<u16>,
+    /// Transmit queues of the DPDK port (testpmd's --txq; equals --rxq).
+    #[arg(long, value_name = "N")]
+    pub txq: Option<u16>,
+    /// Datagrams per receive burst of the I/O loop (testpmd's --burst).
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub burst: usize,
     /// Our IPv4 address on the DPDK port (default: receiver 10.88.0.2, sender 10.88.0.1).
     #[arg(long)]
     pub ip: Option<Ipv4Addr>,
@@ -98,11 +94,8 @@ pub struct LinkArgs {
     /// 0.0.0.0:0).
     #[arg(long)]
     pub bind: Option<SocketAddr>,
-    /// Raw EAL argument, repeatable (e.g. --eal=--log-level=debug).
-    #[arg(long = "eal", value_name = "ARG", allow_hyphen_values = true)]
-    pub eal: Vec<String>,
     /// Write every datagram sent and received to this pcap file.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
     /// Busy-poll the I/O core (lowest latency; default backs off when idle).
     #[arg(long)]
@@ -151,8 +144,8 @@ impl LinkArgs {
             }
             .mbuf_data_room() as u64
                 + 256; // mbuf header and pool overhead
-            let fit = (self.memory_mb as u64) << 19; // half the EAL memory
-                                                     // The largest 2^k - 1 (a mempool's best size) that fits.
+            let fit = (self.dpdk.memory_mb as u64) << 19; // half the EAL memory
+                                                          // The largest 2^k - 1 (a mempool's best size) that fits.
             let n = (fit / room).clamp(1023, MAX_DEFAULT_POOL);
             ((1u64 << (63 - (n + 1).leading_zeros())) - 1) as u32
         })
@@ -218,51 +211,61 @@ impl LinkArgs {
         })
     }
 
-    /// Starts the EAL when the backend is DPDK.
-    pub fn eal(&self, role: Role, prog: &str) -> Result<Option<Eal>, CliError> {
+    /// Queue pairs of the DPDK port (`--rxq`/`--txq`, which must agree).
+    pub fn queues(&self) -> Result<u16, CliError> {
+        let q = match (self.rxq, self.txq) {
+            (Some(r), Some(t)) if r != t => {
+                return Err(CliError::new(format!(
+                    "--rxq {r} and --txq {t} differ: pmdt drives queue pairs"
+                ))
+                .hint("give the same count, e.g. --rxq 2 --txq 2"))
+            }
+            (Some(q), _) | (None, Some(q)) => q,
+            (None, None) => 1,
+        };
+        if q == 0 || q > 16 {
+            return Err(CliError::new(format!("--rxq/--txq {q}: between 1 and 16")));
+        }
+        if q > 1 && self.backend != BackendKind::Dpdk {
+            return Err(CliError::new("--rxq/--txq apply to the DPDK backend")
+                .hint("the kernel UDP backend has one socket"));
+        }
+        Ok(q)
+    }
+
+    /// The address family peers must have on this link.
+    pub fn family(&self) -> Family {
+        match (self.backend, self.bind) {
+            (BackendKind::Udp, Some(b)) if b.is_ipv6() => Family::V6,
+            _ => Family::V4,
+        }
+    }
+
+    /// The EAL this link needs (None: the UDP backend needs none).
+    pub fn eal_builder(&self, role: Role, prog: &str) -> Result<Option<EalBuilder>, CliError> {
         if self.backend != BackendKind::Dpdk {
             return Ok(None);
         }
-        let lcores = self.lcores.clone().unwrap_or_else(|| default_lcores(role));
-        let mut b = Eal::builder()
-            .program(prog)
-            .memory_mb(self.memory_mb)
-            .log_level("warning");
-        b = if lcores.contains('@') || lcores.contains('(') {
-            b.extra_args(["--lcores".to_string(), lcores])
-        } else {
-            b.lcores(lcores)
-        };
-        if self.vdev.is_empty() && self.pci.is_empty() {
-            b = b.vdev(self.demo_vdev(role)).no_pci(true);
-        }
-        for v in &self.vdev {
-            b = b.vdev(v.clone());
-        }
-        if self.pci.is_empty() && !self.vdev.is_empty() {
-            b = b.no_pci(true);
-        }
-        for p in &self.pci {
-            b = b.allow_pci(p.clone());
-        }
-        if self.no_huge {
-            b = b.memory(MemoryMode::NoHuge);
-        }
-        if let Some(p) = &self.file_prefix {
-            b = b.file_prefix(p.clone());
-        }
-        b = b.extra_args(self.eal.iter().cloned());
-        b.init().map(Some).map_err(|e| cli_error::from_dpdk(&e))
+        let lcores = default_lcores(role, self.queues()?);
+        let demo = [self.demo_vdev(role)];
+        Ok(Some(self.dpdk.builder(prog, &lcores, &demo)))
+    }
+
+    /// Starts the EAL when the backend is DPDK.
+    pub fn eal(&self, role: Role, prog: &str) -> Result<Option<Eal>, CliError> {
+        self.eal_builder(role, prog)?
+            .map(|b| b.init().map_err(|e| cli_error::from_dpdk(&e)))
+            .transpose()
     }
 
     fn port_name(&self) -> String {
         if let Some(p) = &self.port {
             return p.clone();
         }
-        if let Some(v) = self.vdev.first() {
+        if let Some(v) = self.dpdk.vdev.first() {
             return v.split(',').next().unwrap_or("0").to_string();
         }
-        if let Some(p) = self.pci.first() {
+        if let Some(p) = self.dpdk.pci.first() {
             return p.clone();
         }
         "net_memif0".into()
@@ -275,6 +278,13 @@ impl LinkArgs {
         eal: Option<&Eal>,
         mut b: RuntimeBuilder,
     ) -> Result<RuntimeBuilder, CliError> {
+        if self.burst == 0 || self.burst > 512 {
+            return Err(CliError::new(format!(
+                "--burst {}: between 1 and 512",
+                self.burst
+            )));
+        }
+        b = b.burst(self.burst);
         if self.busy_poll {
             b = b.idle(IdlePolicy::BusyPoll);
         }
@@ -304,14 +314,23 @@ impl LinkArgs {
                         })
                     })
                     .transpose()?;
+                let queues = self.queues()?;
                 let workers = dpdk::lcore::worker_ids();
-                let io = *workers.last().ok_or_else(|| {
-                    CliError::new("the EAL has no worker lcore for the I/O loop")
-                        .hint("give two lcores, e.g. --lcores 0,1 (the last runs the I/O loop)")
-                })?;
+                if workers.len() < queues as usize {
+                    return Err(CliError::new(format!(
+                        "{queues} queue(s) need {queues} worker lcore(s) for the I/O loops, \
+                         the EAL has {}",
+                        workers.len()
+                    ))
+                    .hint(
+                        "give one lcore more than queues, e.g. --lcores 0,1,2 for --rxq 2 \
+                           (the last ones run the I/O loops)",
+                    ));
+                }
+                let ids = workers[workers.len() - queues as usize..].to_vec();
                 Ok(b.io_core(IoCore::Lcores {
                     eal: eal.clone(),
-                    ids: vec![io],
+                    ids,
                 })
                 .backend(Backend::Dpdk {
                     eal: eal.clone(),
@@ -324,6 +343,7 @@ impl LinkArgs {
                         pool_size: self.pool_size(),
                         checksum_offload: !self.no_offload,
                         mtu: self.mtu,
+                        queues,
                         ..Default::default()
                     },
                 }))
@@ -350,17 +370,21 @@ impl LinkArgs {
     }
 }
 
-/// The default lcore map: the I/O lcore (lcore 1) pinned to CPU 1 for a receiver and
-/// CPU 0 for a sender (so the two ends of the one-host demo poll on different
-/// cores), and the main lcore free to run on every CPU. The application threads
-/// (one per flow) start from the main thread and inherit its CPU set: pinned to
-/// one CPU, several flows would queue on the other process's I/O core and starve
-/// each other (the `-P 2` crawl).
-fn default_lcores(role: Role) -> String {
+/// The default lcore map: the I/O lcores (1..=queues) pinned from CPU 1 on for a
+/// receiver and from CPU 0 on for a sender (so the two ends of the one-host demo
+/// poll on different cores), and the main lcore free to run on every CPU. The
+/// application threads (one per flow) start from the main thread and inherit its
+/// CPU set: pinned to one CPU, several flows would queue on the other process's I/O
+/// core and starve each other (the `-P 2` crawl).
+fn default_lcores(role: Role, queues: u16) -> String {
     let cpus = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let io = match role {
+    let first = match role {
         Role::Receiver => 1.min(cpus - 1),
         Role::Sender => 0,
     };
-    format!("0@(0-{}),1@{io}", cpus - 1)
+    let mut map = format!("0@(0-{})", cpus - 1);
+    for q in 0..queues as usize {
+        map.push_str(&format!(",{}@{}", q + 1, (first + q) % cpus));
+    }
+    map
 }

@@ -1,10 +1,12 @@
-//! The end-of-run summary: printed for people, and as one JSON object with `--json`.
+//! The end-of-run summary: printed for people, and the `end` section of the JSON
+//! output.
 
 use pmdt::proto::RttHistogram;
 use pmdt::runtime::RuntimeStats;
 use pmdt::ConnectionStats;
 use serde::Serialize;
 
+use crate::interval::Direction;
 use crate::units::fmt_rate;
 
 /// Lower-case hex of a digest.
@@ -34,11 +36,39 @@ impl RttSummary {
     }
 }
 
+/// What the side that received a flow's data reported, checked against what was
+/// sent.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ReceiptCheck {
+    /// Bytes the receiving side got.
+    pub bytes: u64,
+    /// Their SHA-256 as it computed it (empty: it did not hash).
+    pub sha256: String,
+    /// Whether the byte counts agree, and the SHA-256 sums where both sides hashed.
+    pub matches: bool,
+}
+
+impl ReceiptCheck {
+    /// Checks a receipt against what was sent.
+    pub fn check(r: &crate::session::Receipt, sent_bytes: u64, sent_sha: &str) -> Self {
+        let sha_ok = r.sha256.is_empty() || sent_sha.is_empty() || r.sha256 == sent_sha;
+        Self {
+            bytes: r.bytes,
+            sha256: r.sha256.clone(),
+            matches: r.bytes == sent_bytes && sha_ok,
+        }
+    }
+}
+
 /// One connection's figures.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FlowSummary {
     /// Flow number (1-based).
     pub flow: usize,
+    /// Its telemetry id (`/pmdt/connection,<id>` while it runs).
+    pub id: u64,
+    /// Which way its data went, seen from this process.
+    pub direction: Direction,
     /// Peer address.
     pub peer: String,
     /// Stream bytes transferred (acknowledged for the sender, received for the receiver).
@@ -62,6 +92,12 @@ pub struct FlowSummary {
     /// With `-t`: seconds the close took to deliver what was written by then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drain_seconds: Option<f64>,
+    /// Data this process sent: the receiving side's receipt (None: it sent none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub receipt: Option<ReceiptCheck>,
+    /// Generated data this process received: whether every byte was as expected.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verified: Option<bool>,
 }
 
 impl FlowSummary {
@@ -138,18 +174,77 @@ impl LoadSampler {
     }
 }
 
-/// The whole run.
+/// The flows of one direction, summed (iperf3's `end.sum_sent`/`sum_received`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct DirectionSum {
+    /// Stream bytes.
+    pub bytes: u64,
+    /// Seconds: the run's (`end.seconds`).
+    pub seconds: f64,
+    /// bytes × 8 / seconds.
+    pub bits_per_second: f64,
+    /// Retransmitted data packets.
+    pub retransmits: u64,
+    /// Flows.
+    pub flows: usize,
+}
+
+/// Running totals over every flow of a run, kept without keeping the flows (a
+/// server runs for ever).
+#[derive(Debug, Clone, Default)]
+pub struct Totals {
+    flows: usize,
+    bytes: u64,
+    packets_sent: u64,
+    packets_retransmitted: u64,
+    rtt: RttHistogram,
+    rtt_min: Option<u64>,
+    by_direction: [(u64, u64, usize); 2],
+    last_sha256: String,
+}
+
+impl Totals {
+    /// Adds a finished flow.
+    pub fn add(&mut self, f: &FlowSummary, s: &ConnectionStats) {
+        self.flows += 1;
+        self.bytes += f.bytes;
+        self.packets_sent += f.packets_sent;
+        self.packets_retransmitted += f.packets_retransmitted;
+        self.rtt.merge(&s.rtt_histogram);
+        if s.rtt_min_us > 0 {
+            self.rtt_min = Some(self.rtt_min.map_or(s.rtt_min_us, |m| m.min(s.rtt_min_us)));
+        }
+        let d = &mut self.by_direction[f.direction as usize];
+        d.0 += f.bytes;
+        d.1 += f.packets_retransmitted;
+        d.2 += 1;
+        self.last_sha256 = f.sha256.clone();
+    }
+
+    /// Flows added.
+    pub fn flows(&self) -> usize {
+        self.flows
+    }
+
+    /// Bytes of the flows added.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+/// The whole run (the JSON output's `end`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     /// `pmdt-send` or `pmdt-recv`.
     pub tool: String,
     /// What the runtime drove.
     pub link: String,
-    /// Total stream bytes.
+    /// Total stream bytes (both directions with `--bidir`).
     pub bytes: u64,
-    /// Wall time, s.
+    /// Seconds: the sender's wall time from the first connect to the end; the
+    /// receiver's time during which at least one connection was open.
     pub seconds: f64,
-    /// Total goodput, bit/s.
+    /// Total goodput, bytes × 8 / seconds, bit/s.
     pub goodput_bps: f64,
     /// Datagrams sent (all flows).
     pub packets_sent: u64,
@@ -159,67 +254,121 @@ pub struct Summary {
     pub rtt_us: RttSummary,
     /// SHA-256 of the stream (when there is exactly one flow).
     pub sha256: Option<String>,
-    /// Per-flow figures.
+    /// Connections (flows) over the run.
+    pub connections: usize,
+    /// Per-flow figures (a server started with `-N 0` keeps the last 256).
     pub flows: Vec<FlowSummary>,
+    /// Earlier flows not in `flows` (server mode).
+    pub flows_omitted: u64,
+    /// Flows whose data this process sent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sum_sent: Option<DirectionSum>,
+    /// Flows whose data this process received.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sum_received: Option<DirectionSum>,
+    /// Receiver: seconds from listening to the end (`seconds` counts only the time
+    /// with a connection open).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub listening_seconds: Option<f64>,
     /// Load of the I/O core.
     pub load: LoadSummary,
-    /// Link counters.
+    /// I/O loops (one per queue pair).
+    pub io_loops: usize,
+    /// Link counters (summed over the I/O loops).
     pub link_stats: pmdt::link::LinkStats,
     /// Stopped by Ctrl-C.
     pub interrupted: bool,
 }
 
+/// Link counters of every I/O loop, summed.
+fn link_sum(rt: &RuntimeStats) -> (String, pmdt::link::LinkStats) {
+    let lp = rt.loops.first().cloned().unwrap_or_default();
+    let mut link = lp.link.clone();
+    for l in rt.loops.iter().skip(1) {
+        let o = &l.link;
+        link.rx_datagrams += o.rx_datagrams;
+        link.rx_bytes += o.rx_bytes;
+        link.tx_datagrams += o.tx_datagrams;
+        link.tx_bytes += o.tx_bytes;
+        link.tx_dropped += o.tx_dropped;
+        link.tx_no_buffer += o.tx_no_buffer;
+        link.tx_queue_full += o.tx_queue_full;
+        link.rx_no_buffer += o.rx_no_buffer;
+        link.rx_not_for_us += o.rx_not_for_us;
+        link.rx_malformed += o.rx_malformed;
+        link.rx_bad_checksum += o.rx_bad_checksum;
+        link.payload_copies += o.payload_copies;
+    }
+    (lp.link_name, link)
+}
+
 impl Summary {
-    /// Totals from flows and runtime statistics.
+    /// The summary of a run: `totals` over every flow, `flows` those kept.
+    #[allow(clippy::too_many_arguments)]
     pub fn build(
         tool: &str,
+        totals: &Totals,
         flows: Vec<FlowSummary>,
-        stats: &[ConnectionStats],
         rt: &RuntimeStats,
         load: LoadSummary,
         seconds: f64,
         interrupted: bool,
     ) -> Self {
-        let mut hist = RttHistogram::default();
-        let mut min = u64::MAX;
-        for s in stats {
-            hist.merge(&s.rtt_histogram);
-            if s.rtt_min_us > 0 {
-                min = min.min(s.rtt_min_us);
-            }
-        }
-        let bytes: u64 = flows.iter().map(|f| f.bytes).sum();
-        let lp = rt.loops.first().cloned().unwrap_or_default();
-        Summary {
-            tool: tool.into(),
-            link: lp.link_name.clone(),
-            bytes,
-            seconds,
-            goodput_bps: if seconds > 0.0 {
-                bytes as f64 * 8.0 / seconds
+        let rate = |b: u64| {
+            if seconds > 0.0 {
+                b as f64 * 8.0 / seconds
             } else {
                 0.0
-            },
-            packets_sent: flows.iter().map(|f| f.packets_sent).sum(),
-            packets_retransmitted: flows.iter().map(|f| f.packets_retransmitted).sum(),
-            rtt_us: RttSummary::from_hist(if min == u64::MAX { 0 } else { min }, &hist),
-            sha256: (flows.len() == 1).then(|| flows[0].sha256.clone()),
-            load,
-            link_stats: lp.link,
+            }
+        };
+        let dir = |d: Direction| {
+            let (bytes, retransmits, n) = totals.by_direction[d as usize];
+            (n > 0).then(|| DirectionSum {
+                bytes,
+                seconds,
+                bits_per_second: rate(bytes),
+                retransmits,
+                flows: n,
+            })
+        };
+        let (link_name, link_stats) = link_sum(rt);
+        Summary {
+            tool: tool.into(),
+            link: link_name,
+            bytes: totals.bytes,
+            seconds,
+            goodput_bps: rate(totals.bytes),
+            packets_sent: totals.packets_sent,
+            packets_retransmitted: totals.packets_retransmitted,
+            rtt_us: RttSummary::from_hist(totals.rtt_min.unwrap_or(0), &totals.rtt),
+            sha256: (totals.flows == 1).then(|| totals.last_sha256.clone()),
+            connections: totals.flows,
+            flows_omitted: (totals.flows - flows.len().min(totals.flows)) as u64,
             flows,
+            sum_sent: dir(Direction::Send),
+            sum_received: dir(Direction::Receive),
+            listening_seconds: None,
+            load,
+            io_loops: rt.loops.len(),
+            link_stats,
             interrupted,
         }
     }
 
     /// The human-readable version.
-    pub fn print_human(&self) {
+    /// Per-flow lines follow when `per_flow` (a server already reported each).
+    pub fn print_human(&self, per_flow: bool) {
         eprintln!(
-            "{}: {} bytes in {:.3} s = {} over {} flow(s){}",
+            "{}: {} bytes in {:.3} s = {} over {} flow(s){}{}",
             self.tool,
             self.bytes,
             self.seconds,
             fmt_rate(self.goodput_bps),
-            self.flows.len(),
+            self.connections,
+            match self.listening_seconds {
+                Some(l) => format!(" (seconds with a connection open; listening {l:.1} s)"),
+                None => String::new(),
+            },
             if self.interrupted {
                 " (interrupted)"
             } else {
@@ -235,14 +384,39 @@ impl Summary {
             self.rtt_us.p99,
             self.load.mean * 100.0
         );
-        for f in &self.flows {
+        for f in self.flows.iter().filter(|_| per_flow) {
             eprintln!(
-                "  flow {} {}: {} bytes, {}, sha256 {}{}{}",
+                "  flow {} {} {}: {} bytes, {}, sha256 {}{}{}{}{}",
                 f.flow,
+                match f.direction {
+                    Direction::Send => "to",
+                    Direction::Receive => "from",
+                },
                 f.peer,
                 f.bytes,
                 fmt_rate(f.goodput_bps),
-                f.sha256,
+                if f.sha256.is_empty() { "-" } else { &f.sha256 },
+                match &f.receipt {
+                    Some(r) if r.matches => format!(
+                        "; receiver confirmed {} bytes{}",
+                        r.bytes,
+                        if r.sha256.is_empty() || f.sha256.is_empty() {
+                            ""
+                        } else {
+                            ", sha256 matches"
+                        }
+                    ),
+                    Some(r) => format!(
+                        "; RECEIVER DISAGREES: {} bytes, sha256 {}",
+                        r.bytes, r.sha256
+                    ),
+                    None => String::new(),
+                },
+                match f.verified {
+                    Some(true) => "; every byte as generated",
+                    Some(false) => "; DATA DIFFERS from what was generated",
+                    None => "",
+                },
                 f.drain_seconds
                     .map(|d| format!(", drained in {d:.2} s after the time limit"))
                     .unwrap_or_default(),

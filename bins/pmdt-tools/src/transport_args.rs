@@ -7,7 +7,7 @@ use pmdt::{CongestionKind, TransportConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::cli_error::CliError;
-use crate::units::parse_rate;
+use crate::units::{BitRate, ByteSize};
 
 /// Congestion control choices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize, Default)]
@@ -30,6 +30,7 @@ pub enum Cc {
 /// Protocol options.
 #[derive(Debug, Clone, Args, Serialize, Deserialize, Default)]
 #[serde(default)]
+#[command(next_help_heading = "Transport")]
 pub struct TransportArgs {
     /// Sending window in packets.
     #[arg(long, default_value_t = 2048)]
@@ -37,21 +38,22 @@ pub struct TransportArgs {
     /// Congestion control.
     #[arg(long, value_enum, default_value_t = Cc::Bbr)]
     pub cc: Cc,
-    /// Target rate for --cc paced (e.g. 5gbit, 800mbit).
+    /// Target rate for --cc paced, bits/s with decimal k/m/g (e.g. 5gbit, 800m,
+    /// 1g = 10^9 bit/s).
     #[arg(long)]
-    pub rate: Option<String>,
+    pub rate: Option<BitRate>,
     /// Largest UDP payload (pmdt header + data), bytes; at most MTU - 28 (the
     /// default).
     #[arg(long)]
     pub payload: Option<u16>,
-    /// Send and receive buffer per connection, bytes (initial size: both grow with
-    /// the path's bandwidth-delay product up to --max-buffer).
-    #[arg(long, default_value_t = 8 << 20)]
-    pub buffer: u64,
+    /// Send and receive buffer per connection, bytes with 1024-based K/M/G (initial
+    /// size: both grow with the path's bandwidth-delay product up to --max-buffer).
+    #[arg(long, default_value_t = ByteSize(8 << 20))]
+    pub buffer: ByteSize,
     /// Largest send buffer, receive buffer (credit) and window per connection,
-    /// bytes (default 512 MiB: 4 × the BDP of 10 Gbit/s × 100 ms).
+    /// bytes with 1024-based K/M/G (default 512M: 4 × the BDP of 10 Gbit/s × 100 ms).
     #[arg(long)]
-    pub max_buffer: Option<u64>,
+    pub max_buffer: Option<ByteSize>,
     /// Give up on a silent peer after this many seconds.
     #[arg(long, default_value_t = 10.0)]
     pub idle_timeout: f64,
@@ -73,12 +75,10 @@ impl TransportArgs {
                 window_packets: self.window,
             },
             Cc::Paced => {
-                let r = self.rate.as_deref().ok_or_else(|| {
+                let r = self.rate.ok_or_else(|| {
                     CliError::new("--cc paced needs --rate").hint("e.g. --cc paced --rate 5gbit")
                 })?;
-                CongestionKind::Paced {
-                    rate_bps: parse_rate(r).map_err(CliError::new)?,
-                }
+                CongestionKind::Paced { rate_bps: r.0 }
             }
             Cc::Newreno => CongestionKind::NewReno,
             Cc::Cubic => CongestionKind::Cubic,
@@ -96,12 +96,12 @@ impl TransportArgs {
         let t = TransportConfig::default()
             .with_window_packets(self.window)
             .with_max_datagram(payload)
-            .with_send_buffer(self.buffer)
-            .with_recv_buffer(self.buffer)
+            .with_send_buffer(self.buffer.0)
+            .with_recv_buffer(self.buffer.0)
             .with_max_window_bytes(
                 self.max_buffer
-                    .unwrap_or(pmdt::proto::DEFAULT_MAX_WINDOW_BYTES)
-                    .max(self.buffer),
+                    .map_or(pmdt::proto::DEFAULT_MAX_WINDOW_BYTES, |b| b.0)
+                    .max(self.buffer.0),
             )
             .with_congestion(congestion)
             .with_idle_timeout(Duration::from_secs_f64(self.idle_timeout))

@@ -11,6 +11,8 @@ use pmdt::link::delay_line::DelayLine;
 use pmdt::link::impair_model::{BitFlip, ImpairModel};
 use serde::Serialize;
 
+use crate::frame_capture::FrameCapture;
+
 /// What one direction did.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct PathStats {
@@ -67,21 +69,29 @@ impl WanPath {
         }
     }
 
-    fn emit(&mut self, m: Mbuf) {
-        if let Err(m) = self.tx_batch.push(m) {
+    fn emit(&mut self, m: Mbuf, capture: &mut Option<&mut FrameCapture>) {
+        if self.tx_batch.is_full() {
             drop(m);
             self.stats.tx_full += 1;
+            return;
+        }
+        if let Some(c) = capture {
+            c.record(m.data());
+        }
+        if self.tx_batch.push(m).is_err() {
+            unreachable!("the batch had room");
         }
     }
 
-    /// One pass; returns whether anything moved.
-    pub fn poll(&mut self, now: Instant) -> bool {
+    /// One pass; returns whether anything moved. Frames queued for the egress port
+    /// are also written to `capture`.
+    pub fn poll(&mut self, now: Instant, mut capture: Option<&mut FrameCapture>) -> bool {
         let n = self.rx.rx_burst(&mut self.rx_batch);
         let mut batch = std::mem::take(&mut self.rx_batch);
         for m in batch.drain() {
             self.stats.received += 1;
             let Some(model) = &mut self.model else {
-                self.emit(m);
+                self.emit(m, &mut capture);
                 continue;
             };
             let fate = model.decide(now, m.pkt_len());
@@ -102,7 +112,7 @@ impl WanPath {
                     None => frame,
                 };
                 if d.at <= now && self.held.is_empty() {
-                    self.emit(frame);
+                    self.emit(frame, &mut capture);
                 } else {
                     self.held.push(d.at, frame);
                 }
@@ -122,7 +132,7 @@ impl WanPath {
             let Some(m) = self.held.pop_due(now) else {
                 break;
             };
-            self.emit(m);
+            self.emit(m, &mut capture);
         }
         self.stats.held = self.held.len() as u64;
         let queued = self.tx_batch.len();

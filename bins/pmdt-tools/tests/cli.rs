@@ -3,133 +3,12 @@
 //! peer, Ctrl-C, and bad arguments. Assertions are on exit codes, JSON summaries
 //! and SHA-256 of the files.
 
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Mutex, MutexGuard};
+mod common;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-use sha2::{Digest, Sha256};
-
-const SEND: &str = env!("CARGO_BIN_EXE_pmdt-send");
-const RECV: &str = env!("CARGO_BIN_EXE_pmdt-recv");
-const WANEM: &str = env!("CARGO_BIN_EXE_pmdt-wanem");
-
-/// DPDK processes busy-poll: one scenario at a time on a 2-core machine.
-fn serial() -> MutexGuard<'static, ()> {
-    static M: Mutex<()> = Mutex::new(());
-    M.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pmdt-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn random_file(path: &Path, len: usize) -> String {
-    let mut x = 0x1234_5678_9abc_def1u64;
-    let data: Vec<u8> = (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
-    std::fs::write(path, &data).unwrap();
-    sha_hex(&data)
-}
-
-fn sha_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-fn spawn(bin: &str, args: &[&str]) -> Child {
-    Command::new(bin)
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn tool")
-}
-
-/// Waits for a child with a limit (kills it after `limit`).
-fn finish(mut c: Child, limit: Duration) -> Output {
-    let start = Instant::now();
-    loop {
-        if c.try_wait().unwrap().is_some() {
-            return c.wait_with_output().unwrap();
-        }
-        if start.elapsed() > limit {
-            let _ = c.kill();
-            let o = c.wait_with_output().unwrap();
-            panic!(
-                "process ran over {limit:?}; stderr:\n{}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn json(o: &Output) -> Value {
-    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
-        panic!(
-            "no JSON ({e}); stdout {} stderr {}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        )
-    })
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn assert_summary_fields(v: &Value) {
-    for k in [
-        "bytes",
-        "seconds",
-        "goodput_bps",
-        "packets_sent",
-        "packets_retransmitted",
-        "flows",
-        "load",
-    ] {
-        assert!(!v[k].is_null(), "summary lacks {k}: {v}");
-    }
-    for k in ["min", "p50", "p99"] {
-        assert!(v["rtt_us"][k].is_u64(), "rtt_us.{k}: {v}");
-    }
-    assert!(v["load"]["mean"].is_f64());
-    assert!(
-        v["load"]["samples"].as_u64().unwrap() > 0,
-        "load sampled during the run: {v}"
-    );
-}
-
-/// Starts the receiver, gives it `head_start` to come up, runs the sender, and
-/// returns both outputs once each has exited (sender first).
-fn run_pair(recv_args: &[&str], send_args: &[&str], head_start: Duration) -> (Output, Output) {
-    let r = spawn(RECV, recv_args);
-    std::thread::sleep(head_start);
-    let s = spawn(SEND, send_args);
-    let so = finish(s, Duration::from_secs(60));
-    let ro = finish(r, Duration::from_secs(30));
-    assert!(so.status.success(), "sender: {}", stderr(&so));
-    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
-    (so, ro)
-}
-
-fn memif(role: &str, sock: &Path) -> String {
-    format!("net_memif0,role={role},socket={}", sock.display())
-}
+use common::*;
 
 #[test]
 fn file_over_memif_between_two_processes_arrives_intact() {
@@ -156,14 +35,20 @@ fn file_over_memif_between_two_processes_arrives_intact() {
         ],
         Duration::from_millis(1500),
     );
-    let sj = json(&so);
-    let rj = json(&ro);
+    let sj = end(&so);
+    let rj = end(&ro);
     assert_summary_fields(&sj);
     assert_summary_fields(&rj);
     assert_eq!(rj["bytes"], 20_000_000);
     assert_eq!(rj["sha256"], want.as_str());
     assert_eq!(sj["sha256"], want.as_str());
     assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
+    // The sender ends with the receiver's receipt.
+    let receipt = &sj["flows"][0]["receipt"];
+    assert_eq!(receipt["bytes"], 20_000_000, "{sj}");
+    assert_eq!(receipt["sha256"], want.as_str());
+    assert_eq!(receipt["matches"], true);
+    assert!(stderr(&so).contains("receiver confirmed 20000000 bytes, sha256 matches"));
     assert!(!d.join("got.bin.part").exists());
     assert!(rj["link"].as_str().unwrap().contains("net_memif0"));
     // Ports closed, then the EAL shut down cleanly (no holder left behind).
@@ -193,6 +78,12 @@ fn through_wanem_with_loss_reordering_and_duplication() {
             "1",
             "--duration",
             "40",
+            "--queue-bytes",
+            "2M",
+            "--pcap",
+            d.join("wan.pcap").to_str().unwrap(),
+            "--file-prefix",
+            &format!("wanem-{}", std::process::id()),
             "--json",
         ],
     );
@@ -214,19 +105,48 @@ fn through_wanem_with_loss_reordering_and_duplication() {
     let so = finish(s, Duration::from_secs(60));
     let ro = finish(r, Duration::from_secs(30));
     // Stop the emulator (Ctrl-C) and read its report.
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(w.id() as i32, libc::SIGINT) };
+    signal(&w, libc::SIGINT);
     let wo = finish(w, Duration::from_secs(10));
     assert!(so.status.success(), "sender: {}", stderr(&so));
     assert!(ro.status.success(), "receiver: {}", stderr(&ro));
-    let (sj, rj, wj) = (json(&so), json(&ro), json(&wo));
-    assert_eq!(rj["bytes"], 8_000_000);
+    let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
+    assert_eq!(rj["bytes"], 8 << 20, "-n 8M is 8 MiB");
     assert_eq!(rj["sha256"], sj["sha256"]);
     assert!(sj["packets_retransmitted"].as_u64().unwrap() > 0);
     let ab = &wj["a_to_b"];
     assert!(ab["lost"].as_u64().unwrap() > 0 && ab["reordered"].as_u64().unwrap() > 0);
     assert!(ab["duplicated"].as_u64().unwrap() > 0);
     assert_eq!(wo.status.code(), Some(130));
+    assert_eq!(wj["impairment"]["queue_bytes"], 2 << 20, "--queue-bytes 2M");
+    // --pcap: every forwarded frame (pcap header, then a record per frame).
+    let forwarded = ab["forwarded"].as_u64().unwrap() + wj["b_to_a"]["forwarded"].as_u64().unwrap();
+    let pcap = std::fs::read(d.join("wan.pcap")).unwrap();
+    assert_eq!(&pcap[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "pcap magic");
+    assert_eq!(
+        u32::from_le_bytes(pcap[20..24].try_into().unwrap()),
+        1,
+        "Ethernet"
+    );
+    let (mut at, mut frames) = (24, 0u64);
+    while at + 16 <= pcap.len() {
+        let caplen = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        // Ethernet: IPv4 or ARP, frames the tools sent.
+        let ethertype = &pcap[at + 16 + 12..at + 16 + 14];
+        assert!(
+            ethertype == [0x08, 0x00] || ethertype == [0x08, 0x06],
+            "{ethertype:?}"
+        );
+        at += 16 + caplen;
+        frames += 1;
+    }
+    assert_eq!(at, pcap.len(), "whole records");
+    // One record per frame queued for an egress port (at most a burst per port
+    // still queued when it stopped).
+    assert!(
+        (forwarded..=forwarded + 64).contains(&frames),
+        "{frames} records, {forwarded} forwarded"
+    );
+    assert!(stderr(&wo).contains("frames written to the pcap file"));
 }
 
 #[test]
@@ -236,7 +156,7 @@ fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
     let cfg = d.join("send.toml");
     std::fs::write(
         &cfg,
-        "backend = \"udp\"\nbytes = \"3M\"\nflows = 3\ncc = \"newreno\"\n",
+        "backend = \"udp\"\nbytes = \"9M\"\nflows = 3\ncc = \"newreno\"\nbuffer = \"2M\"\n",
     )
     .unwrap();
     let (so, ro) = run_pair(
@@ -260,13 +180,21 @@ fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
         ],
         Duration::from_millis(500),
     );
-    let (sj, rj) = (json(&so), json(&ro));
+    let (sj, rj) = (end(&so), end(&ro));
     assert_eq!(
         sj["flows"].as_array().unwrap().len(),
         3,
         "flows from the file"
     );
-    assert_eq!(rj["bytes"], 9_000_000, "3 flows × 3 MB from the file");
+    assert_eq!(
+        rj["bytes"],
+        9 << 20,
+        "-n 9M in total over the 3 flows, as iperf3"
+    );
+    for f in sj["flows"].as_array().unwrap() {
+        assert_eq!(f["bytes"], 3 << 20, "an equal share each: {f}");
+        assert_eq!(f["receipt"]["matches"], true, "{f}");
+    }
     let mut sent: Vec<String> = sj["flows"]
         .as_array()
         .unwrap()
@@ -315,8 +243,7 @@ fn a_killed_receiver_ends_the_sender_with_a_timeout_error() {
         ],
     );
     std::thread::sleep(Duration::from_millis(2500));
-    r.kill().unwrap(); // SIGKILL: no goodbye
-    let _ = r.wait();
+    r.kill(); // SIGKILL: no goodbye
     let killed = Instant::now();
     let so = finish(s, Duration::from_secs(30));
     let err = stderr(&so);
@@ -351,7 +278,7 @@ fn ctrl_c_stops_a_receiver_with_a_stalled_flow() {
 /// Starts a receiver writing a file and a sender, optionally kills the sender
 /// (the flow stalls), then sends `signal` to the receiver: it must exit 130 with
 /// a JSON summary and no file under either name.
-fn stop_receiver_mid_transfer(name: &str, signal: i32, stall: bool) {
+fn stop_receiver_mid_transfer(name: &str, sig: i32, stall: bool) {
     let _g = serial();
     let d = tmp(name);
     let sock = d.join("m.sock");
@@ -385,15 +312,13 @@ fn stop_receiver_mid_transfer(name: &str, signal: i32, stall: bool) {
     std::thread::sleep(Duration::from_millis(2500));
     if stall {
         let mut s = sender.take().expect("spawned");
-        s.kill().unwrap(); // SIGKILL: the receiver's flow stalls, no goodbye
-        let _ = s.wait();
+        s.kill(); // SIGKILL: the receiver's flow stalls, no goodbye
         std::thread::sleep(Duration::from_millis(500));
     }
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(r.id() as i32, signal) };
+    signal(&r, sig);
     let ro = finish(r, Duration::from_secs(20));
     assert_eq!(ro.status.code(), Some(130), "{}", stderr(&ro));
-    let rj = json(&ro);
+    let rj = end(&ro);
     assert_eq!(rj["interrupted"], true);
     assert!(
         rj["bytes"].as_u64().unwrap() > 0,
@@ -434,11 +359,10 @@ fn sigterm_stops_the_sender_with_acknowledged_bytes() {
         ],
     );
     std::thread::sleep(Duration::from_millis(2500));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(s.id() as i32, libc::SIGTERM) };
+    signal(&s, libc::SIGTERM);
     let so = finish(s, Duration::from_secs(20));
     assert_eq!(so.status.code(), Some(130), "{}", stderr(&so));
-    let sj = json(&so);
+    let sj = end(&so);
     assert_eq!(sj["interrupted"], true);
     let flow = &sj["flows"][0];
     assert_eq!(flow["error"], "interrupted");
@@ -455,7 +379,7 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
         (
             SEND,
             &["--flows", "0", "--backend", "udp"],
-            "--flows must be at least 1",
+            "--flows must be between 1 and 100000",
         ),
         (
             SEND,
@@ -464,6 +388,34 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
         ),
         (SEND, &["--cc", "paced", "--backend", "udp"], "needs --rate"),
         (SEND, &["-n", "lots", "--backend", "udp"], "is not a size"),
+        (
+            SEND,
+            &["--buffer", "8Q", "--backend", "udp"],
+            "is not a size",
+        ),
+        (
+            SEND,
+            &["-c", "no-such-host.invalid", "--backend", "udp"],
+            "cannot resolve",
+        ),
+        (
+            SEND,
+            &["-c", "10.0.0.2:http", "--backend", "udp"],
+            "not a port",
+        ),
+        (
+            SEND,
+            &["-R", "-F", "/etc/hostname", "--backend", "udp"],
+            "cannot be used with",
+        ),
+        (
+            SEND,
+            &["--rxq", "2", "--txq", "3"],
+            "pmdt drives queue pairs",
+        ),
+        (SEND, &["-i", "0.01", "--backend", "udp"], "interval"),
+        (SEND, &["-c", "0x3", "--", "-n", "1M"], "coremask"),
+        (WANEM, &["--queue-bytes", "1Z"], "is not a size"),
         (
             SEND,
             &["--payload", "50", "--backend", "udp"],
@@ -499,10 +451,8 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
     ];
     let _g = serial();
     for (bin, args, want) in cases {
-        let mut c = spawn(bin, args);
-        let mut err = String::new();
-        c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-        let st = c.wait().unwrap();
+        let o = finish(spawn(bin, args), Duration::from_secs(30));
+        let (err, st) = (stderr(&o), o.status);
         assert!(!st.success(), "{bin} {args:?} succeeded");
         assert!(err.contains(want), "{bin} {args:?}: {err}");
         assert!(err.contains("error:") || err.contains("error"), "{err}");
@@ -548,9 +498,9 @@ fn jumbo_frames_over_memif_carry_full_size_packets() {
         ],
         Duration::from_millis(1500),
     );
-    let (sj, rj) = (json(&so), json(&ro));
+    let (sj, rj) = (end(&so), end(&ro));
     assert_eq!(rj["sha256"], sj["sha256"]);
-    // 40 MB in 8932-byte payloads: about 4,500 data packets (plus a few controls).
+    // 40 MiB in 8932-byte payloads: about 4,700 data packets (plus a few controls).
     let data_packets = rj["link_stats"]["rx_datagrams"].as_u64().unwrap();
     assert!(
         (4_400..5_000).contains(&data_packets),

@@ -7,10 +7,15 @@ use std::time::{Duration, Instant};
 use common::{eal, frame, frame_seq, pool};
 use dpdk::{MbufBatch, Port, PortConfig, RxQueue, TxQueue};
 
-const VDEVS: &[&str] = &[
-    "net_memif0,role=server,socket=/tmp/pmdt-test-memif.sock,id=7",
-    "net_memif1,role=client,socket=/tmp/pmdt-test-memif.sock,id=7",
-];
+/// The memif pair, on a socket path of this process (concurrent runs of this
+/// binary must not share one).
+fn vdevs() -> Vec<String> {
+    let sock = format!("/tmp/pmdt-test-memif-{}.sock", std::process::id());
+    vec![
+        format!("net_memif0,role=server,socket={sock},id=7"),
+        format!("net_memif1,role=client,socket={sock},id=7"),
+    ]
+}
 
 fn send_and_receive(tx: &mut TxQueue, rx: &mut RxQueue, pool: &dpdk::Mempool, n: u32) -> Vec<u32> {
     let mut got = Vec::new();
@@ -38,7 +43,8 @@ fn send_and_receive(tx: &mut TxQueue, rx: &mut RxQueue, pool: &dpdk::Mempool, n:
 
 #[test]
 fn memif_server_and_client_exchange_frames() {
-    let eal = eal(VDEVS);
+    let v = vdevs();
+    let eal = eal(&v.iter().map(String::as_str).collect::<Vec<_>>());
     let pool = pool(&eal, 4095);
     let mut s = Port::open_by_name(&eal, "net_memif0").unwrap();
     let mut c = Port::open_by_name(&eal, "net_memif1").unwrap();

@@ -9,7 +9,16 @@ use std::time::{Duration, Instant};
 use common::{eal, frame, frame_seq, pool};
 use dpdk::{MbufBatch, Port, PortConfig};
 
-const VDEVS: &[&str] = &["net_tap0,iface=pmdtt0", "net_tap1,iface=pmdtt1"];
+/// Interface names of this process (concurrent runs of this binary must not
+/// share kernel interfaces): TAP ports a and b, and the bridge.
+fn names() -> [String; 3] {
+    let pid = std::process::id();
+    [
+        format!("pmdtta{pid}"),
+        format!("pmdttb{pid}"),
+        format!("pmdtbr{pid}"),
+    ]
+}
 
 fn ip(args: &[&str]) {
     let st = Command::new("ip").args(args).status().expect("run ip");
@@ -18,7 +27,12 @@ fn ip(args: &[&str]) {
 
 #[test]
 fn frames_cross_a_kernel_bridge_between_two_taps() {
-    let eal = eal(VDEVS);
+    let [ta, tb, br] = names();
+    let vdevs = [
+        format!("net_tap0,iface={ta}"),
+        format!("net_tap1,iface={tb}"),
+    ];
+    let eal = eal(&[vdevs[0].as_str(), vdevs[1].as_str()]);
     // TAP rx queues pre-fill every descriptor from the pool: size it for 2×1024 + traffic.
     let pool = pool(&eal, 8191);
     let mut a = Port::open_by_name(&eal, "net_tap0").unwrap();
@@ -30,14 +44,14 @@ fn frames_cross_a_kernel_bridge_between_two_taps() {
     a.start().unwrap();
     b.start().unwrap();
 
-    let _ = Command::new("ip").args(["link", "del", "pmdtbr0"]).status();
-    ip(&["link", "add", "pmdtbr0", "type", "bridge"]);
-    for dev in ["pmdtt0", "pmdtt1"] {
+    let _ = Command::new("ip").args(["link", "del", &br]).status();
+    ip(&["link", "add", &br, "type", "bridge"]);
+    for dev in [ta.as_str(), tb.as_str()] {
         let _ = std::fs::write(format!("/proc/sys/net/ipv6/conf/{dev}/disable_ipv6"), "1");
-        ip(&["link", "set", dev, "master", "pmdtbr0"]);
+        ip(&["link", "set", dev, "master", &br]);
         ip(&["link", "set", dev, "up"]);
     }
-    ip(&["link", "set", "pmdtbr0", "up"]);
+    ip(&["link", "set", &br, "up"]);
     a.wait_link_up(Duration::from_secs(5)).unwrap();
     b.wait_link_up(Duration::from_secs(5)).unwrap();
 
@@ -64,7 +78,7 @@ fn frames_cross_a_kernel_bridge_between_two_taps() {
         }
         std::thread::sleep(Duration::from_micros(200));
     }
-    let _ = Command::new("ip").args(["link", "del", "pmdtbr0"]).status();
+    let _ = Command::new("ip").args(["link", "del", &br]).status();
     got.sort_unstable();
     got.dedup();
     // The kernel bridge may drop under a burst; most must arrive, in a clean set.

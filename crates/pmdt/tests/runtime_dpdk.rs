@@ -31,20 +31,59 @@ use common::{data, transfer};
 /// Writes of this size exercise packets that cut application writes.
 const WRITE: usize = 64 * 1024 + 17;
 
-const VDEVS: &[&str] = &[
-    "net_memif0,role=server,socket=/tmp/pmdt-rt-memif.sock,id=3",
-    "net_memif1,role=client,socket=/tmp/pmdt-rt-memif.sock,id=3",
-    "net_memif2,role=server,socket=/tmp/pmdt-rt-memif2.sock,id=4",
-    "net_memif3,role=client,socket=/tmp/pmdt-rt-memif2.sock,id=4",
-    "net_tap0,iface=pmdtrt0",
-    "net_memif4,role=server,socket=/tmp/pmdt-rt-memif3.sock,id=5",
-    "net_memif5,role=client,socket=/tmp/pmdt-rt-memif3.sock,id=5",
-    "net_null0",
-    "net_memif6,role=server,socket=/tmp/pmdt-rt-memif4.sock,id=6",
-    "net_memif7,role=client,socket=/tmp/pmdt-rt-memif4.sock,id=6",
-];
-const TAP_HOST: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 1);
-const TAP_DPDK: Ipv4Addr = Ipv4Addr::new(10, 77, 0, 2);
+/// The vdevs of this process. Host-wide names (memif sockets, the TAP interface
+/// and its subnet) include the process id, so two runs of this binary at once
+/// (two agents, two CI jobs) do not collide.
+fn vdevs() -> Vec<String> {
+    let pid = std::process::id();
+    let memif = |k: u32, role: &str| {
+        format!(
+            "net_memif{},role={role},socket=/tmp/pmdt-rt-{pid}-{k}.sock,id={}",
+            2 * k + (role == "client") as u32,
+            k + 3
+        )
+    };
+    vec![
+        memif(0, "server"),
+        memif(0, "client"),
+        memif(1, "server"),
+        memif(1, "client"),
+        format!("net_tap0,iface={}", tap_iface()),
+        memif(2, "server"),
+        memif(2, "client"),
+        "net_null0".into(),
+        memif(3, "server"),
+        memif(3, "client"),
+    ]
+}
+
+/// This process's TAP interface (at most 15 characters).
+fn tap_iface() -> String {
+    format!("pmdtrt{}", std::process::id())
+}
+
+/// This process's /30 on the TAP link: 10.64.0.0/10 carved by process id.
+fn tap_net() -> [u8; 4] {
+    let pid = std::process::id();
+    [
+        10,
+        64 | ((pid >> 14) & 63) as u8,
+        (pid >> 6) as u8,
+        ((pid & 63) << 2) as u8,
+    ]
+}
+
+/// The kernel's end of the TAP link.
+fn tap_host() -> Ipv4Addr {
+    let n = tap_net();
+    Ipv4Addr::new(n[0], n[1], n[2], n[3] + 1)
+}
+
+/// The DPDK port's end of the TAP link.
+fn tap_dpdk() -> Ipv4Addr {
+    let n = tap_net();
+    Ipv4Addr::new(n[0], n[1], n[2], n[3] + 2)
+}
 
 /// Work for the EAL's main-lcore thread.
 type MainJob = Box<dyn FnOnce() + Send>;
@@ -63,8 +102,8 @@ fn main_lcore() -> &'static (Eal, Mutex<mpsc::Sender<MainJob>>) {
             .memory_mb(1024)
             .file_prefix(format!("pmdt-rt-test-{}", std::process::id()))
             .log_level("warning");
-        for v in VDEVS {
-            b = b.vdev(*v);
+        for v in vdevs() {
+            b = b.vdev(v);
         }
         let (jobs_tx, jobs_rx) = mpsc::channel::<MainJob>();
         let (eal_tx, eal_rx) = mpsc::channel();
@@ -215,7 +254,7 @@ fn memif_transfers(eal: Eal) {
     assert!(tx.is_some_and(|t| t > 5000), "{stats}");
     let load = telemetry("/pmdt/load");
     assert!(load.contains("capacity_pps"), "{load}");
-    assert!(telemetry("/pmdt/connections").contains("/pmdt/connections"));
+    assert!(telemetry("/pmdt/list").contains("\"total\""));
     drop((a, b));
 
     // The same through loss, reordering and duplication on both directions.
@@ -400,7 +439,7 @@ fn junk_frames(dst_mac: [u8; 6]) -> Vec<Vec<u8>> {
     frames.push(t);
     // A UDP datagram for us with a wrong checksum.
     let b = PacketBuilder::ethernet2(src_mac, dst_mac)
-        .ipv4(TAP_HOST.octets(), TAP_DPDK.octets(), 64)
+        .ipv4(tap_host().octets(), tap_dpdk().octets(), 64)
         .udp(5555, 9000);
     let mut f = Vec::new();
     b.write(&mut f, &data(100, 5)).unwrap();
@@ -409,7 +448,7 @@ fn junk_frames(dst_mac: [u8; 6]) -> Vec<Vec<u8>> {
     frames.push(f);
     // A well-formed UDP datagram whose payload is not pmdt.
     let b = PacketBuilder::ethernet2(src_mac, dst_mac)
-        .ipv4(TAP_HOST.octets(), TAP_DPDK.octets(), 64)
+        .ipv4(tap_host().octets(), tap_dpdk().octets(), 64)
         .udp(5555, 9000);
     let mut f = Vec::new();
     b.write(&mut f, b"definitely not a pmdt header, just bytes")
@@ -425,10 +464,11 @@ fn tap_interop_with_kernel_udp_both_ways_ping_and_junk() {
 
 fn tap_interop(eal: Eal) {
     const MAC: [u8; 6] = [0x02, 0x00, 0x00, 0x77, 0x00, 0x02];
+    let (host, dpdk_ip, iface) = (tap_host(), tap_dpdk(), tap_iface());
     let dp = dpdk_runtime_mac(
         &eal,
         "net_tap0",
-        TAP_DPDK,
+        dpdk_ip,
         IoCore::Lcores {
             eal: eal.clone(),
             ids: vec![1],
@@ -436,23 +476,23 @@ fn tap_interop(eal: Eal) {
         None,
         Some(MAC),
     );
-    ip(&format!("addr replace {TAP_HOST}/24 dev pmdtrt0"));
-    ip("link set pmdtrt0 up");
+    ip(&format!("addr replace {host}/30 dev {iface}"));
+    ip(&format!("link set {iface} up"));
     let kernel = Runtime::builder()
         .transport(transport())
         .backend(Backend::Udp(UdpLinkConfig {
-            bind: SocketAddr::from((TAP_HOST, 0)),
+            bind: SocketAddr::from((host, 0)),
             ..Default::default()
         }))
         .start()
         .unwrap();
 
-    assert!(ping(TAP_DPDK), "the DPDK port answers ICMP echo");
+    assert!(ping(dpdk_ip), "the DPDK port answers ICMP echo");
 
     // Kernel UDP → DPDK, with junk frames injected at the receiver meanwhile.
     let mac = {
         let out = Command::new("ip")
-            .args(["neigh", "show", &TAP_DPDK.to_string()])
+            .args(["neigh", "show", &dpdk_ip.to_string()])
             .output()
             .unwrap();
         let s = String::from_utf8_lossy(&out.stdout).to_string();
@@ -469,16 +509,17 @@ fn tap_interop(eal: Eal) {
         .collect();
     assert_eq!(mac, MAC, "the kernel learned the configured MAC by ARP");
     let junk = junk_frames(mac.clone().try_into().unwrap());
+    let tap = iface.clone();
     let injector = thread::spawn(move || {
         for _ in 0..20 {
-            inject("pmdtrt0", &junk);
+            inject(&tap, &junk);
             thread::sleep(Duration::from_millis(10));
         }
     });
     transfer(
         &kernel,
         &dp,
-        SocketAddr::from((TAP_DPDK, 9000)),
+        SocketAddr::from((dpdk_ip, 9000)),
         vec![data(4_000_000, 8)],
         WRITE,
     );
@@ -599,11 +640,16 @@ fn ports_without_multi_segs_send_single_segment_frames() {
 }
 
 /// Issue 11 item 1: many flows with the default idle policy through a pool far
-/// smaller than their buffers (8 flows × 2 MiB each way against 2,047 mbufs).
-/// Before the fix, receive storage and readers' rings exhausted the pool, acks and
-/// headers could not be allocated and the flows crawled or timed out. Every flow
-/// must finish intact, nothing may be dropped for want of a buffer, no flow may
-/// starve, and every mbuf must come back.
+/// smaller than their buffers (16 flows × 2 MiB each way against 4,095 mbufs),
+/// readers starting late. Before the fixes, receive storage and readers' rings
+/// exhausted the pool, acks and headers could not be allocated and the flows
+/// crawled or timed out; then the first connections to arrive could still commit
+/// the whole pool between them (each kept the equal share it got on arrival), so
+/// later datagrams, handshakes included, were dropped and connections died
+/// half-open (`sim_runtime::sixteen_flows_through_a_small_pool_with_late_readers`
+/// reproduces it deterministically). Every flow must finish intact, nothing may
+/// be dropped for want of a buffer, no flow may starve, and every mbuf must come
+/// back.
 #[test]
 fn many_flows_through_a_small_pool_finish_and_share() {
     on_main(many_flows_small_pool);
@@ -620,7 +666,7 @@ fn many_flows_small_pool(eal: Eal) {
                     port: port.into(),
                     ip,
                     udp_port: 9000,
-                    pool_size: 2047,
+                    pool_size: 4095,
                     ..Default::default()
                 },
             })
@@ -640,7 +686,7 @@ fn many_flows_small_pool(eal: Eal) {
         Ipv4Addr::new(10, 6, 0, 2),
         IoCore::Thread { cpu: Some(0) },
     );
-    const FLOWS: usize = 8;
+    const FLOWS: usize = 16;
     const BYTES: usize = 1_500_000;
     let listener = b.listen(0).unwrap();
     let readers = thread::spawn(move || {
@@ -689,12 +735,14 @@ fn many_flows_small_pool(eal: Eal) {
     got.sort();
     assert!(got == sent, "every flow arrives intact");
     // No flow starves. Each rate runs from its reader's late start, so the first
-    // flows' buffered data inflates theirs: only a starved flow (orders of
-    // magnitude slower) fails this; fairness figures belong to the benchmarks.
-    let (lo, hi) = rates
-        .iter()
-        .fold((f64::MAX, 0f64), |(lo, hi), &r| (lo.min(r), hi.max(r)));
-    assert!(lo * 50.0 >= hi, "a flow starved: rates {rates:?}");
+    // flows' buffered data inflates theirs (the first may have arrived whole
+    // before its reader started): the slowest is compared with the median, and
+    // only a starved flow (orders of magnitude slower) fails this; fairness
+    // figures belong to the benchmarks.
+    let mut sorted = rates.clone();
+    sorted.sort_by(f64::total_cmp);
+    let (lo, median) = (sorted[0], sorted[sorted.len() / 2]);
+    assert!(lo * 50.0 >= median, "a flow starved: rates {rates:?}");
     thread::sleep(Duration::from_millis(150));
     for (side, rt) in [("sender", &a), ("receiver", &b)] {
         let l = &rt.stats().loops[0].link;

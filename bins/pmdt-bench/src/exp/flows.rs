@@ -33,7 +33,8 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         let per = (total / n as u64).max(64 << 10);
         let mut pair = PairSpec::new(
             Link::Memif(1500),
-            &["-P", &n.to_string(), "-n", &bytes_arg(per)],
+            // -n is the total over the flows (iperf3's).
+            &["-P", &n.to_string(), "-n", &bytes_arg(per * n as u64)],
             expect_bytes(per * n as u64),
         );
         pair.connections = n;

@@ -3,6 +3,7 @@
 
 pub mod flows;
 pub mod loss;
+pub mod multi;
 pub mod peers;
 pub mod seed000;
 pub mod seed002;

@@ -71,8 +71,6 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         let pair = PairSpec::new(
             Link::Memif(1500),
             &[
-                "-n",
-                "100G",
                 "-t",
                 &secs_arg(secs),
                 "--payload",
@@ -99,8 +97,6 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         let mut pair = PairSpec::new(
             Link::Memif(1500),
             &[
-                "-n",
-                "100G",
                 "-t",
                 &secs_arg(secs),
                 "-P",

@@ -49,8 +49,8 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                     &[
                         "-P",
                         &n.to_string(),
-                        "-n",
-                        &bytes_arg(per),
+                        "-n", // the total over the clients (iperf3's)
+                        &bytes_arg(per * n as u64),
                         "--payload",
                         "1064",
                     ],

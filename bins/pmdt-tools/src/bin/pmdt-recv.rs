@@ -1,63 +1,112 @@
-//! pmdt-recv: accepts pmdt connections and writes each stream to a file (or one
-//! file per connection in a directory), or discards it; prints every stream's
-//! SHA-256. A file appears under its final name only once complete (`.part` until
-//! then, removed if the transfer fails or is interrupted).
+//! pmdt-recv: the server. Accepts pmdt connections; for each, what the client asks
+//! for: receive its stream (into a file, one file per connection in a directory,
+//! or discarded; a file appears under its final name only once complete, `.part`
+//! until then) and answer with a receipt (byte count and SHA-256), or with `-R`
+//! on the client's side send generated data. Reports each connection as it ends.
 //!
 //! `pmdt-recv` alone runs the receiving half of the one-host demo (memif server at
-//! 10.88.0.2:9000, one connection).
+//! 10.88.0.2:9000, one connection); `-N 0` serves until Ctrl-C with bounded
+//! memory: finished connections are reported and forgotten, only totals remain.
 
-use std::fs::File;
-use std::io::{BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
-use pmdt::runtime::{Runtime, Stream};
+use clap::{Args, Parser};
+use pmdt::runtime::{AbortHandle, Runtime, Stream};
 use pmdt::ConnectionStats;
 use pmdt_tools::cli_error::{self, CliError};
+use pmdt_tools::data_recv::{recv_data, RecvPlan};
+use pmdt_tools::data_send::{send_data, Payload, SendPlan};
+use pmdt_tools::doc_gen::DocArgs;
+use pmdt_tools::entry::ToolCli;
 use pmdt_tools::interrupt::Interrupt;
+use pmdt_tools::interval::{Direction, Meter};
 use pmdt_tools::link_args::{LinkArgs, Role};
-use pmdt_tools::progress::Progress;
-use pmdt_tools::summary::{hex, FlowSummary, LoadSampler, Summary};
+use pmdt_tools::report::{print_dry_run, JsonMode, OutputArgs, Report, Start};
+use pmdt_tools::session::{read_opening, Mode, Opening, Receipt, Request};
+use pmdt_tools::summary::{FlowSummary, LoadSampler, ReceiptCheck, Summary, Totals};
 use pmdt_tools::transport_args::TransportArgs;
+use pmdt_tools::units::fmt_rate;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
+use serde_json::json;
 
 const PROG: &str = "pmdt-recv";
 
-/// Receive data over pmdt (reliable windowed UDP, DPDK or kernel UDP).
-#[derive(Debug, Parser, Serialize, Deserialize, Default)]
-#[command(name = PROG, version, about, long_about = None)]
+/// Finished connections a server (`-N 0`) keeps in its final summary.
+const SERVER_KEEPS: usize = 256;
+
+/// Where data goes and how many connections to serve.
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
 #[serde(default)]
-struct Cli {
+#[command(next_help_heading = "Receiver")]
+struct RecvArgs {
     /// Write the stream to this file, or one file per connection into this directory
     /// (must exist). Default: discard (only count and hash).
     #[arg(short = 'o', long)]
     output: Option<PathBuf>,
-    /// Exit after this many connections have finished (0: serve until Ctrl-C).
+    /// Exit after this many connections have finished (0: serve until Ctrl-C,
+    /// reporting each connection as it ends).
     #[arg(short = 'N', long, default_value_t = 1)]
     connections: usize,
     /// Synthetic processing cost per received packet on the I/O core, ns (load
     /// experiments).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_name = "NS")]
     work_ns: u64,
-    /// Print one JSON summary object on stdout at the end.
-    #[arg(long)]
-    json: bool,
     /// Skip SHA-256 (benchmarking the transport, not the hash; `sha256` is empty).
     #[arg(long)]
     no_hash: bool,
+}
+
+impl Default for RecvArgs {
+    fn default() -> Self {
+        Self {
+            output: None,
+            connections: 1,
+            work_ns: 0,
+            no_hash: false,
+        }
+    }
+}
+
+/// Receive data over pmdt (reliable windowed UDP, DPDK or kernel UDP), iperf3-style.
+#[derive(Debug, Parser, Serialize, Deserialize, Default)]
+#[command(name = PROG, version)]
+#[command(after_help = "EAL arguments may come first, testpmd style: \
+pmdt-recv -l 0-1 --vdev net_memif0,role=server -- -N 0")]
+#[serde(default)]
+struct Cli {
     /// Read options from this TOML file (flags given here win).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    recv: RecvArgs,
     #[command(flatten)]
     #[serde(flatten)]
     transport: TransportArgs,
     #[command(flatten)]
     #[serde(flatten)]
     link: LinkArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    output: OutputArgs,
+    #[command(flatten)]
+    #[serde(skip)]
+    docs: DocArgs,
+}
+
+impl ToolCli for Cli {
+    fn config_path(&self) -> Option<PathBuf> {
+        self.config.clone()
+    }
+    fn docs(&self) -> &DocArgs {
+        &self.docs
+    }
+    fn json_mode(&self) -> JsonMode {
+        self.output.mode()
+    }
 }
 
 /// Where a connection's bytes go.
@@ -71,126 +120,250 @@ fn target(output: &Option<PathBuf>, n: usize, peer: &str) -> Option<PathBuf> {
     }
 }
 
-fn part_of(p: &Path) -> PathBuf {
-    let mut s = p.as_os_str().to_owned();
-    s.push(".part");
-    PathBuf::from(s)
+/// A finished connection.
+struct Served {
+    summary: FlowSummary,
+    stats: ConnectionStats,
+    ended: Instant,
 }
 
+/// Receives a client's data (its request said `send`, or a raw stream), then
+/// answers with the receipt.
 fn receive(
-    n: usize,
-    mut stream: Stream,
+    stream: &mut Stream,
+    request: Option<&Request>,
+    first: &[u8],
     path: Option<PathBuf>,
-    stop: &Interrupt,
-    done: &AtomicU64,
     hash: bool,
-) -> (FlowSummary, ConnectionStats) {
-    let started = Instant::now();
-    let peer = stream.peer_addr().to_string();
-    let mut hasher = Sha256::new();
-    let mut got = 0u64;
-    let mut err = None;
-    let mut file = match &path {
-        Some(p) => match File::create(part_of(p)) {
-            Ok(f) => Some(BufWriter::with_capacity(1 << 20, f)),
-            Err(e) => {
-                err = Some(format!("cannot create {}: {e}", part_of(p).display()));
-                None
-            }
-        },
-        None => None,
+    stop: &Interrupt,
+) -> FlowSummary {
+    let plan = RecvPlan {
+        file: path.clone(),
+        hash,
+        expect: None,
     };
-    let mut buf = vec![0u8; 256 * 1024];
-    while err.is_none() {
-        if stop.is_set() {
-            err = Some("interrupted".into());
-            break;
-        }
-        match stream.read(&mut buf) {
-            Ok(0) => break,
-            Ok(k) => {
-                if hash {
-                    hasher.update(&buf[..k]);
-                }
-                if let Some(f) = &mut file {
-                    if let Err(e) = f.write_all(&buf[..k]) {
-                        err = Some(format!("write error: {e}"));
-                    }
-                }
-                got += k as u64;
-                done.fetch_add(k as u64, Ordering::Relaxed);
+    let got = recv_data(stream, first, &plan, stop);
+    let mut error = got.error;
+    if error.is_none() {
+        // A tools client waits for the receipt; a raw stream gets none.
+        let answer = match request {
+            Some(_) => Receipt {
+                bytes: got.bytes,
+                sha256: got.sha256.clone(),
             }
-            Err(_) if stop.is_set() => err = Some("interrupted".into()),
-            Err(e) => err = Some(e.to_string()),
+            .write_to(stream),
+            None => Ok(()),
+        };
+        if let Err(e) = answer.and_then(|_| stream.close()) {
+            error = Some(e.to_string());
         }
     }
-    if err.is_none() {
-        if let Some(f) = file.take() {
-            match f
-                .into_inner()
-                .map_err(|e| e.into_error())
-                .and_then(|f| f.sync_all())
-            {
-                Ok(()) => {}
-                Err(e) => err = Some(format!("write error: {e}")),
-            }
-        }
-    }
-    drop(file);
-    let seconds = started.elapsed().as_secs_f64();
-    if let Some(p) = &path {
-        let part = part_of(p);
-        if err.is_none() {
-            if let Err(e) = std::fs::rename(&part, p) {
-                err = Some(format!(
-                    "cannot rename {} to {}: {e}",
-                    part.display(),
-                    p.display()
-                ));
-            }
-        } else {
-            let _ = std::fs::remove_file(&part);
-        }
-    }
-    if err.is_none() {
-        let _ = stream.close();
-    }
-    let stats = stream.stats();
-    let sha = if hash {
-        hex(&hasher.finalize())
-    } else {
-        String::new()
-    };
-    if err.is_none() {
-        eprintln!("{PROG}: flow {n} from {peer}: {got} bytes in {seconds:.3} s, sha256 {sha}");
-    } else {
-        eprintln!(
-            "{PROG}: flow {n} from {peer}: failed after {got} bytes: {}",
-            err.as_deref().unwrap_or("")
-        );
-    }
-    let summary = FlowSummary {
-        flow: n,
-        peer,
-        bytes: got,
-        seconds,
-        goodput_bps: got as f64 * 8.0 / seconds.max(1e-9),
-        sha256: sha,
+    FlowSummary {
+        direction: Direction::Receive,
+        bytes: got.bytes,
+        sha256: got.sha256,
         path: path.map(|p| p.display().to_string()),
-        error: err,
+        error,
         ..Default::default()
     }
-    .with_stats(&stats);
-    (summary, stats)
+}
+
+/// Sends the client generated data (its request said `reverse`), then reads its
+/// receipt.
+fn send_reverse(
+    stream: &mut Stream,
+    request: &Request,
+    hash: bool,
+    stop: &Interrupt,
+) -> FlowSummary {
+    let plan = SendPlan {
+        payload: Payload::Generated(request.flow),
+        bytes: request.bytes,
+        deadline: request
+            .seconds
+            .map(|s| Instant::now() + Duration::from_secs_f64(s)),
+        hash,
+    };
+    let sent = send_data(stream, &plan, stop);
+    let mut error = sent.error.clone();
+    let mut receipt = None;
+    if error.is_none() {
+        stream.finish();
+        match Receipt::read_from(stream) {
+            Ok(r) => receipt = r,
+            Err(e) => error = Some(e.to_string()),
+        }
+        if error.is_none() {
+            if let Err(e) = stream.close() {
+                error = Some(e.to_string());
+            }
+        }
+    }
+    let check = receipt.map(|r| ReceiptCheck::check(&r, sent.bytes, &sent.sha256));
+    if let Some(c) = check.as_ref().filter(|c| !c.matches) {
+        error.get_or_insert_with(|| {
+            format!("the client got {} bytes, {} were sent", c.bytes, sent.bytes)
+        });
+    }
+    FlowSummary {
+        direction: Direction::Send,
+        bytes: sent.bytes,
+        sha256: sent.sha256,
+        receipt: check,
+        error,
+        ..Default::default()
+    }
+}
+
+fn serve(
+    n: usize,
+    mut stream: Stream,
+    output: &Option<PathBuf>,
+    hash: bool,
+    stop: &Interrupt,
+) -> Served {
+    let started = Instant::now();
+    let peer = stream.peer_addr().to_string();
+    let mut summary = match read_opening(&mut stream) {
+        Ok(Opening::Request { request, rest }) => match request.mode {
+            Mode::Send => receive(
+                &mut stream,
+                Some(&request),
+                &rest,
+                target(output, n, &peer),
+                hash,
+                stop,
+            ),
+            Mode::Reverse => send_reverse(&mut stream, &request, hash, stop),
+        },
+        Ok(Opening::Raw { data }) => receive(
+            &mut stream,
+            None,
+            &data,
+            target(output, n, &peer),
+            hash,
+            stop,
+        ),
+        Err(e) => FlowSummary {
+            error: Some(if stop.is_set() {
+                "interrupted".into()
+            } else {
+                e.to_string()
+            }),
+            ..Default::default()
+        },
+    };
+    if stop.is_set() {
+        summary.error.get_or_insert_with(|| "interrupted".into());
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let stats = stream.stats();
+    summary.flow = n;
+    summary.id = stream.connection_id();
+    summary.peer = peer;
+    summary.seconds = seconds;
+    summary.goodput_bps = summary.bytes as f64 * 8.0 / seconds.max(1e-9);
+    Served {
+        summary: summary.with_stats(&stats),
+        stats,
+        ended: Instant::now(),
+    }
+}
+
+/// The time during which at least one connection was open.
+#[derive(Default)]
+struct BusyTime {
+    open: usize,
+    since: Option<Instant>,
+    total: Duration,
+}
+
+impl BusyTime {
+    fn opened(&mut self, at: Instant) {
+        if self.open == 0 {
+            self.since = Some(at);
+        }
+        self.open += 1;
+    }
+
+    fn closed(&mut self, at: Instant) {
+        self.open = self.open.saturating_sub(1);
+        if self.open == 0 {
+            if let Some(s) = self.since.take() {
+                self.total += at.saturating_duration_since(s);
+            }
+        }
+    }
+
+    fn seconds(&self, now: Instant) -> f64 {
+        (self.total + self.since.map_or(Duration::ZERO, |s| now.duration_since(s))).as_secs_f64()
+    }
+}
+
+/// The server's state: live connections, and what is kept of finished ones.
+struct Server {
+    live: Vec<(JoinHandle<Served>, AbortHandle)>,
+    kept: VecDeque<FlowSummary>,
+    keep: usize,
+    totals: Totals,
+    busy: BusyTime,
+    failed: bool,
+}
+
+impl Server {
+    /// Reports and forgets the connections that ended (all of them with `all`).
+    fn reap(&mut self, report: &Report, all: bool) {
+        let mut i = 0;
+        while i < self.live.len() {
+            if !all && !self.live[i].0.is_finished() {
+                i += 1;
+                continue;
+            }
+            let (h, _) = self.live.swap_remove(i);
+            let s = h.join().expect("connection thread");
+            let f = &s.summary;
+            match &f.error {
+                None => eprintln!(
+                    "{PROG}: flow {} {} {}: {} bytes in {:.3} s = {}, sha256 {}",
+                    f.flow,
+                    if f.direction == Direction::Send {
+                        "to"
+                    } else {
+                        "from"
+                    },
+                    f.peer,
+                    f.bytes,
+                    f.seconds,
+                    fmt_rate(f.goodput_bps),
+                    if f.sha256.is_empty() { "-" } else { &f.sha256 }
+                ),
+                Some(e) => {
+                    self.failed = true;
+                    eprintln!(
+                        "{PROG}: flow {} {}: failed after {} bytes: {e}",
+                        f.flow, f.peer, f.bytes
+                    )
+                }
+            }
+            report.event("connection_end", f);
+            self.totals.add(f, &s.stats);
+            self.busy.closed(s.ended);
+            if self.kept.len() == self.keep {
+                self.kept.pop_front();
+            }
+            self.kept.push_back(s.summary);
+        }
+    }
 }
 
 fn run(cli: Cli) -> Result<i32, CliError> {
-    if let Some(o) = &cli.output {
-        if !o.is_dir() && cli.connections != 1 {
+    let args = &cli.recv;
+    if let Some(o) = &args.output {
+        if !o.is_dir() && args.connections != 1 {
             return Err(CliError::new(format!(
                 "--output {} is a file but --connections is {}",
                 o.display(),
-                cli.connections
+                args.connections
             ))
             .hint("give an existing directory for one file per connection"));
         }
@@ -203,13 +376,28 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             }
         }
     }
+    let interval = cli.output.interval()?;
     let transport = cli.transport.config(cli.link.effective_mtu())?;
-    cli.link
-        .check_memory(&transport, cli.transport.max_buffer, cli.connections)?;
+    cli.link.check_memory(
+        &transport,
+        cli.transport.max_buffer.map(|b| b.0),
+        args.connections,
+    )?;
+    if cli.output.dry_run {
+        print_dry_run(
+            cli.link.eal_builder(Role::Receiver, PROG)?.as_ref(),
+            json!({
+                "output": args.output,
+                "connections": args.connections,
+                "transport": format!("{transport:?}"),
+            }),
+        );
+        return Ok(0);
+    }
     let eal = cli.link.eal(Role::Receiver, PROG)?;
     let builder = Runtime::builder()
-        .transport(transport)
-        .per_packet_work(Duration::from_nanos(cli.work_ns));
+        .transport(transport.clone())
+        .per_packet_work(Duration::from_nanos(args.work_ns));
     let rt = cli
         .link
         .apply(Role::Receiver, eal.as_ref(), builder)?
@@ -224,35 +412,55 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         rt.link_name()
     );
     let stop = Interrupt::install();
-    let done = Arc::new(AtomicU64::new(0));
-    let mut handles: Vec<std::thread::JoinHandle<(FlowSummary, ConnectionStats)>> = Vec::new();
+    let listening = Instant::now();
+    let mut report = Report::new(PROG, cli.output.mode(), 16);
+    report.start(Start::new(
+        PROG,
+        rt.link_name(),
+        json!({
+            "protocol": "pmdt",
+            "listening": rt.local_addr().to_string(),
+            "connections": args.connections,
+            "congestion": format!("{:?}", transport.congestion),
+            "interval": interval.map_or(0.0, |d| d.as_secs_f64()),
+            "hash": !args.no_hash,
+        }),
+    ));
+    let mut meter = Meter::new(listening, &rt.stats());
+    let mut next_tick = interval.map(|i| listening + i);
+    let mut state = Server {
+        live: Vec::new(),
+        kept: VecDeque::new(),
+        keep: if args.connections == 0 {
+            SERVER_KEEPS
+        } else {
+            args.connections
+        },
+        totals: Totals::default(),
+        busy: BusyTime::default(),
+        failed: false,
+    };
     let mut accepted = 0usize;
-    let mut aborts: Vec<pmdt::runtime::AbortHandle> = Vec::new();
-    let mut progress: Option<Progress> = None;
-    let mut first: Option<Instant> = None;
     let mut load = LoadSampler::default();
     loop {
         if stop.is_set() {
             break;
         }
-        let finished = handles.iter().filter(|h| h.is_finished()).count();
-        if cli.connections > 0 && finished >= cli.connections {
+        state.reap(&report, false);
+        if args.connections > 0 && state.totals.flows() >= args.connections {
             break;
         }
-        if cli.connections == 0 || accepted < cli.connections {
+        if args.connections == 0 || accepted < args.connections {
             match listener.accept_timeout(Duration::from_millis(100)) {
                 Ok(s) => {
                     accepted += 1;
-                    first.get_or_insert_with(Instant::now);
-                    progress.get_or_insert_with(|| Progress::new(PROG, None));
-                    let path = target(&cli.output, accepted, &s.peer_addr().to_string());
-                    let (stop, done) = (stop.clone(), done.clone());
-                    let n = accepted;
-                    let hash = !cli.no_hash;
-                    aborts.push(s.abort_handle());
-                    handles.push(std::thread::spawn(move || {
-                        receive(n, s, path, &stop, &done, hash)
-                    }));
+                    state.busy.opened(Instant::now());
+                    meter.track(accepted, Direction::Receive, s.stats_handle());
+                    let (stop, output) = (stop.clone(), args.output.clone());
+                    let (n, hash) = (accepted, !args.no_hash);
+                    let abort = s.abort_handle();
+                    let h = std::thread::spawn(move || serve(n, s, &output, hash, &stop));
+                    state.live.push((h, abort));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
                 Err(e) => return Err(cli_error::from_io("accept", &e)),
@@ -260,48 +468,60 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         } else {
             std::thread::sleep(Duration::from_millis(100));
         }
-        if let Some(p) = &mut progress {
-            p.update(done.load(Ordering::Relaxed));
-            load.sample(&rt.stats());
+        let now = Instant::now();
+        let stats = rt.stats();
+        if !state.live.is_empty() {
+            load.sample(&stats);
         }
-    }
-    if let Some(p) = &progress {
-        p.finish();
+        if let (Some(t), Some(i)) = (next_tick, interval) {
+            if now >= t {
+                // Intervals with a connection open (a server idles quietly).
+                if meter.tracked() > 0 {
+                    report.interval(meter.sample(now, &stats));
+                } else {
+                    meter.sample(now, &stats);
+                }
+                next_tick = Some(t + i);
+            }
+        }
     }
     if stop.is_set() {
         // Ctrl-C/SIGTERM: every flow ends now (stalled or failed ones included);
-        // their readers see the abort, remove their part files and report.
-        aborts.iter().for_each(|a| a.abort(130));
+        // their threads see the abort, remove their part files and report.
+        state.live.iter().for_each(|(_, a)| a.abort(130));
     }
-    let seconds = first.map_or(0.0, |f| f.elapsed().as_secs_f64());
     std::thread::sleep(Duration::from_millis(120)); // one stats period
     let rt_stats = rt.stats();
     load.sample(&rt_stats); // the report published when the last flow ended
-                            // Stop the runtime first: interrupted readers see their connection end.
+    if let (Some(i), Some(t)) = (interval, next_tick) {
+        if (t - i).elapsed() > i / 10 && meter.tracked() > 0 {
+            report.interval(meter.sample(Instant::now(), &rt_stats));
+        }
+    }
+    // Stop the runtime first: interrupted connections see their end.
     rt.shutdown()
         .map_err(|e| cli_error::from_io("shutdown", &e))?;
-    let results: Vec<(FlowSummary, ConnectionStats)> = handles
-        .into_iter()
-        .map(|h| h.join().expect("receiver thread"))
-        .collect();
-    let failed = results.iter().any(|(f, _)| f.error.is_some());
-    let stats: Vec<ConnectionStats> = results.iter().map(|(_, s)| s.clone()).collect();
-    let summary = Summary::build(
+    state.reap(&report, true);
+    let now = Instant::now();
+    let mut summary = Summary::build(
         PROG,
-        results.into_iter().map(|(f, _)| f).collect(),
-        &stats,
+        &state.totals,
+        state.kept.into_iter().collect(),
         &rt_stats,
         load.summary(),
-        seconds,
+        state.busy.seconds(now),
         stop.is_set(),
     );
-    summary.print_human();
-    if cli.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&summary).expect("serializable")
-        );
-    }
+    summary.listening_seconds = Some(now.duration_since(listening).as_secs_f64());
+    summary.print_human(false); // each connection was reported as it ended
+    let error = (state.failed && !stop.is_set()).then(|| {
+        format!(
+            "{} of {} connection(s) failed; see the flows",
+            summary.flows.iter().filter(|f| f.error.is_some()).count(),
+            summary.connections
+        )
+    });
+    report.end(&summary, error.as_deref());
     // Ports are closed by now (the runtime owned them): the EAL goes last.
     if let Some(e) = eal {
         if let Err(e) = e.shutdown() {
@@ -310,7 +530,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     }
     Ok(if stop.is_set() {
         130
-    } else if failed {
+    } else if state.failed {
         1
     } else {
         0
@@ -318,5 +538,5 @@ fn run(cli: Cli) -> Result<i32, CliError> {
 }
 
 fn main() {
-    pmdt_tools::entry::run_tool::<Cli>(PROG, |c| c.config.clone(), run)
+    pmdt_tools::entry::run_tool::<Cli>(PROG, run)
 }

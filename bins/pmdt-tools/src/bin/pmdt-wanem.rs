@@ -5,34 +5,34 @@
 //!
 //! Default topology (one host): port A is a memif server on /tmp/pmdt-wan-a.sock
 //! (connect pmdt-send there), port B one on /tmp/pmdt-wan-b.sock (connect pmdt-recv).
+//! `--pcap FILE` records every frame it forwards (after the impairment: what the
+//! endpoints see), `--file-prefix` names the EAL as on the other tools.
 
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use clap::Parser;
-use dpdk::{Eal, MemoryMode, Mempool, MempoolConfig, Port, PortConfig};
+use clap::{Args, Parser};
+use dpdk::{Eal, Mempool, MempoolConfig, Port, PortConfig};
 use pmdt::link::impair_model::{GilbertElliott, ImpairConfig, ImpairModel};
 use pmdt_tools::cli_error::{self, CliError};
+use pmdt_tools::doc_gen::DocArgs;
+use pmdt_tools::eal_args::EalArgs;
+use pmdt_tools::entry::ToolCli;
+use pmdt_tools::frame_capture::FrameCapture;
 use pmdt_tools::interrupt::Interrupt;
-use pmdt_tools::units::parse_rate;
+use pmdt_tools::report::JsonMode;
+use pmdt_tools::units::{BitRate, ByteSize};
 use pmdt_tools::wan_path::{PathStats, WanPath};
 use serde::{Deserialize, Serialize};
 
 const PROG: &str = "pmdt-wanem";
 
-/// Emulate a lossy, slow, long link between two DPDK ports.
-#[derive(Debug, Parser, Serialize, Deserialize, Default)]
-#[command(name = PROG, version, about, long_about = None)]
+/// What the emulated link does.
+#[derive(Debug, Clone, Args, Serialize, Deserialize)]
 #[serde(default)]
-struct Cli {
-    /// The two ports' vdevs, A then B (default: memif servers on
-    /// /tmp/pmdt-wan-a.sock and /tmp/pmdt-wan-b.sock).
-    #[arg(long = "vdev", value_name = "SPEC")]
-    vdev: Vec<String>,
-    /// PCI devices for A and B instead of vdevs.
-    #[arg(long = "pci", value_name = "BDF")]
-    pci: Vec<String>,
+#[command(next_help_heading = "Impairment")]
+struct ImpairArgs {
     /// Random loss probability (0..1), e.g. 0.01.
     #[arg(long, default_value_t = 0.0)]
     loss: f64,
@@ -60,36 +60,91 @@ struct Cli {
     /// Probability a packet is duplicated.
     #[arg(long, default_value_t = 0.0)]
     duplicate: f64,
-    /// Bottleneck rate (e.g. 1gbit).
+    /// Bottleneck rate, bits/s with decimal k/m/g (e.g. 1gbit = 10^9 bit/s).
     #[arg(long)]
-    rate: Option<String>,
-    /// Bottleneck queue, bytes.
-    #[arg(long, default_value_t = 1 << 20)]
-    queue_bytes: u64,
+    rate: Option<BitRate>,
+    /// Bottleneck queue, bytes with 1024-based K/M/G (e.g. 1M).
+    #[arg(long, default_value_t = ByteSize(1 << 20))]
+    queue_bytes: ByteSize,
     /// Impair only A→B (B→A forwarded untouched).
     #[arg(long)]
     one_way: bool,
     /// Random seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
+}
+
+impl Default for ImpairArgs {
+    fn default() -> Self {
+        Self {
+            loss: 0.0,
+            burst_enter: None,
+            burst_leave: 0.3,
+            burst_loss: 0.5,
+            delay_ms: 0.0,
+            jitter_ms: 0.0,
+            reorder: 0.0,
+            reorder_ms: 1.0,
+            duplicate: 0.0,
+            rate: None,
+            queue_bytes: ByteSize(1 << 20),
+            one_way: false,
+            seed: 1,
+        }
+    }
+}
+
+/// Emulate a lossy, slow, long link between two DPDK ports.
+#[derive(Debug, Parser, Serialize, Deserialize, Default)]
+#[command(name = PROG, version)]
+#[command(after_help = "EAL arguments may come first, testpmd style: \
+pmdt-wanem -l 0 --vdev A --vdev B -- --loss 0.01")]
+#[serde(default)]
+struct Cli {
+    /// Read options from this TOML file (flags given here win).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    impair: ImpairArgs,
     /// Stop after this many seconds (default: until Ctrl-C).
     #[arg(long)]
     duration: Option<f64>,
-    /// EAL lcore (the forwarding loop runs on the main lcore).
-    #[arg(long, default_value = "0")]
-    lcores: String,
-    /// Run the EAL without hugepages.
-    #[arg(long)]
-    no_huge: bool,
-    /// Raw EAL argument, repeatable.
-    #[arg(long = "eal", value_name = "ARG", allow_hyphen_values = true)]
-    eal: Vec<String>,
+    // The two ports are the two --vdev (default: memif servers on
+    // /tmp/pmdt-wan-a.sock and /tmp/pmdt-wan-b.sock) or --pci; the forwarding loop
+    // runs on the main lcore (default --lcores 0).
+    #[command(flatten)]
+    #[serde(flatten)]
+    eal: EalArgs,
+    /// Write every frame forwarded (after the impairment) to this pcap file.
+    #[arg(long, value_name = "FILE", help_heading = "Link")]
+    pcap: Option<PathBuf>,
     /// Print one JSON summary object on stdout at the end.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     json: bool,
-    /// Read options from this TOML file (flags given here win).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    /// Check the options, print the EAL arguments and the impairment as JSON on
+    /// stdout, and exit without starting.
+    #[arg(long, help_heading = "Output")]
+    dry_run: bool,
+    #[command(flatten)]
+    #[serde(skip)]
+    docs: DocArgs,
+}
+
+impl ToolCli for Cli {
+    fn config_path(&self) -> Option<PathBuf> {
+        self.config.clone()
+    }
+    fn docs(&self) -> &DocArgs {
+        &self.docs
+    }
+    fn json_mode(&self) -> JsonMode {
+        if self.json {
+            JsonMode::Document
+        } else {
+            JsonMode::Off
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -100,7 +155,7 @@ struct Report {
     impairment: ImpairConfig,
 }
 
-fn impairment(cli: &Cli) -> Result<ImpairConfig, CliError> {
+fn impairment(cli: &ImpairArgs) -> Result<ImpairConfig, CliError> {
     let ms = |v: f64, name: &str| {
         if v.is_finite() && v >= 0.0 {
             Ok(Duration::from_secs_f64(v / 1000.0))
@@ -122,13 +177,8 @@ fn impairment(cli: &Cli) -> Result<ImpairConfig, CliError> {
         reorder: cli.reorder,
         reorder_delay: ms(cli.reorder_ms, "reorder-ms")?,
         duplicate: cli.duplicate,
-        rate_bps: cli
-            .rate
-            .as_deref()
-            .map(parse_rate)
-            .transpose()
-            .map_err(CliError::new)?,
-        queue_bytes: cli.queue_bytes,
+        rate_bps: cli.rate.map(|r| r.0),
+        queue_bytes: cli.queue_bytes.0,
         seed: cli.seed,
         ..Default::default()
     };
@@ -161,21 +211,25 @@ fn open_port(
 }
 
 fn run(cli: Cli) -> Result<i32, CliError> {
-    let imp = impairment(&cli)?;
-    let mut vdevs = cli.vdev.clone();
-    if vdevs.is_empty() && cli.pci.is_empty() {
-        vdevs = vec![
-            "net_memif0,role=server,socket=/tmp/pmdt-wan-a.sock,id=0".into(),
-            "net_memif1,role=server,socket=/tmp/pmdt-wan-b.sock,id=0".into(),
-        ];
-    }
-    let names: Vec<String> = if cli.pci.is_empty() {
-        vdevs
+    let imp = impairment(&cli.impair)?;
+    let ports = &cli.eal;
+    let default_vdevs = [
+        "net_memif0,role=server,socket=/tmp/pmdt-wan-a.sock,id=0".to_string(),
+        "net_memif1,role=server,socket=/tmp/pmdt-wan-b.sock,id=0".to_string(),
+    ];
+    let names: Vec<String> = if !ports.pci.is_empty() {
+        ports.pci.clone()
+    } else if !ports.vdev.is_empty() {
+        ports
+            .vdev
             .iter()
             .map(|v| v.split(',').next().unwrap_or("").to_string())
             .collect()
     } else {
-        cli.pci.clone()
+        default_vdevs
+            .iter()
+            .map(|v| v.split(',').next().unwrap_or("").to_string())
+            .collect()
     };
     if names.len() != 2 {
         return Err(CliError::new(format!(
@@ -184,24 +238,21 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         ))
         .hint("give --vdev twice (or --pci twice)"));
     }
-    let mut b = Eal::builder()
-        .program(PROG)
-        .lcores(cli.lcores.clone())
-        .log_level("warning");
-    for v in &vdevs {
-        b = b.vdev(v.clone());
+    let builder = ports.builder(PROG, "0", &default_vdevs);
+    if cli.dry_run {
+        pmdt_tools::report::print_dry_run(
+            Some(&builder),
+            serde_json::json!({ "ports": names, "impairment": imp, "pcap": cli.pcap }),
+        );
+        return Ok(0);
     }
-    if cli.pci.is_empty() {
-        b = b.no_pci(true);
-    }
-    for p in &cli.pci {
-        b = b.allow_pci(p.clone());
-    }
-    if cli.no_huge {
-        b = b.memory(MemoryMode::NoHuge);
-    }
-    b = b.extra_args(cli.eal.iter().cloned());
-    let eal = b.init().map_err(|e| cli_error::from_dpdk(&e))?;
+    let mut capture = cli
+        .pcap
+        .as_deref()
+        .map(FrameCapture::create)
+        .transpose()
+        .map_err(|e| cli_error::from_io("--pcap", &e))?;
+    let eal = builder.init().map_err(|e| cli_error::from_dpdk(&e))?;
     let pool = Arc::new(
         Mempool::new(
             &eal,
@@ -215,7 +266,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let (rx_a, tx_a, _port_a) = open_port(&eal, &names[0], &pool)?;
     let (rx_b, tx_b, _port_b) = open_port(&eal, &names[1], &pool)?;
     let model_ab = ImpairModel::new(imp.clone()).map_err(|e| CliError::new(e.to_string()))?;
-    let model_ba = (!cli.one_way)
+    let model_ba = (!cli.impair.one_way)
         .then(|| {
             ImpairModel::new(ImpairConfig {
                 seed: imp.seed ^ 0x5eed,
@@ -230,13 +281,21 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         "{PROG}: {} <-> {}: loss {} delay {} ms jitter {} ms reorder {} duplicate {} rate {}{}",
         names[0],
         names[1],
-        cli.loss,
-        cli.delay_ms,
-        cli.jitter_ms,
-        cli.reorder,
-        cli.duplicate,
-        cli.rate.as_deref().unwrap_or("unlimited"),
-        if cli.one_way { " (A->B only)" } else { "" }
+        cli.impair.loss,
+        cli.impair.delay_ms,
+        cli.impair.jitter_ms,
+        cli.impair.reorder,
+        cli.impair.duplicate,
+        cli.impair
+            .rate
+            .map_or("unlimited".into(), |r| pmdt_tools::units::fmt_rate(
+                r.0 as f64
+            )),
+        if cli.impair.one_way {
+            " (A->B only)"
+        } else {
+            ""
+        }
     );
     let stop = Interrupt::install();
     let started = Instant::now();
@@ -245,7 +304,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let mut idle = 0u32;
     while !stop.is_set() && end.is_none_or(|e| Instant::now() < e) {
         let now = Instant::now();
-        let busy = ab.poll(now) | ba.poll(now);
+        let busy = ab.poll(now, capture.as_mut()) | ba.poll(now, capture.as_mut());
         if busy {
             idle = 0;
         } else {
@@ -274,6 +333,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             );
         }
     }
+    if let Some(c) = capture.take() {
+        let n = c.finish().map_err(|e| cli_error::from_io("--pcap", &e))?;
+        eprintln!("{PROG}: {n} frames written to the pcap file");
+    }
     let report = Report {
         seconds: started.elapsed().as_secs_f64(),
         a_to_b: ab.stats.clone(),
@@ -294,5 +357,5 @@ fn run(cli: Cli) -> Result<i32, CliError> {
 }
 
 fn main() {
-    pmdt_tools::entry::run_tool::<Cli>(PROG, |c| c.config.clone(), run)
+    pmdt_tools::entry::run_tool::<Cli>(PROG, run)
 }

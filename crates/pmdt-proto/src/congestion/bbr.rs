@@ -429,7 +429,10 @@ impl Bbr {
         if rs.lost < MIN_LOSS_PACKETS * self.mss {
             return false;
         }
-        let thresh = if self.queue_visible(rs.rtt) {
+        // A standing queue shows in every RTT of the round so far (its minimum); a
+        // single late ack (a preempted receiver, an ack burst) is not one.
+        let standing = self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt));
+        let thresh = if self.queue_visible(standing) {
             LOSS_THRESH
         } else {
             HIGH_LOSS_THRESH
@@ -839,8 +842,15 @@ mod tests {
         s.lost = 40_000;
         b.on_rate_sample(t, &s, &rtt);
         assert!(b.inflight_hi.is_none());
-        // 5 % lost while the RTT is 50 % above the minimum: a queue overflowing.
+        // One late ack in the same round (the round's minimum RTT is still the
+        // minimum): not a standing queue either.
         let mut s = sample(8_000_000, d, d + 20_000, 150, 800_000);
+        s.lost = 40_000;
+        b.on_rate_sample(t, &s, &rtt);
+        assert!(b.inflight_hi.is_none());
+        // 5 % lost in a round whose every RTT is 50 % above the minimum: a queue
+        // overflowing.
+        let mut s = sample(8_000_000, d + 20_000, d + 40_000, 150, 800_000);
         s.lost = 40_000;
         b.on_rate_sample(t, &s, &rtt);
         assert!(b.inflight_hi.is_some());

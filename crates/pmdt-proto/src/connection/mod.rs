@@ -533,6 +533,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
     }
 
+    /// The receive credit limit: the stream offset up to which the peer may send
+    /// (advertised, or about to be with the next acknowledgement). Credit is never
+    /// taken back, so the bytes between the read offset and this limit are what
+    /// the connection may still have to hold.
+    pub fn recv_limit(&self) -> u64 {
+        self.recv.limit()
+    }
+
     /// [`Connection::set_recv_budget`] for a connection that has sent nothing yet:
     /// its first packet (Init or Accept) already advertises the capped credit.
     pub(crate) fn set_initial_recv_budget(&mut self, bytes: u64) {

@@ -54,8 +54,9 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     by_cid: HashMap<u64, usize>,
     by_init: HashMap<(SocketAddr, u64), usize>,
     ready: VecDeque<usize>,
-    /// Receive credit all connections share (see `set_recv_budget_total`).
-    recv_budget_total: Option<u64>,
+    /// Receive credit a new connection starts with (see
+    /// `set_initial_recv_budget`).
+    initial_recv_budget: Option<u64>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
     stateless: VecDeque<(SocketAddr, [u8; 64], usize)>,
     accept_queue: VecDeque<ConnectionHandle>,
@@ -112,7 +113,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             by_cid: HashMap::new(),
             by_init: HashMap::new(),
             ready: VecDeque::new(),
-            recv_budget_total: None,
+            initial_recv_budget: None,
             timers: BinaryHeap::with_capacity(64),
             stateless: VecDeque::new(),
             accept_queue: VecDeque::new(),
@@ -233,19 +234,19 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             recv_storage: (self.recv_storage)(self.transport.recv_buffer),
             peer,
         });
-        if let Some(total) = self.recv_budget_total {
-            // One more sharer of the budget, counted before its first packet.
-            conn.set_initial_recv_budget(total / (self.connection_count() as u64 + 1));
+        if let Some(bytes) = self.initial_recv_budget {
+            conn.set_initial_recv_budget(bytes);
         }
         conn
     }
 
-    /// Receive credit (bytes) all connections share, e.g. a runtime's packet pool:
-    /// a new connection's handshake advertises at most its equal share. The owner
-    /// rebalances live connections with [`Connection::set_recv_budget`]. `None`:
-    /// each gets the configured receive buffer.
-    pub fn set_recv_budget_total(&mut self, bytes: Option<u64>) {
-        self.recv_budget_total = bytes;
+    /// Receive credit (bytes) each new connection starts with, e.g. what a
+    /// runtime's packet pool has free for it: its first packet (Init or Accept)
+    /// advertises at most this, and credit once advertised cannot be taken back.
+    /// The owner then sizes each connection's credit with
+    /// [`Connection::set_recv_budget`]. `None`: the configured receive buffer.
+    pub fn set_initial_recv_budget(&mut self, bytes: Option<u64>) {
+        self.initial_recv_budget = bytes;
     }
 
     /// Opens a connection to `remote` (client).

@@ -53,4 +53,17 @@ pub struct LinkStats {
     pub impair_corrupted: u64,
     /// Capture: datagrams written to the pcap file.
     pub captured: u64,
+    /// Port-wide device counter (DPDK; reported by the queue-0 link, 0 on the
+    /// others): frames the device dropped because the receive ring was full
+    /// (`imissed`).
+    pub port_imissed: u64,
+    /// Port-wide device counter (DPDK, queue-0 link): receive buffer allocation
+    /// failures of the driver (`rx_nombuf`).
+    pub port_rx_nombuf: u64,
+    /// Port-wide device counter (DPDK, queue-0 link): erroneous frames received
+    /// (`ierrors`).
+    pub port_ierrors: u64,
+    /// Port-wide device counter (DPDK, queue-0 link): failed transmissions
+    /// (`oerrors`).
+    pub port_oerrors: u64,
 }

@@ -11,12 +11,14 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 
 use super::cycles;
+use super::dedicated;
+use super::io_loop::Control;
 use super::io_loop::{IoLoop, LoopConfig};
 use super::stats::LoopStats;
 use super::storage::{ChunkRecv, ChunkSend};
 #[cfg(feature = "dpdk")]
 use super::telemetry;
-use super::{Join, LoopHandle, Runtime};
+use super::{Join, LoopHandle, Runtime, Session};
 use crate::link::impair::{ImpairConfig, Impaired};
 use crate::link::pcap::Captured;
 use crate::link::udp::{UdpLink, UdpLinkConfig};
@@ -217,8 +219,8 @@ impl RuntimeBuilder {
         Ok(link)
     }
 
-    /// Creates the link(s) and starts the I/O loop(s).
-    pub fn start(mut self) -> io::Result<Runtime> {
+    /// Checks the options and opens the backend's link(s).
+    fn open_links(&mut self) -> io::Result<Vec<Box<dyn Link>>> {
         self.transport
             .validate()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
@@ -228,8 +230,6 @@ impl RuntimeBuilder {
                 "no backend chosen for the runtime",
             )
         })?;
-        #[cfg(feature = "dpdk")]
-        let is_dpdk = matches!(backend, Backend::Dpdk { .. });
         let links: Vec<Box<dyn Link>> = match backend {
             Backend::Udp(c) => vec![Box::new(UdpLink::bind(&c)?)],
             #[cfg(feature = "dpdk")]
@@ -243,57 +243,83 @@ impl RuntimeBuilder {
         if links.is_empty() {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "no link"));
         }
+        Ok(links)
+    }
+
+    /// The I/O loop of link `i` (wrapped in the middleware), its control channel
+    /// and its statistics, starting at `now`.
+    fn build_loop(
+        &self,
+        i: usize,
+        link: Box<dyn Link>,
+        now: Instant,
+    ) -> io::Result<(IoLoop, mpsc::Sender<Control>, Arc<ArcSwap<LoopStats>>)> {
+        let link = self.wrap(link, i)?;
+        let chunk = self.transport.max_payload() as usize;
+        let pool = link.pool();
+        let (send_pool, recv_chunk) = (pool.clone(), chunk);
+        let ep = Endpoint::with_storage(
+            EndpointConfig::default()
+                .with_transport(self.transport.clone())
+                .with_accept(false)
+                .with_max_connections(self.max_connections)
+                .with_seed(self.seed.map(|s| s.wrapping_add(i as u64))),
+            now,
+            Box::new(move |cap| ChunkSend::new(cap, send_pool.clone(), recv_chunk)),
+            Box::new(ChunkRecv::new),
+        )
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let (ctl_tx, ctl_rx) = mpsc::channel();
+        let stats = Arc::new(ArcSwap::from_pointee(LoopStats::default()));
+        let work_cycles = if self.work.is_zero() {
+            0
+        } else {
+            (self.work.as_secs_f64() * cycles::hz() as f64) as u64
+        };
+        let lp = IoLoop::new(
+            link,
+            ep,
+            chunk,
+            LoopConfig {
+                burst: self.burst,
+                ring_slots: self.ring_slots,
+                shutdown_timeout: self.shutdown_timeout,
+                max_connections: self.max_connections,
+                work_cycles,
+            },
+            ctl_rx,
+            stats.clone(),
+            now,
+        );
+        Ok((lp, ctl_tx, stats))
+    }
+
+    /// Creates the link(s) and starts the I/O loop(s).
+    pub fn start(mut self) -> io::Result<Runtime> {
+        #[cfg(feature = "dpdk")]
+        let is_dpdk = matches!(self.backend, Some(Backend::Dpdk { .. }));
+        let links = self.open_links()?;
         let local = links[0].local_addr();
         let mut link_name = String::new();
-        let chunk = self.transport.max_payload() as usize;
         let mut loops = Vec::new();
         for (i, link) in links.into_iter().enumerate() {
-            let link = self.wrap(link, i)?;
+            let (lp, control, stats) = self.build_loop(i, link, Instant::now())?;
             if i == 0 {
-                link_name = link.describe();
+                link_name = lp.describe_link();
             }
-            let pool = link.pool();
-            let (send_pool, recv_chunk) = (pool.clone(), chunk);
-            let ep = Endpoint::with_storage(
-                EndpointConfig::default()
-                    .with_transport(self.transport.clone())
-                    .with_accept(false)
-                    .with_max_connections(self.max_connections)
-                    .with_seed(self.seed.map(|s| s.wrapping_add(i as u64))),
-                Instant::now(),
-                Box::new(move |cap| ChunkSend::new(cap, send_pool.clone(), recv_chunk)),
-                Box::new(ChunkRecv::new),
-            )
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-            let (ctl_tx, ctl_rx) = mpsc::channel();
-            let stats = Arc::new(ArcSwap::from_pointee(LoopStats::default()));
-            let lp = IoLoop::new(
-                link,
-                ep,
-                chunk,
-                LoopConfig {
-                    burst: self.burst,
-                    ring_slots: self.ring_slots,
-                    idle: self.idle,
-                    shutdown_timeout: self.shutdown_timeout,
-                    max_connections: self.max_connections,
-                    work_cycles: (self.work.as_secs_f64() * cycles::hz() as f64) as u64,
-                },
-                ctl_rx,
-                stats.clone(),
-            );
             let join = self.launch(i, lp)?;
             loops.push(LoopHandle {
-                control: ctl_tx,
+                control,
                 join: Some(join),
                 stats,
             });
         }
+        let directory = Arc::new(super::directory::Directory::default());
         #[cfg(feature = "dpdk")]
         if is_dpdk {
             telemetry::forget_dead();
             let weak = loops.iter().map(|l| Arc::downgrade(&l.stats)).collect();
-            if let Err(e) = telemetry::publish(weak) {
+            if let Err(e) = telemetry::publish(weak, Arc::downgrade(&directory)) {
                 eprintln!("pmdt: telemetry commands not registered: {e}");
             }
         }
@@ -304,10 +330,33 @@ impl RuntimeBuilder {
             next: std::sync::atomic::AtomicUsize::new(0),
             listening: Arc::new(AtomicBool::new(false)),
             accept_backlog: self.accept_backlog,
+            directory,
         })
     }
 
+    /// One I/O loop over the backend's link that the caller polls itself (see
+    /// [`Session`]) instead of a thread or lcore of its own. `now` is the
+    /// session's start on the caller's clock. The backend must have one link
+    /// (one queue).
+    pub fn session(mut self, now: Instant) -> io::Result<Session> {
+        let mut links = self.open_links()?;
+        if links.len() != 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a session drives one link, the backend has {} (one per queue)",
+                    links.len()
+                ),
+            ));
+        }
+        let link = links.pop().expect("one link");
+        let local = link.local_addr();
+        let (lp, control, stats) = self.build_loop(0, link, now)?;
+        Ok(Session::new(lp, control, stats, local, self.accept_backlog))
+    }
+
     fn launch(&self, i: usize, lp: IoLoop) -> io::Result<Join> {
+        let idle = self.idle;
         match &self.io_core {
             IoCore::Thread { cpu } => {
                 let cpu = *cpu;
@@ -317,7 +366,7 @@ impl RuntimeBuilder {
                         if let Some(c) = cpu {
                             pin_to(c + i);
                         }
-                        lp.run()
+                        dedicated::run(lp, idle)
                     })?;
                 Ok(Join::Thread(h))
             }
@@ -329,7 +378,7 @@ impl RuntimeBuilder {
                         format!("queue {i} has no I/O lcore (lcores given: {ids:?})"),
                     )
                 })?;
-                let h = dpdk::lcore::launch(eal, id, move || lp.run())
+                let h = dpdk::lcore::launch(eal, id, move || dedicated::run(lp, idle))
                     .map_err(|e| io::Error::other(e.to_string()))?;
                 Ok(Join::Lcore(h))
             }

@@ -1,7 +1,10 @@
-//! The I/O loop: one thread or lcore, no async. Each iteration: rx burst → parse
-//! (in the link) → endpoint → events to application rings → application data into
-//! connections → timers → transmit → tx burst, then load accounting and, when idle,
-//! a bounded back-off.
+//! The I/O loop: no async, no clock of its own. Each [`IoLoop::poll`] is one
+//! iteration at the instant the caller gives: rx burst → parse (in the link) →
+//! endpoint → events to application rings → application data into connections →
+//! timers → transmit → tx burst; it says when it wants to be polled again. Who
+//! polls decides the rest: a dedicated thread or lcore with its idle policy and
+//! load accounting (`super::dedicated`), the application itself
+//! ([`super::Session`]), or the deterministic simulator.
 
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -14,11 +17,11 @@ use crossbeam_queue::ArrayQueue;
 use load_estimator::{EstimatorConfig, LoadEstimator};
 
 use super::cycles;
+use super::recv_memory::{RecvMemory, Share};
 use super::shared::StreamShared;
 use super::stats::{ConnectionEntry, LoopStats};
 use super::storage::{ChunkRecv, ChunkSend, Segment};
 use super::stream::Stream;
-use super::IdlePolicy;
 use crate::link::{Buffer, BufferPool, Link, Outgoing, PayloadSlice, Received};
 use pmdt_proto::{
     CloseReason, ConnectionHandle, Endpoint, Event, SendStorage, StorageWrite, WriteError,
@@ -40,7 +43,6 @@ pub(crate) enum Control {
 pub(crate) struct LoopConfig {
     pub burst: usize,
     pub ring_slots: usize,
-    pub idle: IdlePolicy,
     pub shutdown_timeout: Duration,
     pub max_connections: usize,
     /// Synthetic processing cost per received datagram, in cycles (experiments).
@@ -61,11 +63,46 @@ struct IoStream {
     /// Delivery stopped until the application reads (its ring or its share of
     /// packet memory is full); its next read rings the doorbell.
     waiting_for_reader: bool,
+    /// Its part of the receive memory.
+    share: Share,
+    /// Bytes taken out of the receive storage and dropped (closing without
+    /// reading) instead of handed to the reader.
+    discarded: u64,
 }
+
+/// Reset code a peer sees when this runtime shuts down while the application
+/// still held a stream with data arriving.
+pub const SHUTDOWN_CODE: u32 = 0xffff_0003;
 
 use super::memory_budget::{
     self, READ_AHEAD_MAX, READ_AHEAD_MIN, RECV_POOL_SHARE, SEND_POOL_SHARE, WRITE_RESERVE_SHARE,
 };
+
+/// Credit a new connection's handshake may advertise before the loop sizes it.
+const INITIAL_CREDIT_MAX: u64 = 64 * 1024;
+/// How often the loop publishes its statistics (and re-checks readers).
+pub(crate) const PUBLISH_PERIOD: Duration = Duration::from_millis(100);
+
+/// What one [`IoLoop::poll`] did and when the loop wants the next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Polled {
+    /// Datagrams received and sent (the load estimator's work items).
+    pub datagrams: usize,
+    /// When to poll again.
+    pub next: Next,
+}
+
+/// When an I/O loop wants to be polled again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// Something happened: poll again at once (more may be pending).
+    Immediately,
+    /// Nothing to do before this instant (a timer, a delayed datagram, the stats
+    /// period), unless a datagram arrives or an application acts first.
+    Idle(Instant),
+    /// Shut down: every connection closed (or the shutdown timeout abandoned them).
+    Stopped,
+}
 
 thread_local! {
     static IN_ITERATION: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -99,11 +136,13 @@ pub(crate) struct IoLoop {
     accept: Option<SyncSender<Stream>>,
     rx: Vec<Received>,
     hdr: Vec<u8>,
-    /// Receive credit every connection shares (bytes of packet memory), if the
-    /// pool is bounded.
-    recv_budget: u64,
-    /// Each connection's share of `recv_budget`.
-    recv_share: u64,
+    /// The receive memory every connection shares (bytes of packet memory).
+    recv_mem: RecvMemory,
+    /// Connections below their fair share of `recv_mem` may get more once this
+    /// much of it is free (set when a rebalance left some short).
+    regrant_at: Option<u64>,
+    /// Live connections when the shares were last rebalanced.
+    balanced_for: usize,
     /// Unacknowledged data every connection shares (bytes of packet memory).
     send_budget: u64,
     /// Each connection's share of `send_budget` (half in its writer's ring, the
@@ -117,6 +156,7 @@ pub(crate) struct IoLoop {
     closed_acked: u64,
     closed_received: u64,
     started: Instant,
+    next_publish: Instant,
     shutting_down: Option<Instant>,
 }
 
@@ -128,6 +168,7 @@ impl IoLoop {
         cfg: LoopConfig,
         control: Receiver<Control>,
         stats: Arc<ArcSwap<LoopStats>>,
+        now: Instant,
     ) -> Self {
         let pool = link.pool();
         let max_datagram = ep.config().transport.max_datagram as usize;
@@ -156,8 +197,9 @@ impl IoLoop {
             // The connection sizes packets by this buffer (only headers are written
             // into it; payloads stay in their buffers).
             hdr: vec![0; max_datagram.max(2048)],
-            recv_budget,
-            recv_share: u64::MAX,
+            recv_mem: RecvMemory::new(recv_budget),
+            regrant_at: None,
+            balanced_for: usize::MAX,
             send_budget: (recv_budget as f64 * SEND_POOL_SHARE / RECV_POOL_SHARE) as u64,
             send_share: u64::MAX,
             estimator: est,
@@ -166,70 +208,96 @@ impl IoLoop {
             idle_sleeps: 0,
             closed_acked: 0,
             closed_received: 0,
-            started: Instant::now(),
+            started: now,
+            next_publish: now,
             shutting_down: None,
             cfg,
         };
-        lp.ep.set_recv_budget_total(Some(lp.recv_budget));
+        lp.set_initial_credit();
         lp
     }
 
-    /// Runs until shut down (and every connection closed or the shutdown timeout).
-    pub fn run(mut self) {
-        let mut idle_run = 0u32;
-        let mut sleep = Duration::from_micros(1);
-        let mut next_publish = Instant::now();
-        loop {
-            let now = Instant::now();
-            let tsc = cycles::now();
-            let (n_items, work) = self.iteration(now);
-            self.estimator.on_poll(tsc, n_items as u32);
-            self.iterations += 1;
-            if now >= next_publish {
-                next_publish = now + Duration::from_millis(100);
-                if let Some(p) = self.link.rx_pending() {
-                    self.estimator.set_rx_pending(p);
-                }
-                self.estimator.publish(cycles::now());
+    /// One iteration at `now`: receive, hand events and data to the application
+    /// rings, take the applications' data, fire due timers, transmit, publish the
+    /// statistics when a period has passed. Reads no clock and never sleeps (only
+    /// the experiments' synthetic per-packet work spins on the cycle counter).
+    pub fn poll(&mut self, now: Instant) -> Polled {
+        let live_before = self.live;
+        IN_ITERATION.with(|c| c.set(true));
+        let (datagrams, work) = self.iteration(now);
+        IN_ITERATION.with(|c| c.set(false));
+        self.iterations += 1;
+        if self.publish_due(now) {
+            self.next_publish = now + PUBLISH_PERIOD;
+            self.publish(now);
+            self.recheck_readers();
+        } else if live_before > 0 && self.live == 0 {
+            // A transfer ended: a report now, so short transfers (under one
+            // publish period) still get true figures.
+            self.publish(now);
+        }
+        if let Some(t) = self.shutting_down {
+            if self.live == 0 || now >= t {
                 self.publish(now);
-                self.recheck_readers();
-            }
-            if let Some(t) = self.shutting_down {
-                if self.live == 0 || now >= t {
-                    self.publish(now);
-                    self.abandon_streams();
-                    return;
-                }
-            }
-            if work {
-                idle_run = 0;
-                sleep = Duration::from_micros(1);
-                continue;
-            }
-            idle_run = idle_run.saturating_add(1);
-            if let IdlePolicy::Backoff {
-                spin_iterations,
-                max_sleep,
-            } = self.cfg.idle
-            {
-                if idle_run > spin_iterations {
-                    let mut s = sleep;
-                    for d in [self.ep.poll_timeout(), self.link.next_deadline()]
-                        .into_iter()
-                        .flatten()
-                    {
-                        s = s.min(d.saturating_duration_since(now));
-                    }
-                    if !s.is_zero() {
-                        std::thread::sleep(s);
-                        self.idle_sleeps += 1;
-                        // Slept on purpose: idle time, not time taken by others.
-                        self.estimator.on_idle(cycles::now());
-                    }
-                    sleep = (sleep * 2).min(max_sleep);
-                }
+                self.abandon_streams();
+                return Polled {
+                    datagrams,
+                    next: Next::Stopped,
+                };
             }
         }
+        let next = if work || !self.deliver.is_empty() || !self.retry.is_empty() {
+            Next::Immediately
+        } else {
+            let mut t = self.next_publish;
+            for d in [
+                self.ep.poll_timeout(),
+                self.link.next_deadline(),
+                self.shutting_down,
+            ]
+            .into_iter()
+            .flatten()
+            {
+                t = t.min(d);
+            }
+            Next::Idle(t)
+        };
+        Polled { datagrams, next }
+    }
+
+    /// Whether the next [`IoLoop::poll`] at `now` publishes statistics (the
+    /// caller refreshes the load estimate first).
+    pub fn publish_due(&self, now: Instant) -> bool {
+        now >= self.next_publish
+    }
+
+    /// The load estimator, fed by whoever polls the loop on a real core.
+    pub fn estimator_mut(&mut self) -> &mut LoadEstimator {
+        &mut self.estimator
+    }
+
+    /// Refreshes the load estimate (at cycle count `tsc`) from the estimator's
+    /// samples and the link's receive ring.
+    pub fn refresh_load(&mut self, tsc: u64) {
+        if let Some(p) = self.link.rx_pending() {
+            self.estimator.set_rx_pending(p);
+        }
+        self.estimator.publish(tsc);
+    }
+
+    /// The poller slept on purpose (idle back-off).
+    pub fn note_idle_sleep(&mut self) {
+        self.idle_sleeps += 1;
+    }
+
+    /// Live connections.
+    pub fn live(&self) -> usize {
+        self.live
+    }
+
+    /// What the loop drives (the link's description).
+    pub fn describe_link(&self) -> String {
+        self.link.describe()
     }
 
     /// The loop is ending with connections still open (shutdown timeout): their
@@ -256,7 +324,8 @@ impl IoLoop {
         }
     }
 
-    fn publish(&mut self, now: Instant) {
+    /// Publishes a statistics snapshot.
+    pub fn publish(&mut self, now: Instant) {
         let mut list = Vec::new();
         let (mut acked, mut received) = (self.closed_acked, self.closed_received);
         for (i, s) in self.streams.iter().enumerate() {
@@ -290,20 +359,6 @@ impl IoLoop {
 
     /// One pass; returns (datagrams received + sent, whether anything happened).
     fn iteration(&mut self, now: Instant) -> (usize, bool) {
-        let live_before = self.live;
-        IN_ITERATION.with(|c| c.set(true));
-        let (n, work) = self.iteration_inner(now);
-        IN_ITERATION.with(|c| c.set(false));
-        if live_before > 0 && self.live == 0 {
-            // A transfer ended: a report now, so short transfers (under one
-            // publish period) still get true load figures.
-            self.estimator.publish(cycles::now());
-            self.publish(now);
-        }
-        (n, work)
-    }
-
-    fn iteration_inner(&mut self, now: Instant) -> (usize, bool) {
         let mut work = self.control(now);
         // Receive.
         self.rx.clear();
@@ -373,34 +428,47 @@ impl IoLoop {
             match self.control.try_recv() {
                 Ok(Control::Connect { to, reply }) => {
                     any = true;
-                    if self.shutting_down.is_some() {
-                        let _ = reply.send(Err(std::io::Error::other("runtime shutting down")));
-                        continue;
-                    }
-                    if self.live >= self.cfg.max_connections {
-                        let _ = reply.send(Err(std::io::Error::other(format!(
-                            "too many connections (limit {})",
-                            self.cfg.max_connections
-                        ))));
-                        continue;
-                    }
-                    let h = self.ep.connect(now, to);
-                    let stream = self.new_stream(h, to);
-                    let _ = reply.send(Ok(stream));
+                    let _ = reply.send(self.open(now, to));
                 }
                 Ok(Control::Listen { accept }) => {
                     any = true;
-                    self.accept = Some(accept);
-                    self.ep.set_accept(true);
+                    self.listen(accept);
                 }
                 Ok(Control::Shutdown) | Err(TryRecvError::Disconnected) => {
-                    if self.shutting_down.is_none() {
-                        self.begin_shutdown(now);
-                    }
+                    self.shut_down(now);
                     return any;
                 }
                 Err(TryRecvError::Empty) => return any,
             }
+        }
+    }
+
+    /// Opens a connection to `to`; its stream reports when it is established.
+    pub fn open(&mut self, now: Instant, to: SocketAddr) -> std::io::Result<Stream> {
+        if self.shutting_down.is_some() {
+            return Err(std::io::Error::other("runtime shutting down"));
+        }
+        if self.live >= self.cfg.max_connections {
+            return Err(std::io::Error::other(format!(
+                "too many connections (limit {})",
+                self.cfg.max_connections
+            )));
+        }
+        let h = self.ep.connect(now, to);
+        Ok(self.new_stream(h, to))
+    }
+
+    /// Accepts incoming connections from now on, handing their streams to `accept`.
+    pub fn listen(&mut self, accept: SyncSender<Stream>) {
+        self.accept = Some(accept);
+        self.ep.set_accept(true);
+    }
+
+    /// Starts a graceful shutdown (once): connections finish, new ones are refused;
+    /// [`Next::Stopped`] once all closed or after the shutdown timeout.
+    pub fn shut_down(&mut self, now: Instant) {
+        if self.shutting_down.is_none() {
+            self.begin_shutdown(now);
         }
     }
 
@@ -411,6 +479,19 @@ impl IoLoop {
         let handles: Vec<_> = self.ep.handles().collect();
         for h in handles {
             if let Some(Some(s)) = self.streams.get(h.0) {
+                let app_closed = s.shared.discard.load(Ordering::Acquire);
+                if !app_closed && !s.peer_fin {
+                    // The application still holds the stream and the peer is still
+                    // sending: acknowledging data nobody will read would lose it
+                    // silently. Reset instead: the peer learns its data did not
+                    // arrive (as closing a TCP socket with unread data does).
+                    let _ = s.shared.reset.compare_exchange(
+                        0,
+                        (1u64 << 32) | SHUTDOWN_CODE as u64,
+                        Ordering::AcqRel,
+                        Ordering::Acquire,
+                    );
+                }
                 s.shared.discard.store(true, Ordering::Release);
                 s.shared.finish.store(true, Ordering::Release);
                 s.shared.ring_doorbell();
@@ -446,9 +527,16 @@ impl IoLoop {
             closed: None,
             in_deliver: false,
             waiting_for_reader: false,
+            share: Share::default(),
+            discarded: 0,
         });
         self.live += 1;
-        self.rebalance_recv_budget();
+        // Nothing was sent yet: the connection commits its initial credit.
+        let committed = self.ep.connection(h).map_or(0, |c| c.recv_limit());
+        if let Some(Some(s)) = self.streams.get_mut(h.0) {
+            s.share = self.recv_mem.join(committed);
+        }
+        self.rebalance();
         Stream {
             shared,
             tx: app_tx,
@@ -461,28 +549,71 @@ impl IoLoop {
         }
     }
 
-    /// Gives every connection an equal share of the receive budget (called when
-    /// the number of connections changes): memory stays bounded by the pool
-    /// however many connections there are, and each gets as much as fits.
-    fn rebalance_recv_budget(&mut self) {
-        let share = self.recv_budget / self.live.max(1) as u64;
-        if share == self.recv_share {
-            return;
+    /// Brings every connection's share of the receive memory to the fair share
+    /// (called when the number of connections changes, and when memory a
+    /// connection was short of frees): lowered at once, raised from free memory.
+    /// Send-side shares follow the number of connections.
+    fn rebalance(&mut self) {
+        let live_changed = self.balanced_for != self.live;
+        self.balanced_for = self.live;
+        if live_changed {
+            self.send_share = self.send_budget / self.live.max(1) as u64;
         }
-        self.recv_share = share;
-        self.send_share = self.send_budget / self.live.max(1) as u64;
         let write_ahead = self.write_ahead();
+        let mut short = false;
         for i in 0..self.streams.len() {
-            let Some(s) = &self.streams[i] else {
+            let Some(s) = &mut self.streams[i] else {
                 continue;
             };
-            s.shared.write_ahead.store(write_ahead, Ordering::Relaxed);
-            // A writer waiting for its share may now have room.
-            s.shared.waiter.wake();
-            let h = ConnectionHandle(i);
-            if let Some(mut c) = self.ep.connection_mut(h) {
-                c.set_recv_budget(share);
+            if live_changed {
+                s.shared.write_ahead.store(write_ahead, Ordering::Relaxed);
+                // A writer waiting for its share may now have room.
+                s.shared.waiter.wake();
             }
+            if self.recv_mem.regrant(&mut s.share) {
+                Self::apply_credit(&mut self.ep, ConnectionHandle(i), s);
+            }
+            short |= self.recv_mem.starved(&s.share);
+        }
+        // Short ones get more once a meaningful part of a share is free.
+        self.regrant_at = short.then(|| (self.recv_mem.fair() / 8).clamp(1, READ_AHEAD_MIN));
+        self.set_initial_credit();
+    }
+
+    /// The credit a handshake may advertise before the loop accounts for its
+    /// connection.
+    fn set_initial_credit(&mut self) {
+        let c = self
+            .recv_mem
+            .initial_credit(self.cfg.burst, INITIAL_CREDIT_MAX);
+        self.ep.set_initial_recv_budget(Some(c));
+    }
+
+    /// Sizes a connection's credit to its grant: what its reader's ring holds
+    /// counts against it.
+    fn apply_credit(ep: &mut Endpoint<ChunkSend, ChunkRecv>, h: ConnectionHandle, s: &IoStream) {
+        let ring = s.delivered - s.discarded - s.shared.app_read.load(Ordering::SeqCst);
+        if let Some(mut c) = ep.connection_mut(h) {
+            c.set_recv_budget(s.share.grant.saturating_sub(ring));
+        }
+    }
+
+    /// Records what a connection commits now (credit beyond what it delivered,
+    /// plus its reader's unread data) and hands memory that freed to connections
+    /// short of their share.
+    fn account(&mut self, i: usize) {
+        let h = ConnectionHandle(i);
+        let Some(Some(s)) = self.streams.get_mut(i) else {
+            return;
+        };
+        let Some(c) = self.ep.connection(h) else {
+            return;
+        };
+        let released = s.discarded + s.shared.app_read.load(Ordering::SeqCst);
+        self.recv_mem
+            .update(&mut s.share, c.recv_limit().saturating_sub(released));
+        if self.regrant_at.is_some_and(|t| self.recv_mem.free() >= t) {
+            self.rebalance();
         }
     }
 
@@ -490,11 +621,6 @@ impl IoLoop {
     /// took.
     fn write_ahead(&self) -> u64 {
         memory_budget::write_ahead(self.send_share)
-    }
-
-    /// How far delivery to a reader may run ahead of what it has read.
-    fn read_ahead(&self) -> u64 {
-        (self.recv_share / 2).clamp(READ_AHEAD_MIN, READ_AHEAD_MAX)
     }
 
     fn on_accept(&mut self, h: ConnectionHandle) {
@@ -642,16 +768,18 @@ impl IoLoop {
     /// stream and close once everything before them was handed over.
     fn deliver_to_app(&mut self, i: usize) {
         let h = ConnectionHandle(i);
-        let ahead = self.read_ahead();
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
         };
+        // Delivery runs ahead of the reader by at most half its grant (the rest
+        // stays credit for the peer), and at least a few datagrams.
+        let ahead = (s.share.grant / 2).clamp(READ_AHEAD_MIN, READ_AHEAD_MAX);
         let discard = s.shared.discard.load(Ordering::Acquire);
         let mut moved = 0u64;
         let mut pushed = false;
-        let room = |s: &IoStream| {
-            s.to_app.slots() > 0 && s.delivered - s.shared.app_read.load(Ordering::SeqCst) < ahead
-        };
+        let unread =
+            |s: &IoStream| s.delivered - s.discarded - s.shared.app_read.load(Ordering::SeqCst);
+        let room = |s: &IoStream| s.to_app.slots() > 0 && unread(s) < ahead;
         if let Some(mut c) = self.ep.connection_mut(h) {
             let storage = c.recv_storage_mut();
             while discard || room(s) {
@@ -660,24 +788,36 @@ impl IoLoop {
                 };
                 s.delivered += seg.len as u64;
                 moved += seg.len as u64;
-                if !discard {
+                if discard {
+                    s.discarded += seg.len as u64;
+                } else {
                     let _ = s.to_app.push(seg);
                     pushed = true;
                 }
             }
-            c.consume(moved);
         }
-        let Some(Some(s)) = self.streams.get_mut(i) else {
-            return;
-        };
+        // Credit: the grant less what the reader has not read yet (set before the
+        // consumed bytes extend it).
+        let read_before = s.shared.app_read.load(Ordering::SeqCst);
+        Self::apply_credit(&mut self.ep, h, s);
+        if moved > 0 {
+            if let Some(mut c) = self.ep.connection_mut(h) {
+                c.consume(moved);
+            }
+        }
         let drained = self.ep.connection(h).is_none_or(|c| c.readable() == 0);
-        if !drained {
-            // The reader is behind (its ring or its read-ahead is full): it rings
-            // the doorbell after its next read. Re-checked after raising the flag
-            // (pairs with `StreamShared::note_read`), so a read in between is seen.
+        // Unread data holds more than half the grant: credit is short until the
+        // reader reads.
+        let squeezed = !discard && unread(s) > s.share.grant / 2;
+        if !drained || squeezed {
+            // The reader is behind (its ring, its read-ahead or its grant is
+            // full): it rings the doorbell after its next read. Re-checked after
+            // raising the flag (pairs with `StreamShared::note_read`), so a read
+            // in between is seen.
             s.shared.wake_on_read.store(true, Ordering::SeqCst);
             std::sync::atomic::fence(Ordering::SeqCst);
-            if discard || room(s) {
+            let read_since = s.shared.app_read.load(Ordering::SeqCst) != read_before;
+            if read_since || (!drained && (discard || room(s))) {
                 s.shared.wake_on_read.store(false, Ordering::Relaxed);
                 if !s.in_deliver {
                     s.in_deliver = true;
@@ -702,16 +842,18 @@ impl IoLoop {
                 }
                 s.shared.set_closed(r);
                 s.shared.waiter.wake();
+                self.recv_mem.leave(s.share);
                 self.streams[i] = None;
                 self.live -= 1;
                 self.ep.release(h);
-                self.rebalance_recv_budget();
+                self.rebalance();
                 return;
             }
         }
         if pushed {
             s.shared.waiter.wake();
         }
+        self.account(i);
     }
 
     fn transmit(&mut self, now: Instant) -> usize {

@@ -5,9 +5,10 @@
 //! applies these shares; tools use [`MemoryBudget`] to tell a user what a pool holds
 //! and to refuse settings it cannot hold.
 
-/// Of the packet pool, the part every connection's receive credit shares (the rest:
-/// data handed to readers but not read yet, the device's receive ring, the
-/// application's writes and their reserve).
+/// Of the packet pool, the part every connection's received data shares: credit
+/// not yet used plus data handed to its reader and not read yet, never
+/// overcommitted (see `super::recv_memory`). The rest: the device's receive
+/// ring, acks and handshakes, the application's writes and their reserve.
 pub(crate) const RECV_POOL_SHARE: f64 = 0.5;
 /// Of the packet pool, the part every connection's unacknowledged data (send
 /// storage and the writer's ring) shares.
@@ -23,7 +24,8 @@ pub(crate) const READ_AHEAD_MAX: u64 = 16 << 20;
 /// What each connection may hold when `connections` share a pool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct MemoryBudget {
-    /// Receive credit (bytes the peer may send beyond what was delivered in order).
+    /// Receive credit (bytes the peer may send beyond what was delivered in order)
+    /// when the reader keeps up: what its reader has not read yet counts against it.
     pub recv_credit: u64,
     /// Unacknowledged data the connection keeps for retransmission (its send
     /// window can be no larger).

@@ -28,8 +28,13 @@
 
 mod builder;
 mod cycles;
+mod dedicated;
+mod directory;
+mod group;
 mod io_loop;
 mod memory_budget;
+mod recv_memory;
+mod session;
 mod shared;
 mod stats;
 pub mod storage;
@@ -45,14 +50,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use directory::Directory;
 
 pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
+pub use group::{Group, LagPolicy, MemberReport, MemberState, LAGGING_CODE};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
+pub use io_loop::SHUTDOWN_CODE;
 pub use memory_budget::MemoryBudget;
+pub use session::{PollAgain, Session};
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
-pub use stream::{AbortHandle, Stream};
+pub use stream::{AbortHandle, StatsHandle, Stream};
 
 enum Join {
     Thread(std::thread::JoinHandle<()>),
@@ -75,6 +84,7 @@ pub struct Runtime {
     next: std::sync::atomic::AtomicUsize,
     listening: Arc<AtomicBool>,
     accept_backlog: usize,
+    directory: Arc<Directory>,
 }
 
 /// Accepts incoming connections.
@@ -82,6 +92,7 @@ pub struct Listener {
     rx: Receiver<Stream>,
     local: SocketAddr,
     listening: Arc<AtomicBool>,
+    directory: Arc<Directory>,
 }
 
 impl Drop for Listener {
@@ -94,21 +105,25 @@ impl Drop for Listener {
 impl Listener {
     /// Waits for the next incoming connection (established once returned).
     pub fn accept(&self) -> io::Result<Stream> {
-        self.rx
-            .recv()
-            .map_err(|_| io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down"))
+        let s = self.rx.recv().map_err(|_| {
+            io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
+        })?;
+        self.directory.register(&s.shared);
+        Ok(s)
     }
 
     /// Like [`Listener::accept`], giving up after `timeout`.
     pub fn accept_timeout(&self, timeout: Duration) -> io::Result<Stream> {
-        self.rx.recv_timeout(timeout).map_err(|e| match e {
+        let s = self.rx.recv_timeout(timeout).map_err(|e| match e {
             mpsc::RecvTimeoutError::Timeout => {
                 io::Error::new(io::ErrorKind::TimedOut, "no incoming connection")
             }
             mpsc::RecvTimeoutError::Disconnected => {
                 io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
             }
-        })
+        })?;
+        self.directory.register(&s.shared);
+        Ok(s)
     }
 
     /// The address connections arrive at.
@@ -154,6 +169,7 @@ impl Runtime {
             io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
         })??;
         stream.wait_established(timeout)?;
+        self.directory.register(&stream.shared);
         Ok(stream)
     }
 
@@ -185,6 +201,7 @@ impl Runtime {
             rx,
             local: self.local,
             listening: self.listening.clone(),
+            directory: self.directory.clone(),
         })
     }
 

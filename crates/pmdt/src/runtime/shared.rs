@@ -84,6 +84,8 @@ pub(crate) struct StreamShared {
     pub write_ahead: AtomicU64,
     pub waiter: Waiter,
     pub stats: Mutex<ConnectionStats>,
+    /// The id telemetry lists the connection under (0: not handed out yet).
+    pub directory_id: AtomicU64,
     pub doorbell: Arc<ArrayQueue<usize>>,
 }
 
@@ -107,6 +109,7 @@ impl StreamShared {
             write_ahead: AtomicU64::new(u64::MAX),
             waiter: Waiter::default(),
             stats: Mutex::new(ConnectionStats::default()),
+            directory_id: AtomicU64::new(0),
             doorbell,
         }
     }

@@ -60,6 +60,43 @@ impl AbortHandle {
     }
 }
 
+/// Reads a [`Stream`]'s statistics and state from any thread (interval reports,
+/// telemetry, supervisors) while another thread reads or writes it.
+#[derive(Clone)]
+pub struct StatsHandle {
+    shared: Arc<StreamShared>,
+}
+
+impl std::fmt::Debug for StatsHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StatsHandle")
+            .field("peer", &self.shared.remote)
+            .finish()
+    }
+}
+
+impl StatsHandle {
+    /// The peer's address.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.shared.remote
+    }
+
+    /// Statistics of the connection, as [`Stream::stats`] (refreshed by the I/O loop
+    /// every 100 ms and at close).
+    pub fn stats(&self) -> ConnectionStats {
+        self.shared
+            .stats
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Why the connection ended, once it has (its statistics are final then).
+    pub fn close_reason(&self) -> Option<CloseReason> {
+        self.shared.close_reason()
+    }
+}
+
 impl std::fmt::Debug for Stream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stream")
@@ -78,6 +115,15 @@ impl Stream {
     /// Why the connection ended, once it has.
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.shared.close_reason()
+    }
+
+    /// Whether the handshake completed (streams from [`Runtime::connect`] and
+    /// `accept` always are; a [`Session`]'s `connect` returns at once).
+    ///
+    /// [`Runtime::connect`]: super::Runtime::connect
+    /// [`Session`]: super::Session
+    pub fn is_established(&self) -> bool {
+        self.shared.connected.load(Ordering::Acquire)
     }
 
     /// Statistics of the connection (refreshed by the I/O loop every 100 ms and at
@@ -212,6 +258,19 @@ impl Stream {
         self.shared.ring_doorbell();
     }
 
+    /// The id telemetry lists this connection under (`/pmdt/list`,
+    /// `/pmdt/connection,<id>`), unique in the process.
+    pub fn connection_id(&self) -> u64 {
+        self.shared.directory_id.load(Ordering::Relaxed)
+    }
+
+    /// A handle that reads this connection's statistics from another thread.
+    pub fn stats_handle(&self) -> StatsHandle {
+        StatsHandle {
+            shared: self.shared.clone(),
+        }
+    }
+
     /// Aborts the connection at once; the peer sees a reset with `code`.
     pub fn reset(self, code: u32) {
         self.abort_handle().abort(code);
@@ -234,8 +293,7 @@ impl Stream {
         self.shared.discard.store(true, Ordering::Release);
         self.finish();
         loop {
-            while self.rx.pop().is_ok() {}
-            self.cur = None;
+            self.discard_received();
             if let Some(r) = self.shared.close_reason() {
                 return match r {
                     CloseReason::Graceful => Ok(()),
@@ -245,6 +303,34 @@ impl Stream {
             let s = &self.shared;
             s.waiter
                 .wait(PARK, || s.closed_flag.load(Ordering::Acquire));
+        }
+    }
+
+    /// [`Stream::close`] without blocking: starts the graceful close (once) and
+    /// returns `WouldBlock` until the peer acknowledged every byte written (`Ok`)
+    /// or the connection ended otherwise (the error says why).
+    pub fn try_close(&mut self) -> io::Result<()> {
+        if !self.shared.discard.load(Ordering::Relaxed) {
+            self.shared.discard.store(true, Ordering::Release);
+            self.finish();
+        }
+        self.discard_received();
+        match self.shared.close_reason() {
+            Some(CloseReason::Graceful) => Ok(()),
+            Some(r) => Err(io::Error::from(r)),
+            None => Err(io::ErrorKind::WouldBlock.into()),
+        }
+    }
+
+    /// Drops what was received and not read (closing), counting it as read: the
+    /// I/O loop sizes the connection's credit by what its reader still holds.
+    fn discard_received(&mut self) {
+        let mut n = self.cur.take().map_or(0, |s| s.len);
+        while let Ok(s) = self.rx.pop() {
+            n += s.len;
+        }
+        if n > 0 {
+            self.shared.note_read(n);
         }
     }
 
@@ -301,6 +387,8 @@ impl io::Read for Stream {
 impl Drop for Stream {
     fn drop(&mut self) {
         // Background graceful finish; the I/O loop frees the connection once done.
+        // Unread data goes back to the pool now.
+        self.discard_received();
         self.shared.discard.store(true, Ordering::Release);
         self.shared.finish.store(true, Ordering::Release);
         self.shared.dropped.store(true, Ordering::Release);

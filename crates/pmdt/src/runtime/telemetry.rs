@@ -1,19 +1,37 @@
-//! DPDK telemetry for pmdt: `/pmdt/stats`, `/pmdt/load` and `/pmdt/connections`,
-//! readable with `dpdk-telemetry.py` while a runtime on a DPDK port runs. Every
-//! runtime of the process is listed (`rt0/loop0`, ...).
+//! DPDK telemetry for pmdt, readable with `dpdk-telemetry.py` while a runtime on a
+//! DPDK port runs. Every runtime of the process is covered (`rt0/loop0`, ...):
+//!
+//! - `/pmdt/stats`: each I/O loop's link, endpoint and loop counters;
+//! - `/pmdt/load`: each I/O loop's load estimate;
+//! - `/pmdt/list[,FIRST]`: every connection handed to the application, by id
+//!   (`<id>`: peer address), at most [`PAGE`] per reply from id `FIRST` on, with
+//!   `total` and, when more follow, `next` (the `FIRST` of the next page): the
+//!   telemetry library holds 256 entries per reply, so long lists are paged,
+//!   never cut;
+//! - `/pmdt/connection,<id>`: one connection's parameters and counters.
 
-use std::sync::{Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use arc_swap::ArcSwap;
 use dpdk::telemetry::{register, TelValue};
 use serde_json::Value;
 
+use super::directory::Directory;
+use super::shared::StreamShared;
 use super::stats::LoopStats;
+
+/// Connections per `/pmdt/list` reply (the library's limit is 256 entries).
+pub const PAGE: usize = 200;
 
 type Loops = Vec<Weak<ArcSwap<LoopStats>>>;
 
-fn registry() -> &'static Mutex<Vec<Loops>> {
-    static R: Mutex<Vec<Loops>> = Mutex::new(Vec::new());
+struct Registered {
+    loops: Loops,
+    directory: Weak<Directory>,
+}
+
+fn registry() -> &'static Mutex<Vec<Registered>> {
+    static R: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
     &R
 }
 
@@ -44,8 +62,8 @@ fn to_tel(v: &Value) -> Option<TelValue> {
 fn collect(pick: impl Fn(&LoopStats) -> Value) -> TelValue {
     let reg = registry().lock().unwrap_or_else(|e| e.into_inner());
     let mut out = Vec::new();
-    for (r, loops) in reg.iter().enumerate() {
-        for (l, w) in loops.iter().enumerate() {
+    for (r, rt) in reg.iter().enumerate() {
+        for (l, w) in rt.loops.iter().enumerate() {
             if let Some(s) = w.upgrade() {
                 if let Some(v) = to_tel(&pick(&s.load())) {
                     out.push((format!("rt{r}/loop{l}"), v));
@@ -56,12 +74,88 @@ fn collect(pick: impl Fn(&LoopStats) -> Value) -> TelValue {
     TelValue::Dict(out)
 }
 
-/// Lists a runtime's loops under the telemetry commands (registered on first use).
-pub(crate) fn publish(loops: Vec<Weak<ArcSwap<LoopStats>>>) -> dpdk::Result<()> {
+/// Every live connection of every runtime, by ascending id.
+fn connections() -> Vec<(u64, Arc<StreamShared>)> {
+    let dirs: Vec<Arc<Directory>> = registry()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .filter_map(|r| r.directory.upgrade())
+        .collect();
+    let mut all: Vec<_> = dirs.iter().flat_map(|d| d.live()).collect();
+    all.sort_by_key(|(id, _)| *id);
+    all
+}
+
+fn error(msg: String) -> TelValue {
+    TelValue::Dict(vec![("error".into(), TelValue::Str(msg))])
+}
+
+/// `/pmdt/list[,FIRST]`.
+fn list(params: &str) -> TelValue {
+    let p = params.trim();
+    let first = if p.is_empty() {
+        0
+    } else {
+        match p.parse::<u64>() {
+            Ok(f) => f,
+            Err(_) => return error(format!("{p:?} is not a connection id; /pmdt/list,FIRST")),
+        }
+    };
+    let all = connections();
+    let mut out = vec![("total".to_string(), TelValue::U64(all.len() as u64))];
+    let mut page = all.iter().filter(|(id, _)| *id >= first);
+    for (id, s) in page.by_ref().take(PAGE) {
+        out.push((id.to_string(), TelValue::Str(s.remote.to_string())));
+    }
+    if let Some((id, _)) = page.next() {
+        out.push(("next".into(), TelValue::U64(*id)));
+    }
+    TelValue::Dict(out)
+}
+
+/// `/pmdt/connection,<id>`.
+fn connection(params: &str) -> TelValue {
+    let Ok(id) = params.trim().parse::<u64>() else {
+        return error(format!(
+            "{params:?} is not a connection id; ids are in /pmdt/list"
+        ));
+    };
+    let Some((_, s)) = connections().into_iter().find(|(i, _)| *i == id) else {
+        return error(format!("no connection {id} (ended, or see /pmdt/list)"));
+    };
+    let stats = s.stats.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    let mut v = serde_json::to_value(&stats).unwrap_or(Value::Null);
+    if let Value::Object(m) = &mut v {
+        m.remove("rtt_histogram");
+        m.insert("id".into(), Value::from(id));
+        m.insert("peer".into(), Value::String(s.remote.to_string()));
+        m.insert(
+            "rtt_p50_us".into(),
+            Value::from(stats.rtt_histogram.quantile(0.5)),
+        );
+        m.insert(
+            "rtt_p99_us".into(),
+            Value::from(stats.rtt_histogram.quantile(0.99)),
+        );
+        m.insert(
+            "state".into(),
+            Value::String(match s.close_reason() {
+                Some(r) => format!("closed: {r}"),
+                None => "open".into(),
+            }),
+        );
+    }
+    to_tel(&v).unwrap_or_else(|| error("no statistics".into()))
+}
+
+/// Lists a runtime's loops and connections under the telemetry commands
+/// (registered on first use).
+pub(crate) fn publish(loops: Loops, directory: Weak<Directory>) -> dpdk::Result<()> {
     registry()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .push(loops);
+        .push(Registered { loops, directory });
     register(
         "/pmdt/stats",
         "pmdt I/O loop counters: link, endpoint, load. No parameters.",
@@ -82,26 +176,14 @@ pub(crate) fn publish(loops: Vec<Weak<ArcSwap<LoopStats>>>) -> dpdk::Result<()> 
         |_| collect(|s| serde_json::to_value(&s.load).unwrap_or(Value::Null)),
     )?;
     register(
-        "/pmdt/connections",
-        "pmdt connections: peer, bytes, packets, retransmissions, RTT. No parameters.",
-        |_| {
-            collect(|s| {
-                Value::Array(
-                    s.connection_list
-                        .iter()
-                        .take(16)
-                        .map(|c| {
-                            let mut v = serde_json::to_value(&c.stats).unwrap_or(Value::Null);
-                            if let Value::Object(m) = &mut v {
-                                m.remove("rtt_histogram");
-                                m.insert("peer".into(), Value::String(c.peer.clone()));
-                            }
-                            v
-                        })
-                        .collect(),
-                )
-            })
-        },
+        "/pmdt/list",
+        "pmdt connections by id: peer address, `total`, `next` page. Parameter: first id (optional).",
+        list,
+    )?;
+    register(
+        "/pmdt/connection",
+        "one pmdt connection's parameters and counters. Parameter: its id (see /pmdt/list).",
+        connection,
     )?;
     Ok(())
 }
@@ -111,5 +193,5 @@ pub(crate) fn forget_dead() {
     registry()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .retain(|l| l.iter().any(|w| w.strong_count() > 0));
+        .retain(|r| r.loops.iter().any(|w| w.strong_count() > 0) || r.directory.strong_count() > 0);
 }

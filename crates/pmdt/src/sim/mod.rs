@@ -5,10 +5,18 @@
 //! same seed gives the same run, packet for packet.
 
 mod bulk;
+mod flows;
+mod loop_net;
 pub mod pattern;
+mod port;
 
 pub use crate::link::impair_model::{GilbertElliott, ImpairConfig, ImpairConfigError, ImpairStats};
 pub use bulk::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport};
+pub use flows::{
+    run_flows, Connects, FlowOutcome, FlowsReport, FlowsScenario, ReadersStart, SideReport,
+};
+pub use loop_net::LoopNet;
+pub use port::SimPort;
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};

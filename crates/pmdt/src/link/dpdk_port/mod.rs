@@ -85,7 +85,8 @@ impl Default for DpdkLinkConfig {
 
 /// One queue pair of a started DPDK port, as a pmdt link.
 pub struct DpdkLink {
-    _port: Arc<Port>,
+    /// The port (kept open while a queue is in use; its device counters).
+    port: Arc<Port>,
     rxq: RxQueue,
     txq: TxQueue,
     pool: Arc<Mempool>,
@@ -176,7 +177,7 @@ impl DpdkLink {
             .into_iter()
             .zip(txqs)
             .map(|(rxq, txq)| DpdkLink {
-                _port: port.clone(),
+                port: port.clone(),
                 name: format!("dpdk {} q{}", info.name, rxq.queue_id()),
                 rxq,
                 txq,
@@ -446,6 +447,17 @@ impl Link for DpdkLink {
     }
 
     fn stats(&self) -> LinkStats {
-        self.stats.clone()
+        let mut s = self.stats.clone();
+        // The device's counters are per port: queue 0's link reports them, so a
+        // sum over the loops counts them once.
+        if self.rxq.queue_id() == 0 {
+            if let Ok(p) = self.port.stats() {
+                s.port_imissed = p.imissed;
+                s.port_rx_nombuf = p.rx_nombuf;
+                s.port_ierrors = p.ierrors;
+                s.port_oerrors = p.oerrors;
+            }
+        }
+        s
     }
 }

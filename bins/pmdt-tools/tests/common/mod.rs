@@ -1,0 +1,207 @@
+//! Helpers of the tools' end-to-end tests: the binaries, scratch directories,
+//! spawning with a time limit, JSON output.
+
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+pub const SEND: &str = env!("CARGO_BIN_EXE_pmdt-send");
+pub const RECV: &str = env!("CARGO_BIN_EXE_pmdt-recv");
+pub const WANEM: &str = env!("CARGO_BIN_EXE_pmdt-wanem");
+
+/// DPDK processes busy-poll: one scenario at a time on a 2-core machine.
+pub fn serial() -> MutexGuard<'static, ()> {
+    static M: Mutex<()> = Mutex::new(());
+    M.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("pmdt-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn random_file(path: &Path, len: usize) -> String {
+    let mut x = 0x1234_5678_9abc_def1u64;
+    let data: Vec<u8> = (0..len)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(path, &data).unwrap();
+    sha_hex(&data)
+}
+
+pub fn sha_hex(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+pub fn spawn(bin: &str, args: &[&str]) -> Proc {
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn tool");
+    Proc {
+        out: drain(child.stdout.take()),
+        err: drain(child.stderr.take()),
+        child,
+    }
+}
+
+/// A running tool whose stdout and stderr are read as it writes them (a tool
+/// that writes more than a pipe holds must not block while the test waits).
+pub struct Proc {
+    child: Child,
+    out: std::thread::JoinHandle<Vec<u8>>,
+    err: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Proc {
+    /// Its process id.
+    pub fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL, and wait for it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut buf);
+        }
+        buf
+    })
+}
+
+/// Waits for a tool with a limit (kills it after `limit`).
+pub fn finish(mut p: Proc, limit: Duration) -> Output {
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = p.child.try_wait().unwrap() {
+            break st;
+        }
+        if start.elapsed() > limit {
+            p.kill();
+            panic!(
+                "process ran over {limit:?}; stderr:\n{}",
+                String::from_utf8_lossy(&p.err.join().unwrap())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    Output {
+        status,
+        stdout: p.out.join().unwrap(),
+        stderr: p.err.join().unwrap(),
+    }
+}
+
+/// The whole JSON document on stdout.
+pub fn json(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON ({e}); stdout {} stderr {}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    })
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn assert_summary_fields(v: &Value) {
+    for k in [
+        "bytes",
+        "seconds",
+        "goodput_bps",
+        "packets_sent",
+        "packets_retransmitted",
+        "flows",
+        "load",
+    ] {
+        assert!(!v[k].is_null(), "summary lacks {k}: {v}");
+    }
+    for k in ["min", "p50", "p99"] {
+        assert!(v["rtt_us"][k].is_u64(), "rtt_us.{k}: {v}");
+    }
+    assert!(v["load"]["mean"].is_f64());
+    assert!(
+        v["load"]["samples"].as_u64().unwrap() > 0,
+        "load sampled during the run: {v}"
+    );
+}
+
+/// Starts the receiver, gives it `head_start` to come up, runs the sender, and
+/// returns both outputs once each has exited (sender first).
+pub fn run_pair(recv_args: &[&str], send_args: &[&str], head_start: Duration) -> (Output, Output) {
+    let r = spawn(RECV, recv_args);
+    std::thread::sleep(head_start);
+    let s = spawn(SEND, send_args);
+    let so = finish(s, Duration::from_secs(60));
+    let ro = finish(r, Duration::from_secs(30));
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    (so, ro)
+}
+
+pub fn memif(role: &str, sock: &Path) -> String {
+    format!("net_memif0,role={role},socket={}", sock.display())
+}
+
+/// The `end` section of a tool's `--json` document (the summary).
+pub fn end(o: &Output) -> Value {
+    let doc = json(o);
+    assert!(doc["start"].is_object(), "no start section: {doc}");
+    assert!(doc["intervals"].is_array(), "no intervals: {doc}");
+    doc["end"].clone()
+}
+
+/// Every line of stdout as a JSON object (`--json-stream`).
+pub fn json_lines(o: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| {
+            serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("not one JSON object per line ({e}): {l:?}"))
+        })
+        .collect()
+}
+
+/// A free UDP port on 127.0.0.1 (bound and released: good enough between tests).
+pub fn free_udp_port() -> u16 {
+    std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Sends `signal` to a child we spawned.
+pub fn signal(c: &Proc, sig: i32) {
+    // SAFETY: signalling our own child by its pid.
+    unsafe { libc::kill(c.id() as i32, sig) };
+}

@@ -1,0 +1,159 @@
+//! `pmdt-send --multi`: one file to three ordinary `pmdt-recv` at once (kernel UDP
+//! on loopback), every copy identical to the source, one copy into packet memory;
+//! and with `--max-lag`, a receiver killed mid-transfer is reported while the others
+//! finish. (Lossy and slow members are covered against the runtime's group API in
+//! crates/pmdt/tests/group.rs; on one host the tools have no per-receiver path.)
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+fn receivers(dir: &std::path::Path, n: usize) -> (Vec<Proc>, Vec<String>, Vec<std::path::PathBuf>) {
+    let mut procs = Vec::new();
+    let mut addrs = Vec::new();
+    let mut outs = Vec::new();
+    for i in 0..n {
+        let port = free_udp_port();
+        let out = dir.join(format!("got{i}.bin"));
+        let bind = format!("127.0.0.1:{port}");
+        procs.push(spawn(
+            RECV,
+            &[
+                "--backend",
+                "udp",
+                "--bind",
+                &bind,
+                "-N",
+                "1",
+                "-o",
+                out.to_str().unwrap(),
+                "--json",
+            ],
+        ));
+        addrs.push(bind);
+        outs.push(out);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    (procs, addrs, outs)
+}
+
+#[test]
+fn one_file_to_three_receivers_arrives_identical_everywhere() {
+    let _g = serial();
+    let dir = tmp("multi");
+    let src = dir.join("src.bin");
+    let sha = random_file(&src, 24 << 20);
+    let (procs, addrs, outs) = receivers(&dir, 3);
+    let mut args = vec![
+        "--backend",
+        "udp",
+        "--multi",
+        "-F",
+        src.to_str().unwrap(),
+        "--json",
+    ];
+    for a in &addrs {
+        args.extend(["-c", a.as_str()]);
+    }
+    let s = finish(spawn(SEND, &args), Duration::from_secs(120));
+    assert!(s.status.success(), "sender: {}", stderr(&s));
+    let end = end(&s);
+    let flows = end["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 3, "{end}");
+    for (f, a) in flows.iter().zip(&addrs) {
+        assert_eq!(f["peer"].as_str().unwrap(), a);
+        assert_eq!(f["bytes"].as_u64().unwrap(), 24 << 20);
+        assert_eq!(f["receipt"]["matches"], true, "{f}");
+        assert_eq!(f["receipt"]["sha256"].as_str().unwrap(), sha);
+    }
+    // The data went into packet memory once, not once per receiver.
+    assert!(
+        stderr(&s).contains("1.00 copies per byte"),
+        "{}",
+        stderr(&s)
+    );
+    for (p, out) in procs.into_iter().zip(&outs) {
+        let r = finish(p, Duration::from_secs(30));
+        assert!(r.status.success(), "receiver: {}", stderr(&r));
+        assert_eq!(sha_hex(&std::fs::read(out).unwrap()), sha);
+    }
+}
+
+#[test]
+fn a_killed_receiver_is_reported_and_the_others_finish() {
+    let _g = serial();
+    let dir = tmp("multi-kill");
+    let src = dir.join("src.bin");
+    let sha = random_file(&src, 64 << 20);
+    let (mut procs, addrs, outs) = receivers(&dir, 3);
+    let mut args = vec![
+        "--backend",
+        "udp",
+        "--multi",
+        "--max-lag",
+        "8M",
+        "--idle-timeout",
+        "2",
+        "-F",
+        src.to_str().unwrap(),
+        "--json",
+    ];
+    for a in &addrs {
+        args.extend(["-c", a.as_str()]);
+    }
+    let s = spawn(SEND, &args);
+    // The third receiver dies (SIGKILL: no goodbye) once it has some of the file.
+    let part = outs[2].with_extension("bin.part");
+    for _ in 0..200 {
+        if std::fs::metadata(&part).is_ok_and(|m| m.len() > (1 << 20)) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    procs[2].kill();
+    let s = finish(s, Duration::from_secs(120));
+    assert_eq!(
+        s.status.code(),
+        Some(1),
+        "one receiver failed: {}",
+        stderr(&s)
+    );
+    let end = end(&s);
+    let flows = end["flows"].as_array().unwrap();
+    for f in &flows[..2] {
+        assert!(f["error"].is_null(), "{f}");
+        assert_eq!(f["receipt"]["sha256"].as_str().unwrap(), sha);
+    }
+    assert!(flows[2]["error"].is_string(), "{}", flows[2]);
+    assert!(flows[2]["bytes"].as_u64().unwrap() < 64 << 20);
+    let mut procs = procs.into_iter();
+    for out in &outs[..2] {
+        let r = finish(procs.next().unwrap(), Duration::from_secs(30));
+        assert!(r.status.success(), "receiver: {}", stderr(&r));
+        assert_eq!(sha_hex(&std::fs::read(out).unwrap()), sha);
+    }
+}
+
+#[test]
+fn multi_needs_several_receivers_and_one_flow() {
+    for args in [
+        &["--backend", "udp", "--multi", "-c", "127.0.0.1:9"][..],
+        &[
+            "--backend",
+            "udp",
+            "--multi",
+            "-c",
+            "127.0.0.1:9",
+            "-c",
+            "127.0.0.1:10",
+            "-P",
+            "2",
+        ],
+    ] {
+        let o = finish(spawn(SEND, args), Duration::from_secs(10));
+        assert!(!o.status.success());
+        assert!(stderr(&o).contains("--multi"), "{}", stderr(&o));
+    }
+}

@@ -1,0 +1,179 @@
+//! The receive memory of an I/O loop's connections: a fixed part of the packet
+//! pool, shared so that it is never overcommitted, whatever the order in which
+//! connections arrive and however slowly their applications read.
+//!
+//! A connection *commits* the bytes its peer may still send (credit granted
+//! beyond what it delivered to its reader) plus what waits in its reader's ring:
+//! everything it may come to pin in packet memory. Credit already granted cannot
+//! be taken back, and data handed to a reader stays until read, so a connection's
+//! commitment only shrinks as its application reads. Each connection has a
+//! *grant*, the most it may commit: an equal share of the total, lowered at once
+//! when connections join (what they committed above it drains as they read), and
+//! raised only from memory nobody has committed or been granted. So the sum over
+//! connections of max(grant, commitment) never exceeds the total (beyond the one
+//! datagram of credit a connection always gets, the least that keeps it alive):
+//! the rest of the pool stays free for receiving (acks, handshakes, every other
+//! connection's data) and sending. Without this, a receiver whose readers start
+//! late let its first connections commit the whole pool one after another (each
+//! got an equal share of the total when it arrived and kept it), the pool ran
+//! dry, and every later datagram was dropped, handshakes included.
+
+/// One connection's part (kept by the loop next to its stream).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Share {
+    /// The most this connection may commit (bytes).
+    pub grant: u64,
+    /// What it committed when last accounted.
+    committed: u64,
+}
+
+impl Share {
+    fn accounted(&self) -> u64 {
+        self.grant.max(self.committed)
+    }
+}
+
+/// The memory every connection of a loop shares (see the module documentation).
+#[derive(Debug, Clone)]
+pub(crate) struct RecvMemory {
+    total: u64,
+    /// Sum of the members' max(grant, committed).
+    reserved: u64,
+    members: usize,
+}
+
+impl RecvMemory {
+    /// `total` bytes to share.
+    pub fn new(total: u64) -> Self {
+        Self {
+            total,
+            reserved: 0,
+            members: 0,
+        }
+    }
+
+    /// Each member's fair share now.
+    pub fn fair(&self) -> u64 {
+        self.total / self.members.max(1) as u64
+    }
+
+    /// Bytes neither granted nor committed.
+    pub fn free(&self) -> u64 {
+        self.total.saturating_sub(self.reserved)
+    }
+
+    /// Credit a connection not yet a member may start with (advertised if its
+    /// handshake leaves before it joins): at most its share once it joins, and at
+    /// most `1 / burst` of what is free, as up to `burst` connections may arrive
+    /// before the loop accounts for them; at most `cap`.
+    pub fn initial_credit(&self, burst: usize, cap: u64) -> u64 {
+        (self.total / (self.members + 1) as u64)
+            .min(self.free() / burst.max(1) as u64)
+            .min(cap)
+    }
+
+    /// A connection joins having committed `committed` bytes already (its
+    /// initial credit). Its grant comes from free memory, up to the fair share;
+    /// the caller then lowers the others' ([`RecvMemory::regrant`]).
+    pub fn join(&mut self, committed: u64) -> Share {
+        self.members += 1;
+        let mut s = Share {
+            grant: 0,
+            committed,
+        };
+        self.reserved += s.accounted();
+        self.regrant(&mut s);
+        s
+    }
+
+    /// A connection leaves: its memory is free again.
+    pub fn leave(&mut self, s: Share) {
+        self.members = self.members.saturating_sub(1);
+        self.reserved = self.reserved.saturating_sub(s.accounted());
+    }
+
+    /// Records what a member commits now (it shrinks as its reader reads).
+    pub fn update(&mut self, s: &mut Share, committed: u64) {
+        let before = s.accounted();
+        s.committed = committed;
+        self.reserved = self.reserved - before + s.accounted();
+    }
+
+    /// Whether a member's grant is below the fair share (it gets more as memory
+    /// frees).
+    pub fn starved(&self, s: &Share) -> bool {
+        s.grant < self.fair()
+    }
+
+    /// Moves a member's grant to the fair share: lowered at once, raised only
+    /// as far as free memory allows. Returns whether it changed.
+    pub fn regrant(&mut self, s: &mut Share) -> bool {
+        let fair = self.fair();
+        let grant = if s.grant >= fair {
+            fair
+        } else {
+            // Raising takes from free memory what the member has not accounted.
+            fair.min(s.accounted() + self.free())
+        };
+        if grant == s.grant {
+            return false;
+        }
+        let before = s.accounted();
+        s.grant = grant;
+        self.reserved = self.reserved - before + s.accounted();
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shares_never_exceed_the_total_whatever_the_arrival_order() {
+        let mut m = RecvMemory::new(1600);
+        // The first connection alone gets everything and commits it all.
+        let mut a = m.join(0);
+        assert_eq!(a.grant, 1600);
+        m.update(&mut a, 1600);
+        // A second arrives while the first's reader sleeps: nothing is free.
+        let mut b = m.join(0);
+        assert_eq!(b.grant, 0);
+        m.regrant(&mut a);
+        assert_eq!(a.grant, 800, "lowered at once");
+        assert_eq!(m.free(), 0, "the first still commits 1600");
+        // The first's reader reads 1000: 600 committed, 200 of its grant unused.
+        m.update(&mut a, 600);
+        assert_eq!(m.free(), 800);
+        assert!(m.starved(&b));
+        assert!(m.regrant(&mut b));
+        assert_eq!(b.grant, 800);
+        assert_eq!(m.free(), 0);
+        m.update(&mut b, 800);
+        // A third: 533 each, taken as the others drain.
+        let mut c = m.join(0);
+        assert_eq!(c.grant, 0);
+        m.regrant(&mut a);
+        m.regrant(&mut b);
+        assert_eq!((a.grant, b.grant), (533, 533));
+        m.update(&mut b, 100);
+        m.regrant(&mut c);
+        assert_eq!(c.grant, 1600 - 600 - 533, "what a commits and b is granted");
+        m.leave(a);
+        m.leave(b);
+        m.regrant(&mut c);
+        assert_eq!(c.grant, 1600);
+        m.leave(c);
+        assert_eq!(m.free(), 1600);
+    }
+
+    #[test]
+    fn initial_credit_leaves_room_for_a_burst_of_arrivals() {
+        let mut m = RecvMemory::new(3200);
+        assert_eq!(m.initial_credit(32, 1 << 20), 100);
+        assert_eq!(m.initial_credit(1, 1000), 1000);
+        let mut a = m.join(0);
+        m.update(&mut a, 3200);
+        assert_eq!(m.initial_credit(32, 1 << 20), 0, "nothing free");
+    }
+}

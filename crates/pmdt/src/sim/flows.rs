@@ -1,0 +1,439 @@
+//! Verified bulk flows through the runtime that ships: a client session opens N
+//! connections to a server session over a [`LoopNet`], writes each flow's
+//! deterministic pattern through its stream (non-blocking writes of an uneven
+//! size), closes it, and the server's readers check every byte. Readers may start
+//! late (an application busy elsewhere), so the receiver's packet memory fills
+//! while nobody reads. At the end both sessions shut down and every packet buffer
+//! must be back in its pool.
+
+use std::io::ErrorKind;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::loop_net::LoopNet;
+use super::pattern;
+use super::NodeId;
+use crate::link::impair_model::{ImpairConfig, ImpairStats};
+use crate::link::LinkStats;
+use crate::runtime::{Runtime, Stream};
+use pmdt_proto::EndpointStats;
+use pmdt_proto::TransportConfig;
+
+/// Bytes of flow id in front of each flow's pattern (the server learns which
+/// flow an accepted stream carries from them).
+const FLOW_TAG: usize = 8;
+
+/// When the server's readers start reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReadersStart {
+    /// Each stream is read from the moment it is accepted.
+    AtAccept,
+    /// Nobody reads until every flow was accepted and this much more time passed
+    /// (the application accepts all its connections first).
+    AfterAllAccepted(Duration),
+}
+
+/// How the client opens its connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Connects {
+    /// All at the start.
+    AtOnce,
+    /// Each once the previous one is established (as a thread calling the
+    /// blocking [`Runtime::connect`] in a loop does); each starts writing at once.
+    OneAfterAnother,
+}
+
+/// What to run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowsScenario {
+    /// Seed of the paths' impairments and the sessions' randomness.
+    pub seed: u64,
+    /// Connections.
+    pub flows: usize,
+    /// Stream bytes per connection (after the flow tag).
+    pub bytes_per_flow: u64,
+    /// Client → server direction.
+    pub forward: ImpairConfig,
+    /// Server → client direction.
+    pub reverse: ImpairConfig,
+    /// Protocol options of both sessions.
+    pub transport: TransportConfig,
+    /// Packet buffers of the client's and the server's pool.
+    pub client_buffers: usize,
+    /// Packet buffers of the server's pool.
+    pub server_buffers: usize,
+    /// Slots of each stream's rings.
+    pub ring_slots: usize,
+    /// Size of each application write.
+    pub write_size: usize,
+    /// How connections are opened.
+    pub connects: Connects,
+    /// When readers start.
+    pub readers: ReadersStart,
+    /// Virtual time allowed.
+    pub time_limit: Duration,
+}
+
+impl Default for FlowsScenario {
+    fn default() -> Self {
+        Self {
+            seed: 1,
+            flows: 1,
+            bytes_per_flow: 1 << 20,
+            forward: ImpairConfig {
+                delay: Duration::from_millis(1),
+                ..Default::default()
+            },
+            reverse: ImpairConfig {
+                delay: Duration::from_millis(1),
+                ..Default::default()
+            },
+            transport: TransportConfig::default(),
+            client_buffers: 16383,
+            server_buffers: 16383,
+            ring_slots: 1024,
+            write_size: 64 * 1024 + 17,
+            connects: Connects::AtOnce,
+            readers: ReadersStart::AtAccept,
+            time_limit: Duration::from_secs(120),
+        }
+    }
+}
+
+/// One flow's outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlowOutcome {
+    /// Stream bytes the client wrote.
+    pub written: u64,
+    /// Stream bytes the server read, verified or not.
+    pub read: u64,
+    /// Every byte read matched the flow's pattern.
+    pub verified: bool,
+    /// The server read the end of stream after every byte.
+    pub complete: bool,
+    /// How the client's close ended: `Ok` once the server acknowledged every
+    /// byte, the error otherwise (None: still waiting at the limit).
+    pub client_close: Option<Result<(), String>>,
+    /// How the server's close ended.
+    pub server_close: Option<Result<(), String>>,
+}
+
+/// A session's figures at the end of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SideReport {
+    /// Link counters of its port.
+    pub link: LinkStats,
+    /// Endpoint counters.
+    pub endpoint: EndpointStats,
+    /// Packet buffers not back in the pool after shutdown (must be 0).
+    pub buffers_in_use: usize,
+}
+
+/// The outcome of a run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct FlowsReport {
+    /// Per flow, in the client's order.
+    pub flows: Vec<FlowOutcome>,
+    /// Every flow's bytes arrived intact, with the end of stream.
+    pub all_delivered: bool,
+    /// Both ends of every flow closed gracefully.
+    pub all_closed_gracefully: bool,
+    /// Virtual time until the last close (or the limit).
+    pub elapsed: Duration,
+    /// The client session.
+    pub client: SideReport,
+    /// The server session.
+    pub server: SideReport,
+    /// Client → server path.
+    pub forward_path: ImpairStats,
+    /// Server → client path.
+    pub reverse_path: ImpairStats,
+    /// Times a loop stayed busy at one instant (see [`LoopNet::busy_overflows`]).
+    pub busy_overflows: u64,
+}
+
+impl FlowsReport {
+    /// Whether the run is correct: every byte delivered, every close graceful,
+    /// every packet buffer returned.
+    pub fn ok(&self) -> bool {
+        self.all_delivered
+            && self.all_closed_gracefully
+            && self.client.buffers_in_use == 0
+            && self.server.buffers_in_use == 0
+    }
+}
+
+struct Writer {
+    stream: Option<Stream>,
+    written: u64,
+    /// The current write's bytes (from stream offset `written`) and how many of
+    /// them the stream took so far.
+    pending: Vec<u8>,
+    taken: usize,
+    close: Option<Result<(), String>>,
+}
+
+struct Reader {
+    stream: Stream,
+    flow: Option<usize>,
+    tag: Vec<u8>,
+    offset: u64,
+    eof: bool,
+    close: Option<Result<(), String>>,
+}
+
+fn close_text(r: std::io::Result<()>) -> Option<Result<(), String>> {
+    match r {
+        Ok(()) => Some(Ok(())),
+        Err(e) if e.kind() == ErrorKind::WouldBlock => None,
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+fn stream_seed(flow: usize, seed: u64) -> u64 {
+    seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ flow as u64
+}
+
+/// Flow `flow`'s stream bytes from `offset` into `out`: its tag, then its pattern.
+fn fill(flow: usize, seed: u64, offset: u64, out: &mut [u8]) {
+    let tag = (flow as u64).to_be_bytes();
+    for (k, b) in out.iter_mut().enumerate() {
+        let o = offset + k as u64;
+        *b = if o < FLOW_TAG as u64 {
+            tag[o as usize]
+        } else {
+            pattern::byte_at(stream_seed(flow, seed), o)
+        };
+    }
+}
+
+/// Runs the scenario (see the module documentation).
+pub fn run_flows(sc: &FlowsScenario) -> Result<FlowsReport, String> {
+    let max_datagram = sc.transport.max_datagram as usize;
+    let mut net = LoopNet::new(sc.seed);
+    let builder = |seed: u64| {
+        Runtime::builder()
+            .transport(sc.transport.clone())
+            .ring_slots(sc.ring_slots)
+            .accept_backlog(sc.flows.max(1))
+            .shutdown_timeout(Duration::from_secs(1))
+            .seed(seed)
+    };
+    let io = |e: std::io::Error| e.to_string();
+    let ca: SocketAddr = "10.0.0.1:4000".parse().expect("address");
+    let sa: SocketAddr = "10.0.0.2:5000".parse().expect("address");
+    let client = net
+        .add_node(ca, builder(sc.seed ^ 0xc1), sc.client_buffers, max_datagram)
+        .map_err(io)?;
+    let server = net
+        .add_node(sa, builder(sc.seed ^ 0x5e), sc.server_buffers, max_datagram)
+        .map_err(io)?;
+    net.set_path(client, server, sc.forward.clone())
+        .map_err(|e| e.to_string())?;
+    net.set_path(server, client, sc.reverse.clone())
+        .map_err(|e| e.to_string())?;
+    net.session(server).listen();
+    let mut writers: Vec<Writer> = Vec::new();
+    let limit = net.now() + sc.time_limit;
+    let total = sc.bytes_per_flow + FLOW_TAG as u64;
+    let mut readers: Vec<Reader> = Vec::new();
+    let mut read_from: Option<Instant> = match sc.readers {
+        ReadersStart::AtAccept => Some(net.now()),
+        ReadersStart::AfterAllAccepted(_) => None,
+    };
+    let mut outcomes: Vec<FlowOutcome> = (0..sc.flows)
+        .map(|_| FlowOutcome {
+            written: 0,
+            read: 0,
+            verified: true,
+            complete: false,
+            client_close: None,
+            server_close: None,
+        })
+        .collect();
+    let mut rbuf = vec![0u8; 64 * 1024];
+    let done = |w: &[Writer], r: &[Reader]| {
+        w.len() == sc.flows
+            && w.iter().all(|w| w.close.is_some())
+            && r.len() == w.len()
+            && r.iter().all(|r| r.close.is_some())
+    };
+    loop {
+        let now = net.now();
+        // Client application: open connections, write each flow, then close it.
+        while writers.len() < sc.flows
+            && (sc.connects == Connects::AtOnce
+                || writers
+                    .last()
+                    .is_none_or(|w| w.stream.as_ref().is_none_or(|s| s.is_established())))
+        {
+            let stream = net.session(client).connect(now, sa).map_err(io)?;
+            writers.push(Writer {
+                stream: Some(stream),
+                written: 0,
+                pending: Vec::with_capacity(sc.write_size.max(1)),
+                taken: 0,
+                close: None,
+            });
+        }
+        for (i, w) in writers.iter_mut().enumerate() {
+            let Some(s) = w.stream.as_mut() else {
+                continue;
+            };
+            while w.written < total {
+                if w.taken == w.pending.len() {
+                    let n = (total - w.written).min(sc.write_size.max(1) as u64) as usize;
+                    w.pending.resize(n, 0);
+                    fill(i, sc.seed, w.written, &mut w.pending);
+                    w.taken = 0;
+                }
+                match s.try_write(&w.pending[w.taken..]) {
+                    Ok(k) => {
+                        w.taken += k;
+                        w.written += k as u64;
+                    }
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) => {
+                        w.close = Some(Err(e.to_string()));
+                        break;
+                    }
+                }
+            }
+            if w.close.is_none() && w.written == total {
+                w.close = close_text(s.try_close());
+            }
+            if w.close.is_some() {
+                w.stream = None;
+            }
+        }
+        // Server application: accept; read and verify once reading started.
+        while let Some(stream) = net.session(server).accept() {
+            readers.push(Reader {
+                stream,
+                flow: None,
+                tag: Vec::new(),
+                offset: 0,
+                eof: false,
+                close: None,
+            });
+        }
+        if read_from.is_none() && readers.len() == sc.flows {
+            if let ReadersStart::AfterAllAccepted(d) = sc.readers {
+                read_from = Some(now + d);
+            }
+        }
+        if read_from.is_some_and(|t| now >= t) {
+            for r in readers.iter_mut().filter(|r| r.close.is_none()) {
+                read_some(r, &mut rbuf, &mut outcomes, sc.seed);
+            }
+        }
+        if done(&writers, &readers) {
+            break;
+        }
+        if !net.step(limit) {
+            break;
+        }
+    }
+    let elapsed = net.elapsed();
+    for (o, w) in outcomes.iter_mut().zip(&writers) {
+        // (Flows never opened keep written 0 and no close.)
+        o.written = w.written.saturating_sub(FLOW_TAG as u64);
+        o.client_close = w.close.clone();
+    }
+    for r in &readers {
+        if let Some(f) = r.flow {
+            outcomes[f].server_close = r.close.clone();
+        }
+    }
+    let all_delivered = outcomes
+        .iter()
+        .all(|o| o.verified && o.complete && o.read == sc.bytes_per_flow);
+    let all_closed_gracefully = outcomes
+        .iter()
+        .all(|o| o.client_close == Some(Ok(())) && o.server_close == Some(Ok(())));
+    // Tear down: streams dropped, both sessions shut down, pools checked.
+    drop(writers);
+    drop(readers);
+    let forward_path = net.path_stats(client, server);
+    let reverse_path = net.path_stats(server, client);
+    let now = net.now();
+    net.session(client).shut_down(now);
+    net.session(server).shut_down(now);
+    let end = net.now() + Duration::from_secs(5);
+    net.run_until(end, |n| n.stopped(client) && n.stopped(server));
+    let side = |net: &mut LoopNet, n: NodeId| {
+        let st = net.stats(n);
+        SideReport {
+            link: st.link,
+            endpoint: st.endpoint,
+            buffers_in_use: net.buffers_in_use(n),
+        }
+    };
+    Ok(FlowsReport {
+        all_delivered,
+        all_closed_gracefully,
+        elapsed,
+        client: side(&mut net, client),
+        server: side(&mut net, server),
+        forward_path,
+        reverse_path,
+        busy_overflows: net.busy_overflows(),
+        flows: outcomes,
+    })
+}
+
+/// Reads what `r`'s stream has, verifies it, closes at the end of stream.
+fn read_some(r: &mut Reader, buf: &mut [u8], outcomes: &mut [FlowOutcome], seed: u64) {
+    if r.eof {
+        r.close = close_text(r.stream.try_close());
+        return;
+    }
+    loop {
+        let n = match r.stream.try_read(buf) {
+            Ok(0) => {
+                r.eof = true;
+                if let Some(f) = r.flow {
+                    outcomes[f].complete = true;
+                }
+                r.close = close_text(r.stream.try_close());
+                return;
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) => {
+                r.close = Some(Err(e.to_string()));
+                return;
+            }
+        };
+        let mut data = &buf[..n];
+        if r.tag.len() < FLOW_TAG {
+            let k = (FLOW_TAG - r.tag.len()).min(data.len());
+            r.tag.extend_from_slice(&data[..k]);
+            data = &data[k..];
+            r.offset += k as u64;
+            if r.tag.len() == FLOW_TAG {
+                let id = u64::from_be_bytes(r.tag[..].try_into().expect("8 bytes")) as usize;
+                r.flow = (id < outcomes.len()).then_some(id);
+            }
+        }
+        match r.flow {
+            Some(f) => {
+                let o = &mut outcomes[f];
+                if pattern::first_mismatch(stream_seed(f, seed), r.offset, data).is_some() {
+                    o.verified = false;
+                }
+                o.read += data.len() as u64;
+            }
+            None if r.tag.len() == FLOW_TAG => {
+                // A tag no flow has: the stream's first bytes are corrupt.
+                for o in outcomes.iter_mut() {
+                    o.verified = false;
+                }
+            }
+            None => {}
+        }
+        r.offset += data.len() as u64;
+    }
+}

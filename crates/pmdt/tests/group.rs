@@ -1,0 +1,331 @@
+//! Point-to-multipoint (`Runtime::connect_group`): one sender, several ordinary
+//! receivers over kernel UDP on loopback, some behind impaired paths (a relay that
+//! applies pmdt's impairment model — the one `pmdt-wanem` uses — to the data
+//! direction: loss and reordering, or a slow bottleneck), under both lag policies; a
+//! member that vanishes; one copy of the payload whatever the number of members, and
+//! the sender's packet memory bounded by one member's share.
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::net::UdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use pmdt::link::delay_line::DelayLine;
+use pmdt::link::impair::ImpairConfig;
+use pmdt::link::impair_model::ImpairModel;
+use pmdt::link::udp::{UdpLink, UdpLinkConfig};
+use pmdt::link::{BufferPool, Link};
+use pmdt::proto::TransportConfig;
+use pmdt::runtime::{Backend, Group, LagPolicy, MemberState, MemoryBudget, Runtime};
+
+fn transport() -> TransportConfig {
+    TransportConfig::default()
+        .with_initial_rtt(Duration::from_millis(5))
+        .with_idle_timeout(Duration::from_secs(2))
+        .with_keepalive(Some(Duration::from_millis(300)))
+}
+
+/// Byte `i` of the group's stream.
+fn byte(i: u64) -> u8 {
+    (i.wrapping_mul(31) ^ (i >> 9)) as u8
+}
+
+fn source(len: u64) -> Vec<u8> {
+    (0..len).map(byte).collect()
+}
+
+fn receiver() -> Runtime {
+    Runtime::builder()
+        .transport(transport())
+        .shutdown_timeout(Duration::from_millis(200))
+        .backend(Backend::Udp(UdpLinkConfig {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            ..Default::default()
+        }))
+        .start()
+        .unwrap()
+}
+
+/// A UDP relay in front of a receiver: datagrams towards it go through the
+/// impairment model, the answers come back untouched.
+struct Relay {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    join: Option<JoinHandle<()>>,
+}
+
+impl Relay {
+    fn new(to: SocketAddr, cfg: ImpairConfig) -> Self {
+        let front = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let back = UdpSocket::bind("127.0.0.1:0").unwrap();
+        front.set_nonblocking(true).unwrap();
+        back.set_nonblocking(true).unwrap();
+        let addr = front.local_addr().unwrap();
+        let stop = Arc::new(AtomicBool::new(false));
+        let quit = stop.clone();
+        let mut model = ImpairModel::new(cfg).unwrap();
+        let join = std::thread::spawn(move || {
+            let mut held: DelayLine<Vec<u8>> = DelayLine::default();
+            let mut client = None;
+            let mut buf = vec![0u8; 65536];
+            while !quit.load(Ordering::Relaxed) {
+                let now = Instant::now();
+                let mut busy = false;
+                while let Ok((n, from)) = front.recv_from(&mut buf) {
+                    client = Some(from);
+                    busy = true;
+                    for d in model.decide(now, n).deliveries() {
+                        held.push(d.at, buf[..n].to_vec());
+                    }
+                }
+                while let Some(p) = held.pop_due(Instant::now()) {
+                    let _ = back.send_to(&p, to);
+                }
+                while let Ok((n, _)) = back.recv_from(&mut buf) {
+                    busy = true;
+                    if let Some(c) = client {
+                        let _ = front.send_to(&buf[..n], c);
+                    }
+                }
+                if !busy {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
+            }
+        });
+        Self {
+            addr,
+            stop,
+            join: Some(join),
+        }
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(j) = self.join.take() {
+            let _ = j.join();
+        }
+    }
+}
+
+/// A sender whose packet pool the test can watch.
+fn sender(pool_buffers: usize) -> (Runtime, BufferPool) {
+    let link = UdpLink::bind(&UdpLinkConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        pool_buffers,
+        ..Default::default()
+    })
+    .unwrap();
+    let pool = link.pool();
+    let rt = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Links(vec![Box::new(link) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    (rt, pool)
+}
+
+/// What one receiver got: bytes in order, whether they all matched the source, and
+/// whether its stream ended with an error.
+struct Got {
+    bytes: u64,
+    intact: bool,
+    error: Option<std::io::ErrorKind>,
+}
+
+/// Accepts one connection and checks every byte against the source as it comes;
+/// `pause` slows the reader down (a slow consumer).
+fn read_all(rt: &Runtime, pause: Duration) -> JoinHandle<Got> {
+    let l = rt.listen(0).unwrap();
+    std::thread::spawn(move || {
+        let mut s = l.accept().unwrap();
+        let mut buf = vec![0u8; 64 * 1024];
+        let (mut at, mut intact) = (0u64, true);
+        let error = loop {
+            match s.read(&mut buf) {
+                Ok(0) => break None,
+                Ok(n) => {
+                    intact &= buf[..n]
+                        .iter()
+                        .enumerate()
+                        .all(|(k, &b)| b == byte(at + k as u64));
+                    at += n as u64;
+                    if !pause.is_zero() {
+                        std::thread::sleep(pause);
+                    }
+                }
+                Err(e) => break Some(e.kind()),
+            }
+        };
+        Got {
+            bytes: at,
+            intact,
+            error,
+        }
+    })
+}
+
+/// Writes `data` to the group, recording the sender pool's peak use.
+fn write_all(g: &mut Group, data: &[u8], pool: &BufferPool) -> usize {
+    let mut peak = 0;
+    for part in data.chunks(256 * 1024) {
+        g.write_all(part).unwrap();
+        peak = peak.max(pool.capacity() - pool.available());
+    }
+    peak
+}
+
+fn lossy() -> ImpairConfig {
+    ImpairConfig {
+        loss: 0.02,
+        reorder: 0.02,
+        reorder_delay: Duration::from_millis(1),
+        seed: 7,
+        ..Default::default()
+    }
+}
+
+fn slow() -> ImpairConfig {
+    ImpairConfig {
+        rate_bps: Some(80_000_000),
+        queue_bytes: 256 * 1024,
+        seed: 9,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn three_receivers_lossy_and_slow_get_the_same_bytes_from_one_copy() {
+    let len = 6_000_000u64;
+    let data = source(len);
+    let rx = [receiver(), receiver(), receiver()];
+    let readers: Vec<_> = rx.iter().map(|r| read_all(r, Duration::ZERO)).collect();
+    let relays = [
+        Relay::new(rx[1].local_addr(), lossy()),
+        Relay::new(rx[2].local_addr(), slow()),
+    ];
+    let to = vec![rx[0].local_addr(), relays[0].addr, relays[1].addr];
+    let pool_buffers = 16 * 1024;
+    let (tx, pool) = sender(pool_buffers);
+    let mut g = tx
+        .connect_group(&to, LagPolicy::PaceOfSlowest, Some(Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(g.active(), 3);
+    let peak = write_all(&mut g, &data, &pool);
+    let reports = g.close(Some(Duration::from_secs(60)));
+    for (r, got) in reports
+        .iter()
+        .zip(readers.into_iter().map(|h| h.join().unwrap()))
+    {
+        assert_eq!(r.state, MemberState::Done, "{:?}", r.peer);
+        assert_eq!(r.acked, len, "{:?}", r.peer);
+        assert_eq!((got.bytes, got.intact, got.error), (len, true, None));
+    }
+    // The lossy member really was repaired.
+    assert!(reports[1].stats.packets_retransmitted > 0);
+    // One copy into packet memory, whatever the number of members.
+    assert_eq!(g.bytes_copied(), len);
+    // Memory: the members share buffers, so the sender never holds more than one
+    // member's share (its storage plus what its writer may queue) in buffers.
+    let payload = transport().max_payload();
+    let share = MemoryBudget::of_pool(pool_buffers as u64, payload, 3);
+    let one_member =
+        ((share.send_storage + share.write_ahead).div_ceil(payload) as usize) + pool_buffers / 8;
+    assert!(
+        peak <= one_member,
+        "peak {peak} buffers in use; one member's share is {one_member}"
+    );
+    // Everything returned but the link's own receive batch.
+    let rx_batch = UdpLinkConfig::default().batch;
+    assert!(
+        pool.capacity() - pool.available() <= rx_batch,
+        "buffers leaked: {} in use",
+        pool.capacity() - pool.available()
+    );
+}
+
+#[test]
+fn a_lagging_member_is_dropped_with_its_offset_and_the_others_finish() {
+    let len = 24_000_000u64;
+    let data = source(len);
+    let rx = [receiver(), receiver(), receiver()];
+    // The third is behind a slow bottleneck and reads at ~300 KB/s. The lag bound
+    // is wide (the fast members hold up to their share before any backlog) so that
+    // only a member that really is slow gets dropped, however the threads run.
+    let pauses = [Duration::ZERO, Duration::ZERO, Duration::from_millis(200)];
+    let readers: Vec<_> = rx.iter().zip(pauses).map(|(r, p)| read_all(r, p)).collect();
+    let relay = Relay::new(rx[2].local_addr(), slow());
+    let to = vec![rx[0].local_addr(), rx[1].local_addr(), relay.addr];
+    let (tx, pool) = sender(16 * 1024);
+    let mut g = tx
+        .connect_group(
+            &to,
+            LagPolicy::DropLagging { max_lag: 8 << 20 },
+            Some(Duration::from_secs(5)),
+        )
+        .unwrap();
+    write_all(&mut g, &data, &pool);
+    let reports = g.close(Some(Duration::from_secs(60)));
+    let got: Vec<Got> = readers.into_iter().map(|h| h.join().unwrap()).collect();
+    for i in 0..2 {
+        assert_eq!(reports[i].state, MemberState::Done);
+        assert_eq!(
+            (got[i].bytes, got[i].intact, got[i].error),
+            (len, true, None)
+        );
+    }
+    let MemberState::Dropped { group_offset } = reports[2].state else {
+        panic!("the slow member was not dropped: {:?}", reports[2].state);
+    };
+    assert!(reports[2].acked < group_offset && group_offset <= len);
+    // What it got before the reset is a correct prefix, and it learned of the drop.
+    assert!(got[2].intact && got[2].bytes < len);
+    assert_eq!(got[2].error, Some(std::io::ErrorKind::ConnectionReset));
+    assert_eq!(g.bytes_copied(), len);
+}
+
+#[test]
+fn a_member_that_vanishes_fails_and_does_not_stop_the_others() {
+    let len = 6_000_000u64;
+    let data = source(len);
+    let rx = [receiver(), receiver(), receiver()];
+    let readers: Vec<_> = rx.iter().map(|r| read_all(r, Duration::ZERO)).collect();
+    let lossy_path = Relay::new(rx[1].local_addr(), lossy());
+    // The third member's path: cut (its host gone, silently) once it has 1 MB.
+    let doomed_path = Relay::new(rx[2].local_addr(), ImpairConfig::default());
+    let to = vec![rx[0].local_addr(), lossy_path.addr, doomed_path.addr];
+    let (tx, pool) = sender(16 * 1024);
+    let mut g = tx
+        .connect_group(&to, LagPolicy::PaceOfSlowest, Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut doomed_path = Some(doomed_path);
+    for part in data.chunks(64 * 1024) {
+        g.write_all(part).unwrap();
+        if g.written() >= 1_000_000 {
+            doomed_path = None; // the relay stops: nothing passes either way
+        }
+    }
+    assert!(doomed_path.is_none());
+    let reports = g.close(Some(Duration::from_secs(60)));
+    let got: Vec<Got> = readers.into_iter().map(|h| h.join().unwrap()).collect();
+    for i in 0..2 {
+        assert_eq!(reports[i].state, MemberState::Done);
+        assert_eq!(
+            (got[i].bytes, got[i].intact, got[i].error),
+            (len, true, None)
+        );
+    }
+    // The silent member is reported failed (idle timeout) and did not stop the rest.
+    assert_eq!(
+        reports[2].state,
+        MemberState::Failed(pmdt::proto::CloseReason::TimedOut)
+    );
+    assert!(reports[2].acked < len);
+    assert!(got[2].intact && got[2].bytes < len);
+    assert_eq!(g.bytes_copied(), len);
+    drop(pool);
+}
