@@ -21,10 +21,18 @@ use pmdt::link::{BufferPool, Link};
 use pmdt::proto::TransportConfig;
 use pmdt::runtime::{Backend, Group, LagPolicy, MemberState, MemoryBudget, Runtime};
 
+/// The tests run one at a time: each has four runtimes and relays busy on 2 cores.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static M: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    M.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Long enough that a loaded machine never times a live peer out; the vanished
+/// member's test waits for it once.
 fn transport() -> TransportConfig {
     TransportConfig::default()
         .with_initial_rtt(Duration::from_millis(5))
-        .with_idle_timeout(Duration::from_secs(2))
+        .with_idle_timeout(Duration::from_secs(5))
         .with_keepalive(Some(Duration::from_millis(300)))
 }
 
@@ -140,6 +148,11 @@ struct Got {
 /// Accepts one connection and checks every byte against the source as it comes;
 /// `pause` slows the reader down (a slow consumer).
 fn read_all(rt: &Runtime, pause: Duration) -> JoinHandle<Got> {
+    read_all_from(rt, pause, 0)
+}
+
+/// Like [`read_all`] for a member whose stream starts at group offset `from`.
+fn read_all_from(rt: &Runtime, pause: Duration, from: u64) -> JoinHandle<Got> {
     let l = rt.listen(0).unwrap();
     std::thread::spawn(move || {
         let mut s = l.accept().unwrap();
@@ -152,7 +165,7 @@ fn read_all(rt: &Runtime, pause: Duration) -> JoinHandle<Got> {
                     intact &= buf[..n]
                         .iter()
                         .enumerate()
-                        .all(|(k, &b)| b == byte(at + k as u64));
+                        .all(|(k, &b)| b == byte(from + at + k as u64));
                     at += n as u64;
                     if !pause.is_zero() {
                         std::thread::sleep(pause);
@@ -200,6 +213,7 @@ fn slow() -> ImpairConfig {
 
 #[test]
 fn three_receivers_lossy_and_slow_get_the_same_bytes_from_one_copy() {
+    let _serial = serial();
     let len = 6_000_000u64;
     let data = source(len);
     let rx = [receiver(), receiver(), receiver()];
@@ -250,6 +264,7 @@ fn three_receivers_lossy_and_slow_get_the_same_bytes_from_one_copy() {
 
 #[test]
 fn a_lagging_member_is_dropped_with_its_offset_and_the_others_finish() {
+    let _serial = serial();
     let len = 24_000_000u64;
     let data = source(len);
     let rx = [receiver(), receiver(), receiver()];
@@ -290,6 +305,7 @@ fn a_lagging_member_is_dropped_with_its_offset_and_the_others_finish() {
 
 #[test]
 fn a_member_that_vanishes_fails_and_does_not_stop_the_others() {
+    let _serial = serial();
     let len = 6_000_000u64;
     let data = source(len);
     let rx = [receiver(), receiver(), receiver()];
@@ -327,5 +343,48 @@ fn a_member_that_vanishes_fails_and_does_not_stop_the_others() {
     assert!(reports[2].acked < len);
     assert!(got[2].intact && got[2].bytes < len);
     assert_eq!(g.bytes_copied(), len);
+    drop(pool);
+}
+
+#[test]
+fn members_join_and_leave_mid_stream() {
+    let _serial = serial();
+    let part = 2_000_000u64;
+    let data = source(3 * part);
+    let rx = [receiver(), receiver(), receiver()];
+    let a = read_all(&rx[0], Duration::ZERO);
+    let b = read_all(&rx[1], Duration::ZERO);
+    // The third joins after the first part: its stream starts there.
+    let c = read_all_from(&rx[2], Duration::ZERO, part);
+    let (tx, pool) = sender(16 * 1024);
+    let to = [rx[0].local_addr(), rx[1].local_addr()];
+    let mut g = tx
+        .connect_group(&to, LagPolicy::PaceOfSlowest, Some(Duration::from_secs(5)))
+        .unwrap();
+    g.write_all(&data[..part as usize]).unwrap();
+    g.join(tx.connect(rx[2].local_addr()).unwrap());
+    g.write_all(&data[part as usize..2 * part as usize])
+        .unwrap();
+    // The first leaves: it gets a clean end of stream after what was written.
+    assert!(g.remove(rx[0].local_addr()));
+    assert!(!g.remove(rx[0].local_addr()), "not a member any more");
+    g.write_all(&data[2 * part as usize..]).unwrap();
+    let reports = g.close(Some(Duration::from_secs(60)));
+    assert_eq!(
+        reports[0].state,
+        MemberState::Left {
+            group_offset: 2 * part
+        }
+    );
+    assert_eq!(
+        (reports[1].state.clone(), reports[2].state.clone()),
+        (MemberState::Done, MemberState::Done)
+    );
+    assert_eq!(reports[2].joined_at, part);
+    let (a, b, c) = (a.join().unwrap(), b.join().unwrap(), c.join().unwrap());
+    assert_eq!((a.bytes, a.intact, a.error), (2 * part, true, None));
+    assert_eq!((b.bytes, b.intact, b.error), (3 * part, true, None));
+    assert_eq!((c.bytes, c.intact, c.error), (2 * part, true, None));
+    assert_eq!(g.bytes_copied(), 3 * part);
     drop(pool);
 }

@@ -109,6 +109,7 @@ pub struct RuntimeBuilder {
     accept_backlog: usize,
     seed: Option<u64>,
     work: Duration,
+    park_timeout: Duration,
 }
 
 impl Default for RuntimeBuilder {
@@ -127,6 +128,7 @@ impl Default for RuntimeBuilder {
             accept_backlog: 128,
             seed: None,
             work: Duration::ZERO,
+            park_timeout: Duration::from_millis(5),
         }
     }
 }
@@ -191,6 +193,14 @@ impl RuntimeBuilder {
     /// experiments: the load estimator sees it as real work).
     pub fn per_packet_work(mut self, d: Duration) -> Self {
         self.work = d;
+        self
+    }
+    /// The longest an application thread blocked in a [`Stream`](super::Stream)
+    /// call parks before looking again by itself (default 5 ms). A safety net: the
+    /// I/O loop wakes it when there is something for it. Tests set it long to
+    /// prove no wake-up is ever lost.
+    pub fn park_timeout(mut self, t: Duration) -> Self {
+        self.park_timeout = t;
         self
     }
     /// Seed for connection ids and the cookie key (reproducible runs).
@@ -286,6 +296,7 @@ impl RuntimeBuilder {
                 shutdown_timeout: self.shutdown_timeout,
                 max_connections: self.max_connections,
                 work_cycles,
+                park_timeout: self.park_timeout,
             },
             ctl_rx,
             stats.clone(),

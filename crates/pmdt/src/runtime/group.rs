@@ -25,10 +25,6 @@ use pmdt_proto::ConnectionStats;
 /// Reset code a member gets when the group drops it for lagging behind.
 pub const LAGGING_CODE: u32 = 0x6c61_6701;
 
-/// How long a blocked writer parks before re-checking members (they wake it as
-/// soon as they can take data; this bounds how late a lag check can be).
-const PARK: Duration = Duration::from_millis(5);
-
 /// What the group does with a member that falls behind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum LagPolicy {
@@ -397,14 +393,16 @@ impl Group {
         }
     }
 
-    /// Parks until the first member that cannot take data can (or `PARK`).
+    /// Parks until the first member that cannot take data can, or its stream's park
+    /// timeout (the runtime's, 5 ms by default: how late a lag check can be).
     fn wait_members(&self) {
         match self.members.iter().find(|m| m.is_active() && !m.can_take()) {
             Some(m) => {
                 let s = &m.stream.shared;
                 let tx = &m.stream.tx;
-                s.waiter.wait(PARK, || {
-                    s.closed_flag.load(Ordering::Acquire) || (tx.slots() > 0 && s.may_write())
+                s.waiter.wait(|| {
+                    s.closed_flag.load(Ordering::Acquire)
+                        || s.writer_may_resume(tx.slots(), tx.buffer().capacity())
                 });
             }
             // Everyone has room but the packet pool is exhausted: back off.
@@ -484,8 +482,7 @@ impl Group {
                 while m.stream.rx.pop().is_ok() {}
                 let s = &m.stream.shared;
                 s.discard.store(true, Ordering::Release);
-                s.waiter
-                    .wait(PARK, || s.closed_flag.load(Ordering::Acquire));
+                s.waiter.wait(|| s.closed_flag.load(Ordering::Acquire));
             }
         }
         self.members()

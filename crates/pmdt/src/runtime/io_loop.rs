@@ -17,6 +17,7 @@ use crossbeam_queue::ArrayQueue;
 use load_estimator::{EstimatorConfig, LoadEstimator};
 
 use super::cycles;
+use super::reader_wake;
 use super::recv_memory::{RecvMemory, Share};
 use super::shared::StreamShared;
 use super::stats::{ConnectionEntry, LoopStats};
@@ -47,6 +48,8 @@ pub(crate) struct LoopConfig {
     pub max_connections: usize,
     /// Synthetic processing cost per received datagram, in cycles (experiments).
     pub work_cycles: u64,
+    /// The longest a blocked application thread parks without a wake-up.
+    pub park_timeout: Duration,
 }
 
 struct IoStream {
@@ -68,6 +71,9 @@ struct IoStream {
     /// Bytes taken out of the receive storage and dropped (closing without
     /// reading) instead of handed to the reader.
     discarded: u64,
+    /// Data was handed over and waking the reader was put off (more is arriving)
+    /// since this instant.
+    wake_deferred: Option<Instant>,
 }
 
 /// Reset code a peer sees when this runtime shuts down while the application
@@ -132,6 +138,8 @@ pub(crate) struct IoLoop {
     /// keep their memory: no allocation per iteration).
     delivering: Vec<usize>,
     retrying: Vec<usize>,
+    /// Streams whose reader's wake-up is deferred (see [`reader_wake`]).
+    deferred_wakes: Vec<usize>,
     control: Receiver<Control>,
     accept: Option<SyncSender<Stream>>,
     rx: Vec<Received>,
@@ -192,6 +200,7 @@ impl IoLoop {
             retry: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             delivering: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             retrying: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
+            deferred_wakes: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             control,
             accept: None,
             // The connection sizes packets by this buffer (only headers are written
@@ -254,6 +263,7 @@ impl IoLoop {
                 self.ep.poll_timeout(),
                 self.link.next_deadline(),
                 self.shutting_down,
+                self.next_deferred_wake(),
             ]
             .into_iter()
             .flatten()
@@ -403,7 +413,7 @@ impl IoLoop {
                 if let Some(Some(s)) = self.streams.get_mut(i) {
                     s.in_deliver = false;
                 }
-                self.deliver_to_app(i);
+                self.deliver_to_app(i, now);
             }
             self.delivering.clear();
             work = true;
@@ -415,6 +425,9 @@ impl IoLoop {
                 self.on_event(h, ev);
             }
             work = true;
+        }
+        if !self.deferred_wakes.is_empty() {
+            self.wake_deferred_readers(now);
         }
         // Transmit.
         let sent = self.transmit(now);
@@ -509,7 +522,12 @@ impl IoLoop {
     }
 
     fn new_stream(&mut self, h: ConnectionHandle, remote: SocketAddr) -> Stream {
-        let shared = Arc::new(StreamShared::new(h.0, remote, self.doorbell.clone()));
+        let shared = Arc::new(StreamShared::new(
+            h.0,
+            remote,
+            self.doorbell.clone(),
+            self.cfg.park_timeout,
+        ));
         let (app_tx, from_app) = rtrb::RingBuffer::new(self.cfg.ring_slots);
         let (to_app, app_rx) = rtrb::RingBuffer::new(self.cfg.ring_slots);
         if self.streams.len() <= h.0 {
@@ -529,6 +547,7 @@ impl IoLoop {
             waiting_for_reader: false,
             share: Share::default(),
             discarded: 0,
+            wake_deferred: None,
         });
         self.live += 1;
         // Nothing was sent yet: the connection commits its initial credit.
@@ -758,7 +777,10 @@ impl IoLoop {
             self.deliver.push(i);
         }
         if popped {
-            s.shared.waiter.wake();
+            let cap = s.from_app.buffer().capacity();
+            if s.shared.writer_may_resume(cap - s.from_app.slots(), cap) {
+                s.shared.waiter.wake();
+            }
         }
         // Data pushed after we cleared `queued` rang again; data that did not fit
         // waits for Writable.
@@ -766,7 +788,7 @@ impl IoLoop {
 
     /// Moves in-order received data to the application's ring; publishes end of
     /// stream and close once everything before them was handed over.
-    fn deliver_to_app(&mut self, i: usize) {
+    fn deliver_to_app(&mut self, i: usize, now: Instant) {
         let h = ConnectionHandle(i);
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
@@ -776,6 +798,9 @@ impl IoLoop {
         let ahead = (s.share.grant / 2).clamp(READ_AHEAD_MIN, READ_AHEAD_MAX);
         let discard = s.shared.discard.load(Ordering::Acquire);
         let mut moved = 0u64;
+        // Data handed over (the last segment's length), and whether the reader
+        // must learn something at once (end of stream, delivery waiting for it).
+        let mut last_pushed = None;
         let mut pushed = false;
         let unread =
             |s: &IoStream| s.delivered - s.discarded - s.shared.app_read.load(Ordering::SeqCst);
@@ -791,8 +816,8 @@ impl IoLoop {
                 if discard {
                     s.discarded += seg.len as u64;
                 } else {
+                    last_pushed = Some(seg.len);
                     let _ = s.to_app.push(seg);
-                    pushed = true;
                 }
             }
         }
@@ -825,6 +850,9 @@ impl IoLoop {
                 }
             } else {
                 s.waiting_for_reader = true;
+                // Delivery or credit waits for the reader: it must not sleep
+                // through that.
+                pushed = true;
             }
         }
         if drained && s.peer_fin && !s.shared.peer_finished.load(Ordering::Relaxed) {
@@ -851,9 +879,53 @@ impl IoLoop {
             }
         }
         if pushed {
+            s.wake_deferred = None;
             s.shared.waiter.wake();
+        } else if let Some(len) = last_pushed {
+            if reader_wake::wake_now(len, self.chunk, unread(s), ahead) {
+                s.wake_deferred = None;
+                s.shared.waiter.wake();
+            } else if s.wake_deferred.is_none() {
+                s.wake_deferred = Some(now);
+                self.deferred_wakes.push(i);
+            }
         }
         self.account(i);
+    }
+
+    /// Wakes the readers whose deferred wake-up is due (see [`reader_wake`]).
+    fn wake_deferred_readers(&mut self, now: Instant) {
+        let mut k = 0;
+        while k < self.deferred_wakes.len() {
+            let i = self.deferred_wakes[k];
+            let s = match self.streams.get_mut(i) {
+                Some(Some(s)) => s,
+                _ => {
+                    self.deferred_wakes.swap_remove(k);
+                    continue;
+                }
+            };
+            match s.wake_deferred {
+                Some(since) if now < since + reader_wake::MAX_DEFER => k += 1,
+                Some(_) => {
+                    s.wake_deferred = None;
+                    s.shared.waiter.wake();
+                    self.deferred_wakes.swap_remove(k);
+                }
+                None => {
+                    self.deferred_wakes.swap_remove(k);
+                }
+            }
+        }
+    }
+
+    /// When the next deferred reader wake-up is due.
+    fn next_deferred_wake(&self) -> Option<Instant> {
+        self.deferred_wakes
+            .iter()
+            .filter_map(|&i| self.streams.get(i)?.as_ref()?.wake_deferred)
+            .min()
+            .map(|t| t + reader_wake::MAX_DEFER)
     }
 
     fn transmit(&mut self, now: Instant) -> usize {

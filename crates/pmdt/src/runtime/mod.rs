@@ -33,6 +33,7 @@ mod directory;
 mod group;
 mod io_loop;
 mod memory_budget;
+mod reader_wake;
 mod recv_memory;
 mod session;
 mod shared;

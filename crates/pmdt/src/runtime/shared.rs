@@ -3,36 +3,55 @@
 //! application thread.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::Thread;
+
+use arc_swap::ArcSwapOption;
 use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
 
 use pmdt_proto::{CloseReason, ConnectionStats};
 
-/// Parks an application thread until the I/O loop has something for it.
-#[derive(Default)]
+/// Parks an application thread until the I/O loop has something for it. Neither
+/// side takes a lock: the parked thread's handle is swapped in only when another
+/// thread starts waiting, so a wake-up never contends with the waiter.
 pub(crate) struct Waiter {
     waiting: AtomicBool,
-    thread: Mutex<Option<Thread>>,
+    thread: ArcSwapOption<Thread>,
+    /// The longest a park lasts without a wake-up (a safety net).
+    timeout: Duration,
 }
 
 impl Waiter {
-    /// Parks until `ready()` or a wake-up (or `timeout`, a safety net).
-    pub fn wait(&self, timeout: Duration, ready: impl Fn() -> bool) {
+    /// A waiter whose parks last at most `timeout` without a wake-up.
+    pub fn new(timeout: Duration) -> Self {
+        Self {
+            waiting: AtomicBool::new(false),
+            thread: ArcSwapOption::empty(),
+            timeout,
+        }
+    }
+
+    /// Parks until `ready()` or a wake-up (or the timeout, a safety net).
+    pub fn wait(&self, ready: impl Fn() -> bool) {
+        let me = std::thread::current();
+        if self
+            .thread
+            .load()
+            .as_ref()
+            .is_none_or(|t| t.id() != me.id())
         {
-            let mut t = self.thread.lock().unwrap_or_else(|e| e.into_inner());
-            if t.as_ref()
-                .is_none_or(|t| t.id() != std::thread::current().id())
-            {
-                *t = Some(std::thread::current());
-            }
+            self.thread.store(Some(Arc::new(me)));
         }
         self.waiting.store(true, Ordering::SeqCst);
+        // Pairs with the fence in `wake`: either this sees the other side's update
+        // in `ready()`, or the other side sees `waiting` and unparks (a token kept
+        // for the park below if it comes first).
+        fence(Ordering::SeqCst);
         if !ready() {
-            std::thread::park_timeout(timeout);
+            std::thread::park_timeout(self.timeout);
         }
         self.waiting.store(false, Ordering::SeqCst);
     }
@@ -40,13 +59,9 @@ impl Waiter {
     /// Wakes the parked thread, if any (cheap when nobody waits).
     #[inline]
     pub fn wake(&self) {
+        fence(Ordering::SeqCst);
         if self.waiting.load(Ordering::SeqCst) && self.waiting.swap(false, Ordering::SeqCst) {
-            if let Some(t) = self
-                .thread
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_ref()
-            {
+            if let Some(t) = self.thread.load().as_ref() {
                 t.unpark();
             }
         }
@@ -90,7 +105,12 @@ pub(crate) struct StreamShared {
 }
 
 impl StreamShared {
-    pub fn new(id: usize, remote: SocketAddr, doorbell: Arc<ArrayQueue<usize>>) -> Self {
+    pub fn new(
+        id: usize,
+        remote: SocketAddr,
+        doorbell: Arc<ArrayQueue<usize>>,
+        park: Duration,
+    ) -> Self {
         Self {
             id,
             remote,
@@ -107,7 +127,7 @@ impl StreamShared {
             wake_on_read: AtomicBool::new(false),
             ring_bytes: AtomicU64::new(0),
             write_ahead: AtomicU64::new(u64::MAX),
-            waiter: Waiter::default(),
+            waiter: Waiter::new(park),
             stats: Mutex::new(ConnectionStats::default()),
             directory_id: AtomicU64::new(0),
             doorbell,
@@ -141,6 +161,17 @@ impl StreamShared {
     #[inline]
     pub fn may_write(&self) -> bool {
         self.ring_bytes.load(Ordering::Acquire) < self.write_ahead.load(Ordering::Relaxed)
+    }
+
+    /// Whether a writer that found its ring full resumes: once half the ring is
+    /// free again, in slots (`free_slots` of `capacity`) and in bytes. The writer
+    /// parks until then and the I/O loop wakes it only then (hysteresis): one
+    /// wake-up per half ring instead of one per burst the loop takes.
+    #[inline]
+    pub fn writer_may_resume(&self, free_slots: usize, capacity: usize) -> bool {
+        free_slots * 2 >= capacity
+            && self.ring_bytes.load(Ordering::Acquire)
+                <= self.write_ahead.load(Ordering::Relaxed) / 2
     }
 
     pub fn close_reason(&self) -> Option<CloseReason> {

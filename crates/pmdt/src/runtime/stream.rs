@@ -13,10 +13,6 @@ use super::storage::Segment;
 use crate::link::{Buffer, BufferPool, BufferStash};
 use pmdt_proto::{CloseReason, ConnectionStats};
 
-/// How long a parked thread sleeps at most before re-checking (a safety net; the
-/// I/O loop wakes it as soon as there is something to do).
-const PARK: Duration = Duration::from_millis(5);
-
 /// An established pmdt connection, as seen by an application thread. Dropping it
 /// finishes the stream gracefully in the background (like a socket's close).
 pub struct Stream {
@@ -152,7 +148,7 @@ impl Stream {
                 ));
             }
             let s = &self.shared;
-            s.waiter.wait(PARK, || {
+            s.waiter.wait(|| {
                 s.connected.load(Ordering::Acquire) || s.closed_flag.load(Ordering::Acquire)
             });
         }
@@ -301,8 +297,7 @@ impl Stream {
                 };
             }
             let s = &self.shared;
-            s.waiter
-                .wait(PARK, || s.closed_flag.load(Ordering::Acquire));
+            s.waiter.wait(|| s.closed_flag.load(Ordering::Acquire));
         }
     }
 
@@ -338,10 +333,10 @@ impl Stream {
         let s = &self.shared;
         let tx = &self.tx;
         let rx = &self.rx;
-        s.waiter.wait(PARK, || {
+        s.waiter.wait(|| {
             s.closed_flag.load(Ordering::Acquire)
                 || if writing {
-                    tx.slots() > 0 && s.may_write()
+                    s.writer_may_resume(tx.slots(), tx.buffer().capacity())
                 } else {
                     !rx.is_empty() || s.peer_finished.load(Ordering::Acquire)
                 }
