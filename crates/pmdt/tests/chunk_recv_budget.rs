@@ -67,7 +67,7 @@ fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
     let mut sh = None;
     for _ in 0..10 {
         while let Some(t) = client.poll_transmit(now, &mut buf) {
-            let b = Buffer::Heap(pool.copy_from(&buf[..t.transmit().len]).unwrap());
+            let b = Buffer::new(pool.copy_from(&buf[..t.transmit().len]).unwrap());
             server.handle_in(now, ca, b.bytes(), &b);
         }
         while let Some(t) = server.poll_transmit(now, &mut buf) {
@@ -88,7 +88,7 @@ fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
     let n = 20_000u64;
     for i in 0..n {
         let bytes = data_packet(header.dst_cid, header.pn + 1 + i, 1 + i, i as u8);
-        let b = Buffer::Heap(pool.copy_from(&bytes).unwrap());
+        let b = Buffer::new(pool.copy_from(&bytes).unwrap());
         server.handle_in(now, ca, b.bytes(), &b);
     }
     let held = pool.in_use();
@@ -97,7 +97,7 @@ fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
         "{held} buffers pinned by {n} one-byte segments"
     );
     // The legitimate data still gets in once the hole is filled.
-    let b = Buffer::Heap(pool.copy_from(&first).unwrap());
+    let b = Buffer::new(pool.copy_from(&first).unwrap());
     server.handle_in(now, ca, b.bytes(), &b);
     assert!(server.connection(sh).unwrap().readable() >= 1);
 }

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use pmdt::link::impair::ImpairConfig;
 use pmdt::link::memory::MemoryLink;
-use pmdt::link::{BufferPool, Link};
+use pmdt::link::{HeapPool, Link};
 use pmdt::runtime::{Backend, Runtime};
 use pmdt::TransportConfig;
 
@@ -130,7 +130,8 @@ fn bulk_transfer_window_allocations(impair: Option<ImpairConfig>) {
     // pool otherwise allocates blocks on first need).
     let (la, lb) = MemoryLink::pair_with_pool(a, b, 8192, 16 * 1024);
     for l in [&la, &lb] {
-        let BufferPool::Heap(p) = l.pool() else {
+        let pool = l.pool();
+        let Some(p) = pool.downcast_ref::<HeapPool>() else {
             unreachable!("memory links use heap blocks")
         };
         p.prefill();
@@ -246,7 +247,7 @@ mod sans_io {
             .with_transport(TransportConfig::default().with_initial_rtt(Duration::from_millis(2)))
             .with_accept(accept)
             .with_seed(Some(seed));
-        let p = BufferPool::Heap(pool.clone());
+        let p = BufferPool::new(pool.clone());
         Endpoint::with_storage(
             cfg,
             now,
@@ -296,7 +297,7 @@ mod sans_io {
                 if drop_every > 0 && self.sent.is_multiple_of(drop_every) {
                     continue; // lost on the wire
                 }
-                wire.push_back((now + DELAY, self.addr, Buffer::Heap(b.freeze())));
+                wire.push_back((now + DELAY, self.addr, Buffer::new(b.freeze())));
             }
         }
 
@@ -370,7 +371,7 @@ mod sans_io {
                     let Some(buf) = pool.copy_from(&data[off..off + CHUNK]) else {
                         break;
                     };
-                    let k = st.push(Buffer::Heap(buf)).unwrap_or(0);
+                    let k = st.push(Buffer::new(buf)).unwrap_or(0);
                     written += k as u64;
                     n += k;
                 }
