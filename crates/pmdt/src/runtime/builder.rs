@@ -19,12 +19,11 @@ use super::storage::{ChunkRecv, ChunkSend};
 #[cfg(feature = "dpdk")]
 use super::telemetry;
 use super::{Join, LoopHandle, Runtime, Session};
-use crate::config::{EndpointConfig, TransportConfig};
-use crate::endpoint::Endpoint;
 use crate::link::impair::{ImpairConfig, Impaired};
 use crate::link::pcap::Captured;
 use crate::link::udp::{UdpLink, UdpLinkConfig};
 use crate::link::Link;
+use pmdt_proto::{Endpoint, EndpointConfig, TransportConfig};
 
 /// What the I/O loop does when there is nothing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -271,13 +270,11 @@ impl RuntimeBuilder {
         let pool = link.pool();
         let (send_pool, recv_chunk) = (pool.clone(), chunk);
         let ep = Endpoint::with_storage(
-            EndpointConfig {
-                transport: self.transport.clone(),
-                accept: false,
-                max_connections: self.max_connections,
-                seed: self.seed.map(|s| s.wrapping_add(i as u64)),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(self.transport.clone())
+                .with_accept(false)
+                .with_max_connections(self.max_connections)
+                .with_seed(self.seed.map(|s| s.wrapping_add(i as u64))),
             now,
             Box::new(move |cap| ChunkSend::new(cap, send_pool.clone(), recv_chunk)),
             Box::new(ChunkRecv::new),
