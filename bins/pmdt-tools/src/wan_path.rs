@@ -90,11 +90,7 @@ impl WanPath {
         // Frames are delayed from when they were taken, not from when the loop last
         // read the clock: preempted in between (milliseconds on a shared core), it
         // would release them early and the path would look shorter than set.
-        let now = if n > 0 {
-            Instant::now().max(now)
-        } else {
-            now
-        };
+        let now = if n > 0 { Instant::now().max(now) } else { now };
         let mut batch = std::mem::take(&mut self.rx_batch);
         for m in batch.drain() {
             self.stats.received += 1;
