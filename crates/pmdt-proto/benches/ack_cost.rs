@@ -25,21 +25,19 @@ struct Flight {
 }
 
 fn config(in_flight: usize) -> TransportConfig {
-    TransportConfig {
-        max_datagram: PAYLOAD_DGRAM,
-        congestion: CongestionKind::Fixed {
+    TransportConfig::default()
+        .with_max_datagram(PAYLOAD_DGRAM)
+        .with_congestion(CongestionKind::Fixed {
             window_packets: 2 * in_flight as u64,
-        },
-        window_packets: 2 * in_flight as u64,
-        send_buffer: 512 << 20,
-        recv_buffer: 512 << 20,
-        max_window_bytes: 512 << 20,
-        pacing: false,
-        ack_every: 2,
-        keepalive: None,
-        idle_timeout: Duration::from_secs(3600),
-        ..Default::default()
-    }
+        })
+        .with_window_packets(2 * in_flight as u64)
+        .with_send_buffer(512 << 20)
+        .with_recv_buffer(512 << 20)
+        .with_max_window_bytes(512 << 20)
+        .with_pacing(false)
+        .with_ack_every(2)
+        .with_keepalive(None)
+        .with_idle_timeout(Duration::from_secs(3600))
 }
 
 /// A connection with `in_flight` packets sent and none acknowledged, and the acks
@@ -48,21 +46,17 @@ fn config(in_flight: usize) -> TransportConfig {
 fn flight(in_flight: usize, acked: usize, hole: Option<usize>) -> Flight {
     let now = Instant::now();
     let mut client = Endpoint::new(
-        EndpointConfig {
-            transport: config(in_flight),
-            seed: Some(1),
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(config(in_flight))
+            .with_seed(Some(1)),
         now,
     )
     .unwrap();
     let mut server = Endpoint::new(
-        EndpointConfig {
-            transport: config(in_flight),
-            accept: true,
-            seed: Some(2),
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(config(in_flight))
+            .with_accept(true)
+            .with_seed(Some(2)),
         now,
     )
     .unwrap();
@@ -72,14 +66,11 @@ fn flight(in_flight: usize, acked: usize, hole: Option<usize>) -> Flight {
     let mut b = vec![0u8; 2048];
     let mut sh = None;
     for _ in 0..8 {
-        while let Some((_, t)) = client.poll_transmit(now, &mut b) {
-            server.handle(now, ca, &b[..t.len]);
+        while let Some(t) = client.poll_transmit(now, &mut b) {
+            server.handle(now, ca, &b[..t.transmit().len]);
         }
-        while let Some((_, n)) = server.poll_stateless(&mut b) {
-            client.handle(now, sa, &b[..n]);
-        }
-        while let Some((_, t)) = server.poll_transmit(now, &mut b) {
-            client.handle(now, sa, &b[..t.len]);
+        while let Some(t) = server.poll_transmit(now, &mut b) {
+            client.handle(now, sa, &b[..t.transmit().len]);
         }
         if let Some(x) = server.accept() {
             sh = Some(x);
@@ -90,10 +81,10 @@ fn flight(in_flight: usize, acked: usize, hole: Option<usize>) -> Flight {
     let mut packets = Vec::with_capacity(in_flight);
     while packets.len() < in_flight {
         while client.connection(h).unwrap().send_capacity() > data.len() as u64 {
-            client.write(h, &data).unwrap();
+            client.connection_mut(h).unwrap().write(&data).unwrap();
         }
         match client.poll_transmit(now, &mut b) {
-            Some((_, t)) => packets.push(b[..t.len].to_vec()),
+            Some(t) => packets.push(b[..t.transmit().len].to_vec()),
             None => panic!("the window stopped the flight at {}", packets.len()),
         }
     }
@@ -106,9 +97,9 @@ fn flight(in_flight: usize, acked: usize, hole: Option<usize>) -> Flight {
             continue;
         }
         server.handle(later, ca, p);
-        while server.read(sh, &mut sink) > 0 {}
-        while let Some((_, t)) = server.poll_transmit(later, &mut ack) {
-            acks.push(ack[..t.len].to_vec());
+        while server.connection_mut(sh).unwrap().read(&mut sink) > 0 {}
+        while let Some(t) = server.poll_transmit(later, &mut ack) {
+            acks.push(ack[..t.transmit().len].to_vec());
         }
     }
     Flight {

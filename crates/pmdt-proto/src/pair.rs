@@ -19,8 +19,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use crate::config::{EndpointConfig, TransportConfig};
-use crate::connection::Connection;
-use crate::endpoint::{ConnectionHandle, Endpoint};
+use crate::endpoint::{ConnectionHandle, ConnectionMut, Endpoint};
+use crate::recv_buffer::RecvRing;
+use crate::send_buffer::ByteRing;
 use crate::wire::{self, Body, Header, Packet};
 
 /// Which way a datagram travels.
@@ -147,14 +148,14 @@ impl Pair {
         self.filter = None;
     }
 
-    /// The client's connection.
-    pub fn client_connection(&mut self) -> &mut Connection {
+    /// The client's connection (rescheduled when the guard drops).
+    pub fn client_connection(&mut self) -> ConnectionMut<'_, ByteRing, RecvRing> {
         let h = self.client_conn.expect("connected");
         self.client.connection_mut(h).expect("live")
     }
 
-    /// The server's connection.
-    pub fn server_connection(&mut self) -> &mut Connection {
+    /// The server's connection (rescheduled when the guard drops).
+    pub fn server_connection(&mut self) -> ConnectionMut<'_, ByteRing, RecvRing> {
         let h = self.server_conn.expect("accepted");
         self.server.connection_mut(h).expect("live")
     }
@@ -168,13 +169,10 @@ impl Pair {
                     Direction::ToServer => &mut self.client,
                     Direction::ToClient => &mut self.server,
                 };
-                let n = if let Some((_, n)) = ep.poll_stateless(&mut self.buf) {
-                    n
-                } else if let Some((_, t)) = ep.poll_transmit(self.now, &mut self.buf) {
-                    t.len
-                } else {
+                let Some(t) = ep.poll_transmit(self.now, &mut self.buf) else {
                     break;
                 };
+                let n = t.transmit().len;
                 let d = self.buf[..n].to_vec();
                 let verdict = match self.filter.as_mut() {
                     Some(f) => f(self.now, dir, &d),
@@ -250,17 +248,15 @@ impl Pair {
     /// Writes as much of `data` as the client's connection takes; returns how
     /// much.
     pub fn client_write(&mut self, data: &[u8]) -> usize {
-        let h = self.client_conn.expect("connected");
-        self.client.write(h, data).unwrap_or(0)
+        self.client_connection().write(data).unwrap_or(0)
     }
 
     /// Reads everything readable on the server's connection.
     pub fn server_read_all(&mut self) -> Vec<u8> {
-        let h = self.server_conn.expect("accepted");
         let mut out = Vec::new();
         let mut buf = vec![0u8; 1 << 16];
         loop {
-            let n = self.server.read(h, &mut buf);
+            let n = self.server_connection().read(&mut buf);
             if n == 0 {
                 return out;
             }

@@ -18,14 +18,12 @@ use pmdt_proto::{CloseReason, Event, TransportConfig};
 
 #[test]
 fn the_peer_ends_gracefully_when_the_last_ack_and_close_are_lost() {
-    let mut p = Pair::connected(TransportConfig {
-        initial_rtt: std::time::Duration::from_millis(100),
-        ..Default::default()
-    });
-    let (ch, sh) = (p.client_conn.unwrap(), p.server_conn.unwrap());
+    let mut p =
+        Pair::connected(TransportConfig::default().with_initial_rtt(Duration::from_millis(100)));
+    let sh = p.server_conn.unwrap();
     assert_eq!(p.client_write(&[7u8; 3000]), 3000);
     let now = p.now;
-    p.client.close(now, ch);
+    p.client_connection().close(now);
     let limit = p.now + Duration::from_secs(2);
     let mut got = Vec::new();
     assert!(p.drive_until(limit, |p| {
@@ -45,7 +43,7 @@ fn the_peer_ends_gracefully_when_the_last_ack_and_close_are_lost() {
         }
     }));
     let now = p.now;
-    p.server.close(now, sh);
+    p.server_connection().close(now);
     let mut client_end = None;
     let mut server_end = None;
     let limit = p.now + Duration::from_secs(30);

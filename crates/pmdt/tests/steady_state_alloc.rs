@@ -87,12 +87,10 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn transport() -> TransportConfig {
-    TransportConfig {
-        initial_rtt: Duration::from_millis(5),
-        idle_timeout: Duration::from_secs(10),
-        keepalive: Some(Duration::from_millis(500)),
-        ..Default::default()
-    }
+    TransportConfig::default()
+        .with_initial_rtt(Duration::from_millis(5))
+        .with_idle_timeout(Duration::from_secs(10))
+        .with_keepalive(Some(Duration::from_millis(500)))
 }
 
 const WARM_UP: u64 = 8 << 20;
@@ -217,9 +215,8 @@ mod sans_io {
     use std::net::SocketAddr;
     use std::time::{Duration, Instant};
 
-    use pmdt::config::EndpointConfig;
-    use pmdt::endpoint::{ConnectionHandle, Endpoint};
     use pmdt::link::{Buffer, BufferPool, HeapPool};
+    use pmdt::proto::{ConnectionHandle, Endpoint, EndpointConfig, StorageWrite};
     use pmdt::runtime::storage::{ChunkRecv, ChunkSend};
     use pmdt::TransportConfig;
 
@@ -246,15 +243,10 @@ mod sans_io {
     const PER_STEP: usize = 1;
 
     fn endpoint(pool: &HeapPool, now: Instant, seed: u64, accept: bool) -> Ep {
-        let cfg = EndpointConfig {
-            transport: TransportConfig {
-                initial_rtt: Duration::from_millis(2),
-                ..Default::default()
-            },
-            accept,
-            seed: Some(seed),
-            ..Default::default()
-        };
+        let cfg = EndpointConfig::default()
+            .with_transport(TransportConfig::default().with_initial_rtt(Duration::from_millis(2)))
+            .with_accept(accept)
+            .with_seed(Some(seed));
         let p = BufferPool::new(pool.clone());
         Endpoint::with_storage(
             cfg,
@@ -281,18 +273,14 @@ mod sans_io {
         fn transmit(&mut self, now: Instant, pool: &HeapPool, wire: &mut Wire, drop_every: u64) {
             for _ in 0..PER_STEP {
                 self.sent += 1;
-                if let Some((_, n)) = self.ep.poll_stateless(&mut self.hdr) {
-                    let b = pool.copy_from(&self.hdr[..n]).expect("pool");
-                    wire.push_back((now + DELAY, self.addr, Buffer::new(b)));
-                    continue;
-                }
-                let Some((h, t)) = self.ep.poll_transmit_header(now, &mut self.hdr) else {
+                let Some(out) = self.ep.poll_transmit_header(now, &mut self.hdr) else {
                     return;
                 };
+                let t = *out.transmit();
                 let mut b = pool.take().expect("pool");
                 let space = b.space();
-                let n = match t.payload {
-                    Some(p) => {
+                let n = match out.connection().zip(t.payload) {
+                    Some((h, p)) => {
                         let c = self.ep.connection(h).unwrap();
                         let (buf, pos) = c.send_storage().chunk_at(p.offset).unwrap();
                         space[..t.header_len].copy_from_slice(&self.hdr[..t.header_len]);
@@ -376,7 +364,7 @@ mod sans_io {
             assert!(steps < 50_000_000, "stalled at {read} bytes");
             now += Duration::from_micros(10);
             // The writer keeps the send storage full.
-            let _ = a.ep.write_with(h, |st| {
+            let _ = a.ep.connection_mut(h).unwrap().write_with(|st| {
                 let mut n = 0;
                 while st.free() >= CHUNK as u64 {
                     let off = (written % 256) as usize;
@@ -387,7 +375,10 @@ mod sans_io {
                     written += k as u64;
                     n += k;
                 }
-                n
+                StorageWrite {
+                    bytes: n,
+                    full: n == 0,
+                }
             });
             a.receive(now, &mut ba);
             b.receive(now, &mut ab);
@@ -397,7 +388,8 @@ mod sans_io {
             // The reader takes everything in order (and checks it).
             if let Some(s) = server {
                 let mut moved = 0u64;
-                if let Some(c) = b.ep.connection_mut(s) {
+                if b.ep.connection(s).is_some_and(|c| c.readable() > 0) {
+                    let mut c = b.ep.connection_mut(s).unwrap();
                     while let Some(seg) = c.recv_storage_mut().pop_at(read + moved) {
                         let bytes = &seg.buf.bytes()[seg.pos..seg.pos + seg.len];
                         for (k, &x) in bytes.iter().enumerate() {
@@ -405,9 +397,7 @@ mod sans_io {
                         }
                         moved += seg.len as u64;
                     }
-                }
-                if moved > 0 {
-                    b.ep.consume(s, moved);
+                    c.consume(moved);
                     read += moved;
                 }
             }

@@ -119,14 +119,27 @@ pub struct Transmit {
     pub payload: Option<PayloadRef>,
 }
 
-/// Why a write was not taken.
+/// What the writer given to [`Connection::write_with`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageWrite {
+    /// Stream bytes it added to the send storage.
+    pub bytes: usize,
+    /// It stopped with data left over because the storage was full.
+    pub full: bool,
+}
+
+/// Why a write was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum WriteError {
     /// The send buffer is full: wait for [`Event::Writable`].
+    #[error("send buffer full")]
     Blocked,
     /// `finish`/`close` was called: no more data.
+    #[error("stream already finished")]
     Finished,
     /// The connection is closed (why).
+    #[error(transparent)]
     Closed(CloseReason),
 }
 
@@ -401,11 +414,6 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         self.reason
     }
 
-    /// The RTT estimator.
-    pub fn rtt(&self) -> &RttEstimator {
-        &self.rtt
-    }
-
     /// The send storage (a runtime reaches its packet memory through this).
     pub fn send_storage(&self) -> &S {
         &self.send
@@ -450,7 +458,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// Next event for the application.
-    pub fn poll_event(&mut self) -> Option<Event> {
+    pub(crate) fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
 
@@ -469,16 +477,23 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// Like [`Connection::write`], but the storage takes the data itself (e.g. a
-    /// runtime handing over a packet buffer instead of bytes to copy). `f` returns
-    /// how many stream bytes it added; 0 means the storage is full.
-    pub fn write_with(&mut self, f: impl FnOnce(&mut S) -> usize) -> Result<usize, WriteError> {
+    /// runtime handing over a packet buffer instead of bytes to copy). `f` reports
+    /// what it added and whether data was left over because the storage was full;
+    /// then the connection emits [`Event::Writable`] once space frees. Nothing
+    /// added to a full storage is [`WriteError::Blocked`].
+    pub fn write_with(
+        &mut self,
+        f: impl FnOnce(&mut S) -> StorageWrite,
+    ) -> Result<usize, WriteError> {
         self.check_writable()?;
-        let n = f(&mut self.send);
-        if n == 0 {
+        let w = f(&mut self.send);
+        if w.full {
             self.writable_wanted = true;
-            return Err(WriteError::Blocked);
+            if w.bytes == 0 {
+                return Err(WriteError::Blocked);
+            }
         }
-        Ok(n)
+        Ok(w.bytes)
     }
 
     /// Free space in the send buffer.
@@ -640,7 +655,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// When [`Connection::handle_timeout`] must be called next.
-    pub fn poll_timeout(&self) -> Option<Instant> {
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
         if self.state == State::Closed {
             return None;
         }
@@ -667,7 +682,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// Advances timers to `now`.
-    pub fn handle_timeout(&mut self, now: Instant) {
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
         if self.state == State::Closed {
             return;
         }
@@ -1256,7 +1271,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// Produces the next datagram into `buf` (header and payload), if any is due.
-    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+    pub(crate) fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
         let t = self.poll_transmit_header(now, buf)?;
         if let Some(p) = t.payload {
             self.send
@@ -1268,7 +1283,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// Like [`Connection::poll_transmit`], but writes only the header: the caller
     /// appends `payload` (stream bytes at that offset) from its own storage, e.g. a
     /// reference to the packet memory that holds them.
-    pub fn poll_transmit_header(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
+    pub(crate) fn poll_transmit_header(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+    ) -> Option<Transmit> {
         if self.state == State::Closed && self.control_out.is_none() {
             return None;
         }

@@ -7,8 +7,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::link::{Buffer, BufferPool};
-use crate::recv_buffer::RecvStorage;
-use crate::send_buffer::SendStorage;
+use pmdt_proto::{RecvStorage, SendStorage};
 
 /// Unacknowledged stream bytes as a queue of whole buffers.
 pub struct ChunkSend {

@@ -15,11 +15,11 @@ use serde::{Deserialize, Serialize};
 use super::loop_net::{LoopNet, Observer};
 use super::pattern;
 use super::NodeId;
-use crate::config::TransportConfig;
 use crate::link::impair_model::{ImpairConfig, ImpairStats};
 use crate::link::LinkStats;
 use crate::runtime::{ConnectionEntry, Runtime, Stream};
-use crate::stats::EndpointStats;
+use pmdt_proto::EndpointStats;
+use pmdt_proto::TransportConfig;
 
 /// Bytes of flow id in front of each flow's pattern (the server learns which
 /// flow an accepted stream carries from them).

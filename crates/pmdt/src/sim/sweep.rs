@@ -14,9 +14,8 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use super::flows::{run_flows, Connects, FlowsReport, FlowsScenario, ReadersStart};
-use crate::config::TransportConfig;
-use crate::congestion::CongestionKind;
 use crate::link::impair_model::{GilbertElliott, ImpairConfig};
+use pmdt_proto::{CongestionKind, TransportConfig};
 
 /// The impairment mixes, one per path shape (both directions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -280,10 +279,7 @@ impl SweepCase {
             bytes_per_flow,
             forward,
             reverse,
-            transport: TransportConfig {
-                congestion,
-                ..Default::default()
-            },
+            transport: TransportConfig::default().with_congestion(congestion),
             client_buffers,
             server_buffers,
             write_size,
