@@ -331,7 +331,7 @@ impl RuntimeBuilder {
             telemetry::forget_dead();
             let weak = loops.iter().map(|l| Arc::downgrade(&l.stats)).collect();
             if let Err(e) = telemetry::publish(weak, Arc::downgrade(&directory)) {
-                eprintln!("pmdt: telemetry commands not registered: {e}");
+                tracing::warn!(error = %e, "telemetry commands not registered");
             }
         }
         Ok(Runtime {
