@@ -13,7 +13,7 @@ use arc_swap::ArcSwap;
 use super::cycles;
 use super::dedicated;
 use super::io_loop::Control;
-use super::io_loop::{IoLoop, LoopConfig};
+use super::io_loop::{IoLoop, LoopConfig, RxClock};
 use super::stats::LoopStats;
 use super::storage::{ChunkRecv, ChunkSend};
 #[cfg(feature = "dpdk")]
@@ -263,6 +263,7 @@ impl RuntimeBuilder {
         i: usize,
         link: Box<dyn Link>,
         now: Instant,
+        rx_clock: RxClock,
     ) -> io::Result<(IoLoop, mpsc::Sender<Control>, Arc<ArcSwap<LoopStats>>)> {
         let link = self.wrap(link, i)?;
         let chunk = self.transport.max_payload() as usize;
@@ -297,6 +298,7 @@ impl RuntimeBuilder {
                 max_connections: self.max_connections,
                 work_cycles,
                 park_timeout: self.park_timeout,
+                rx_clock,
             },
             ctl_rx,
             stats.clone(),
@@ -314,7 +316,8 @@ impl RuntimeBuilder {
         let mut link_name = String::new();
         let mut loops = Vec::new();
         for (i, link) in links.into_iter().enumerate() {
-            let (lp, control, stats) = self.build_loop(i, link, Instant::now())?;
+            let (lp, control, stats) =
+                self.build_loop(i, link, Instant::now(), RxClock::Monotonic)?;
             if i == 0 {
                 link_name = lp.describe_link();
             }
@@ -362,7 +365,7 @@ impl RuntimeBuilder {
         }
         let link = links.pop().expect("one link");
         let local = link.local_addr();
-        let (lp, control, stats) = self.build_loop(0, link, now)?;
+        let (lp, control, stats) = self.build_loop(0, link, now, RxClock::Given)?;
         Ok(Session::new(lp, control, stats, local, self.accept_backlog))
     }
 

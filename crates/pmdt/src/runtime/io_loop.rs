@@ -50,6 +50,22 @@ pub(crate) struct LoopConfig {
     pub work_cycles: u64,
     /// The longest a blocked application thread parks without a wake-up.
     pub park_timeout: Duration,
+    /// Which time received datagrams are handled at.
+    pub rx_clock: RxClock,
+}
+
+/// The time received datagrams are handled at (what RTT samples are measured
+/// against).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RxClock {
+    /// The `now` the caller passed (a simulated clock, or a caller that owns time).
+    Given,
+    /// The monotonic clock read again after a burst arrived: a loop preempted
+    /// between reading the clock and receiving would otherwise handle acks that
+    /// arrived during the preemption at the older time, and an RTT sample short by
+    /// the preemption (milliseconds on a busy host) would stick in the min-RTT
+    /// filter and shrink the model's BDP.
+    Monotonic,
 }
 
 struct IoStream {
@@ -373,6 +389,10 @@ impl IoLoop {
         // Receive.
         self.rx.clear();
         let n = self.link.recv(now, &mut self.rx, self.cfg.burst);
+        let now = match self.cfg.rx_clock {
+            RxClock::Monotonic if n > 0 => Instant::now().max(now),
+            _ => now,
+        };
         for r in self.rx.drain(..) {
             let payload = &r.buf.bytes()[r.start..r.start + r.len];
             self.ep.handle_in(now, r.from, payload, &r.buf);
