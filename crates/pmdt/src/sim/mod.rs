@@ -13,7 +13,8 @@ mod port;
 pub use crate::link::impair_model::{GilbertElliott, ImpairConfig, ImpairConfigError, ImpairStats};
 pub use bulk::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport};
 pub use flows::{
-    run_flows, Connects, FlowOutcome, FlowsReport, FlowsScenario, ReadersStart, SideReport,
+    run_flows, Connects, FlowOutcome, FlowsError, FlowsReport, FlowsScenario, ReadersStart,
+    SideReport,
 };
 pub use loop_net::LoopNet;
 pub use port::SimPort;
