@@ -98,7 +98,7 @@ impl BufferPool {
 #[derive(Default)]
 pub struct BufferStash {
     #[cfg(feature = "dpdk")]
-    mbufs: dpdk::MbufBatch<32>,
+    pub(super) mbufs: dpdk::MbufBatch<32>,
 }
 
 impl std::fmt::Debug for BufferStash {

@@ -18,6 +18,7 @@ pub mod memory;
 pub mod pcap;
 mod stats;
 pub mod udp;
+mod write_buf;
 
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -25,6 +26,7 @@ use std::time::Instant;
 pub use buffer::{Buffer, BufferPool, BufferStash};
 pub use heap_buf::{HeapBuf, HeapBufMut, HeapPool};
 pub use stats::LinkStats;
+pub use write_buf::WriteBuf;
 
 /// A received datagram: `buf.bytes()[start..start + len]` is the UDP payload.
 #[derive(Debug)]

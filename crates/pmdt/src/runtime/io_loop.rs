@@ -694,6 +694,9 @@ impl IoLoop {
             return;
         };
         s.shared.queued.store(false, Ordering::Release);
+        // Pairs with the fence in `StreamShared::ring_doorbell`: what the
+        // application pushed before ringing is seen below, or it queues again.
+        std::sync::atomic::fence(Ordering::SeqCst);
         if std::mem::take(&mut s.waiting_for_reader) && !s.in_deliver {
             s.in_deliver = true;
             self.deliver.push(i);
@@ -713,6 +716,7 @@ impl IoLoop {
             let held_max = storage_share;
             let r = self.ep.write_with(h, |st| {
                 let mut total = 0;
+                let mut taken = 0;
                 while let Ok(b) = from_app.peek() {
                     let len = b.bytes().len() as u64;
                     let held = st.end() - st.start();
@@ -720,9 +724,10 @@ impl IoLoop {
                         break;
                     }
                     let b = from_app.pop().expect("peeked");
-                    shared.ring_bytes.fetch_sub(len, Ordering::AcqRel);
+                    taken += len;
                     total += st.push(b).unwrap_or(0);
                 }
+                shared.ring_bytes.taken(taken);
                 total
             });
             match r {
@@ -737,10 +742,11 @@ impl IoLoop {
                 Err(crate::connection::WriteError::Blocked) => s.blocked = true,
                 Err(_) => {
                     // Closed or finished: nothing more will be sent; free the data.
+                    let mut taken = 0;
                     while let Ok(b) = s.from_app.pop() {
-                        let len = b.bytes().len() as u64;
-                        s.shared.ring_bytes.fetch_sub(len, Ordering::AcqRel);
+                        taken += b.bytes().len() as u64;
                     }
+                    s.shared.ring_bytes.taken(taken);
                     popped = true;
                 }
             }
