@@ -77,9 +77,12 @@ fn main() {
         .allowlist_function("rte_tel_.*")
         .allowlist_function("rte_strerror")
         .allowlist_function("rte_log_set_global_level")
+        .allowlist_function("rte_openlog_stream")
+        .allowlist_function("rte_log_cur_msg_loglevel")
+        .allowlist_function("rte_log_cur_msg_logtype")
         .allowlist_function("rte_thread_register")
         .allowlist_function("rte_thread_unregister")
-        .allowlist_function("pmdt_.*")
+        .allowlist_function("shim_.*")
         .allowlist_type("rte_ether_hdr")
         .allowlist_type("rte_ipv4_hdr")
         .allowlist_type("rte_udp_hdr")
@@ -118,6 +121,8 @@ fn main() {
         .file(wrap_c.with_extension("c"))
         .file(manifest.join("shim.c"))
         .include(&manifest)
+        // fopencookie (shim_cookie_stream) is a GNU extension.
+        .define("_GNU_SOURCE", None)
         .warnings(false);
     // pkg-config's flags, as given (including `-include rte_config.h` and -march).
     for f in &cflags {
@@ -126,5 +131,5 @@ fn main() {
     build
         .flag("-include")
         .flag(manifest.join("wrapper.h").to_str().unwrap());
-    build.compile("pmdt_dpdk_shim");
+    build.compile("dpdk_sys_shim");
 }

@@ -1,4 +1,4 @@
-/* The DPDK headers pmdt binds to: a narrow set, not the whole tree. */
+/* The DPDK headers these bindings cover: a narrow set, not the whole tree. */
 #include <rte_config.h>
 #include <rte_eal.h>
 #include <rte_errno.h>

@@ -33,6 +33,8 @@ use worker::WorkerControl;
 #[derive(Parser, Debug, serde::Serialize)]
 #[command(version)]
 struct Args {
+    #[command(flatten)]
+    log: pmdt_log::Verbosity,
     /// Frame size in bytes.
     #[arg(long, default_value_t = 128)]
     frame_size: usize,
@@ -95,6 +97,7 @@ enum PortKind {
 
 fn main() {
     let args = Args::parse();
+    pmdt_log::init("pmdt-load-sweep", args.log.verbose);
     if let Err(e) = run(&args) {
         eprintln!("pmdt-load-sweep: {e}");
         std::process::exit(1);
@@ -119,7 +122,6 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         .program("pmdt-load-sweep")
         .lcores(&args.lcores)
         .no_pci(true)
-        .log_level("warning")
         .memory_mb(512);
     b = match args.port {
         PortKind::Memif => b

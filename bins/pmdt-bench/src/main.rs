@@ -51,6 +51,9 @@ struct Cli {
     /// The README whose Performance section `readme` rewrites.
     #[arg(long, global = true, default_value = "README.md")]
     readme: PathBuf,
+    /// More log output (-vv debug; see `pmdt_log`).
+    #[arg(short = 'v', long = "verbose", global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {
@@ -133,6 +136,7 @@ impl Experiment {
 
 fn main() {
     let cli = Cli::parse();
+    pmdt_log::init("pmdt-bench", cli.verbose);
     if cli.experiment == Experiment::Readme {
         match readme::update(&cli.readme, &cli.out, &cli.out.to_string_lossy()) {
             Ok(n) => {

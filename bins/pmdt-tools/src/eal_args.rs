@@ -50,10 +50,7 @@ impl EalArgs {
             .lcores
             .clone()
             .unwrap_or_else(|| default_lcores.to_string());
-        let mut b = dpdk::Eal::builder()
-            .program(prog)
-            .memory_mb(self.memory_mb)
-            .log_level("warning");
+        let mut b = dpdk::Eal::builder().program(prog).memory_mb(self.memory_mb);
         b = if lcores.contains('@') || lcores.contains('(') {
             b.extra_args(["--lcores".to_string(), lcores])
         } else {

@@ -23,6 +23,8 @@ pub trait ToolCli: Parser + Serialize + DeserializeOwned {
     fn docs(&self) -> &DocArgs;
     /// `--json` / `--json-stream`.
     fn json_mode(&self) -> JsonMode;
+    /// How many `-v` flags (see `pmdt_log`).
+    fn verbosity(&self) -> u8;
 }
 
 /// The JSON mode the raw command line asks for (before it parses).
@@ -67,6 +69,7 @@ pub fn run_tool<T: ToolCli>(prog: &str, run: impl FnOnce(T) -> Result<i32, CliEr
     }
     let cli =
         crate::config_file::with_file(cli, &matches).unwrap_or_else(|e| fail(prog, early, &e, 2));
+    pmdt_log::init(prog, cli.verbosity());
     let mode = cli.json_mode();
     match run(cli) {
         Ok(code) => {

@@ -51,7 +51,7 @@ pub struct StreamInterval {
     /// The controller's pacing rate, bit/s (0: not pacing).
     pub pacing_rate: u64,
     /// The controller's state (BBR phases; `window_based` for the others).
-    pub cc_state: pmdt::stats::ControllerState,
+    pub cc_state: pmdt::proto::ControllerState,
 }
 
 /// All flows in one interval (iperf3's `intervals[].sum`).

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use dpdk::{Eal, EalBuilder};
-use pmdt::config::TransportConfig;
 use pmdt::link::dpdk_port::DpdkLinkConfig;
 use pmdt::link::udp::UdpLinkConfig;
+use pmdt::proto::TransportConfig;
 use pmdt::runtime::{Backend, IdlePolicy, IoCore, MemoryBudget, RuntimeBuilder};
 use serde::{Deserialize, Serialize};
 

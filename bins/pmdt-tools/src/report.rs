@@ -246,6 +246,16 @@ impl Report {
                 if self.omitted > 0 {
                     doc["intervals_omitted"] = json!(self.omitted);
                 }
+                // The summary's fields stay at the top level too, where scripts
+                // written before the iperf3 shape read them (`bytes`, `goodput_bps`,
+                // `flows`, ...); new consumers read `end`.
+                if let (Some(top), Ok(Value::Object(fields))) =
+                    (doc.as_object_mut(), serde_json::to_value(end))
+                {
+                    for (k, v) in fields {
+                        top.entry(k).or_insert(v);
+                    }
+                }
                 if let Some(e) = error {
                     doc["error"] = json!(e);
                 }

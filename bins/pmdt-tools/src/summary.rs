@@ -1,7 +1,7 @@
 //! The end-of-run summary: printed for people, and the `end` section of the JSON
 //! output.
 
-use pmdt::rtt_histogram::RttHistogram;
+use pmdt::proto::RttHistogram;
 use pmdt::runtime::RuntimeStats;
 use pmdt::ConnectionStats;
 use serde::Serialize;

@@ -93,20 +93,19 @@ impl TransportArgs {
                 "--idle-timeout must be between 0 and 3600 seconds",
             ));
         }
-        let t = TransportConfig {
-            window_packets: self.window,
-            max_datagram: payload,
-            send_buffer: self.buffer.0,
-            recv_buffer: self.buffer.0,
-            max_window_bytes: self
-                .max_buffer
-                .map_or(pmdt::config::DEFAULT_MAX_WINDOW_BYTES, |b| b.0)
-                .max(self.buffer.0),
-            congestion,
-            idle_timeout: Duration::from_secs_f64(self.idle_timeout),
-            keepalive: Some(Duration::from_secs_f64(self.idle_timeout / 4.0)),
-            ..Default::default()
-        };
+        let t = TransportConfig::default()
+            .with_window_packets(self.window)
+            .with_max_datagram(payload)
+            .with_send_buffer(self.buffer.0)
+            .with_recv_buffer(self.buffer.0)
+            .with_max_window_bytes(
+                self.max_buffer
+                    .map_or(pmdt::proto::DEFAULT_MAX_WINDOW_BYTES, |b| b.0)
+                    .max(self.buffer.0),
+            )
+            .with_congestion(congestion)
+            .with_idle_timeout(Duration::from_secs_f64(self.idle_timeout))
+            .with_keepalive(Some(Duration::from_secs_f64(self.idle_timeout / 4.0)));
         t.validate()
             .map_err(|e| CliError::new(format!("invalid transport options: {e}")))?;
         Ok(t)

@@ -87,6 +87,10 @@ impl WanPath {
     /// are also written to `capture`.
     pub fn poll(&mut self, now: Instant, mut capture: Option<&mut FrameCapture>) -> bool {
         let n = self.rx.rx_burst(&mut self.rx_batch);
+        // Frames are delayed from when they were taken, not from when the loop last
+        // read the clock: preempted in between (milliseconds on a shared core), it
+        // would release them early and the path would look shorter than set.
+        let now = if n > 0 { Instant::now().max(now) } else { now };
         let mut batch = std::mem::take(&mut self.rx_batch);
         for m in batch.drain() {
             self.stats.received += 1;

@@ -62,6 +62,11 @@ fn one_file_to_three_receivers_arrives_identical_everywhere() {
     let end = end(&s);
     let flows = end["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 3, "{end}");
+    // The summary is also at the top level, for scripts that read it there.
+    let doc = json(&s);
+    for k in ["bytes", "goodput_bps", "flows", "packets_retransmitted"] {
+        assert_eq!(doc[k], end[k], "{k}");
+    }
     for (f, a) in flows.iter().zip(&addrs) {
         assert_eq!(f["peer"].as_str().unwrap(), a);
         assert_eq!(f["bytes"].as_u64().unwrap(), 24 << 20);

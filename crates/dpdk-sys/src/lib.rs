@@ -5,8 +5,9 @@
 //! `rte_eth_rx_burst`, `rte_pktmbuf_alloc`, `rte_ring_enqueue_burst`) are callable
 //! through wrappers compiled from bindgen's `wrap_static_fns` output.
 //!
-//! Two helpers are added: [`pmdt_rte_errno`] (the thread-local `rte_errno`) and
-//! [`pmdt_rte_version`].
+//! Three helpers are added: [`shim_rte_errno`] (the thread-local `rte_errno`),
+//! [`shim_rte_version`] and [`shim_cookie_stream`] (a stdio stream writing to a
+//! function, for `rte_openlog_stream`).
 #![allow(
     non_upper_case_globals,
     non_camel_case_types,

@@ -51,13 +51,36 @@ pub struct EalBuilder {
     memory_mb: u32,
     file_prefix: Option<String>,
     log_level: Option<String>,
+    log_to_tracing: bool,
     extra: Vec<String>,
+}
+
+/// This executable's file name, for `argv[0]` and the default file prefix.
+fn executable_name() -> String {
+    let name = std::env::args_os()
+        .next()
+        .and_then(|a| {
+            std::path::Path::new(&a)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default();
+    let clean: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .take(32)
+        .collect();
+    if clean.is_empty() {
+        "dpdk".into()
+    } else {
+        clean
+    }
 }
 
 impl Default for EalBuilder {
     fn default() -> Self {
         Self {
-            program: "pmdt".into(),
+            program: executable_name(),
             lcores: None,
             main_lcore: None,
             vdevs: Vec::new(),
@@ -66,7 +89,8 @@ impl Default for EalBuilder {
             memory: MemoryMode::Auto,
             memory_mb: 256,
             file_prefix: None,
-            log_level: Some("notice".into()),
+            log_level: None,
+            log_to_tracing: true,
             extra: Vec::new(),
         }
     }
@@ -74,12 +98,14 @@ impl Default for EalBuilder {
 
 impl EalBuilder {
     /// A builder with defaults: all lcores, PCI probing on, automatic memory mode
-    /// with 256 MiB, a file prefix unique to this process, log level `notice`.
+    /// with 256 MiB, a file prefix unique to this process, DPDK's log routed to
+    /// `tracing` at the level the subscriber shows (see [`crate::log`]).
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Program name passed as `argv[0]` (shows in DPDK logs).
+    /// Program name passed as `argv[0]` (shows in DPDK logs) and used in the
+    /// default file prefix; default: this executable's file name.
     pub fn program(mut self, name: impl Into<String>) -> Self {
         self.program = name.into();
         self
@@ -97,7 +123,7 @@ impl EalBuilder {
         self
     }
 
-    /// Adds a virtual device (`--vdev`), e.g. `"net_tap0,iface=pmdt0"`.
+    /// Adds a virtual device (`--vdev`), e.g. `"net_tap0,iface=tap0"`.
     pub fn vdev(mut self, spec: impl Into<String>) -> Self {
         self.vdevs.push(spec.into());
         self
@@ -134,8 +160,17 @@ impl EalBuilder {
     }
 
     /// Log level (`--log-level`), e.g. `"debug"`, `"notice"`, `"pmd.net.tap:debug"`.
+    /// Default: the level matching the `tracing` subscriber's most verbose one when
+    /// `init` runs ([`crate::log::eal_log_level`]).
     pub fn log_level(mut self, level: impl Into<String>) -> Self {
         self.log_level = Some(level.into());
+        self
+    }
+
+    /// Whether DPDK's own log lines go to `tracing` (default) or, as DPDK does by
+    /// itself, to stderr and syslog. See [`crate::log`].
+    pub fn log_to_tracing(mut self, yes: bool) -> Self {
+        self.log_to_tracing = yes;
         self
     }
 
@@ -202,14 +237,19 @@ impl EalBuilder {
         }
         let prefix = self.file_prefix.clone().unwrap_or_else(|| {
             format!(
-                "pmdt-{}-{}",
+                "{}-{}-{}",
+                self.program,
                 std::process::id(),
                 PREFIX_SEQ.fetch_add(1, Ordering::Relaxed)
             )
         });
         a.push(format!("--file-prefix={prefix}"));
-        if let Some(l) = &self.log_level {
-            a.push(format!("--log-level={l}"));
+        match &self.log_level {
+            Some(l) => a.push(format!("--log-level={l}")),
+            None => a.push(format!(
+                "--log-level={}",
+                crate::log::eal_log_level(tracing::level_filters::LevelFilter::current())
+            )),
         }
         a.extend(self.extra.iter().cloned());
         a
@@ -253,12 +293,17 @@ impl EalBuilder {
         }
         let args = self.args();
         if self.memory == MemoryMode::Auto {
-            let mode = if args.iter().any(|a| a == "--no-huge") {
-                "no hugepages available: using --no-huge (4 KiB pages; reserve hugepages with `make setup` for full speed)"
+            if args.iter().any(|a| a == "--no-huge") {
+                tracing::warn!(
+                    "no free hugepages: the EAL runs with --no-huge (4 KiB pages; reserve \
+                     hugepages with `make setup` for full speed)"
+                );
             } else {
-                "using hugepages (--in-memory)"
-            };
-            tracing::info!("EAL memory: {mode}");
+                tracing::debug!("EAL memory: hugepages (--in-memory)");
+            }
+        }
+        if self.log_to_tracing && !crate::log::route_to_tracing() {
+            tracing::warn!("DPDK's log could not be routed to tracing: it goes to stderr");
         }
         let mut cargs: Vec<CString> = Vec::with_capacity(args.len());
         for a in &args {
@@ -438,7 +483,7 @@ impl Eal {
     pub fn version() -> String {
         // SAFETY: returns a pointer to a static string.
         unsafe {
-            std::ffi::CStr::from_ptr(dpdk_sys::pmdt_rte_version())
+            std::ffi::CStr::from_ptr(dpdk_sys::shim_rte_version())
                 .to_string_lossy()
                 .into_owned()
         }

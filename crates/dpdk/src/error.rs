@@ -75,7 +75,7 @@ impl Error {
     /// An error built from the calling thread's current `rte_errno`.
     pub fn last(op: impl Into<String>) -> Self {
         // SAFETY: reads a thread-local integer; no preconditions.
-        let errno = unsafe { dpdk_sys::pmdt_rte_errno() };
+        let errno = unsafe { dpdk_sys::shim_rte_errno() };
         Self::from_errno(op, errno)
     }
 

@@ -8,6 +8,7 @@
 //!   out once and movable to the lcore that polls it.
 //! * [`ring`]: `rte_ring` carrying owned values (SP/SC halves or MP/MC).
 //! * [`lcore`]: launch closures on worker lcores, lcore ids, TSC.
+//! * [`log`]: DPDK's own log lines as `tracing` events.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -29,6 +30,7 @@ mod eal;
 mod error;
 mod hugepages;
 pub mod lcore;
+pub mod log;
 mod mbuf;
 mod mempool;
 mod port;

@@ -159,7 +159,7 @@ impl Mempool {
         }
         let name = cfg.name.clone().unwrap_or_else(|| {
             format!(
-                "pmdt_mp_{}_{}",
+                "pool_{}_{}",
                 std::process::id() % 100_000,
                 POOL_SEQ.fetch_add(1, Ordering::Relaxed)
             )

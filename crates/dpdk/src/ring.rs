@@ -59,7 +59,7 @@ unsafe impl<T: RingItem> Sync for RingInner<T> {}
 impl<T: RingItem> RingInner<T> {
     fn create(eal: &Eal, capacity: u32, flags: u32) -> Result<Self> {
         let name = format!(
-            "pmdt_r_{}_{}",
+            "ring_{}_{}",
             std::process::id() % 100_000,
             RING_SEQ.fetch_add(1, Ordering::Relaxed)
         );

@@ -1,5 +1,5 @@
 //! DPDK telemetry commands implemented in Rust: register a command (e.g.
-//! `/pmdt/stats`) whose handler returns a [`TelValue`]; `dpdk-telemetry.py` (or
+//! `/app/stats`) whose handler returns a [`TelValue`]; `dpdk-telemetry.py` (or
 //! anything speaking the telemetry socket protocol) reads it.
 
 use std::collections::HashMap;

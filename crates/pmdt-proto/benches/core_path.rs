@@ -99,35 +99,29 @@ const BATCH: usize = 32;
 
 impl Pair {
     fn new(max_datagram: u16) -> Self {
-        let t = TransportConfig {
-            max_datagram,
-            congestion: CongestionKind::Fixed {
+        let t = TransportConfig::default()
+            .with_max_datagram(max_datagram)
+            .with_congestion(CongestionKind::Fixed {
                 window_packets: 4096,
-            },
-            window_packets: 4096,
-            pacing: false,
-            ack_every: 8,
-            keepalive: None,
-            idle_timeout: Duration::from_secs(3600),
-            ..Default::default()
-        };
+            })
+            .with_window_packets(4096)
+            .with_pacing(false)
+            .with_ack_every(8)
+            .with_keepalive(None)
+            .with_idle_timeout(Duration::from_secs(3600));
         let now = Instant::now();
         let mut client = Endpoint::new(
-            EndpointConfig {
-                transport: t.clone(),
-                seed: Some(1),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(t.clone())
+                .with_seed(Some(1)),
             now,
         )
         .unwrap();
         let mut server = Endpoint::new(
-            EndpointConfig {
-                transport: t,
-                accept: true,
-                seed: Some(2),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(t)
+                .with_accept(true)
+                .with_seed(Some(2)),
             now,
         )
         .unwrap();
@@ -138,14 +132,11 @@ impl Pair {
         // Handshake: Init, Retry, Init+cookie, Accept.
         let mut sh = None;
         for _ in 0..8 {
-            while let Some((_, t)) = client.poll_transmit(now, &mut b) {
-                server.handle(now, ca, &b[..t.len]);
+            while let Some(t) = client.poll_transmit(now, &mut b) {
+                server.handle(now, ca, &b[..t.transmit().len]);
             }
-            while let Some((_, n)) = server.poll_stateless(&mut b) {
-                client.handle(now, sa, &b[..n]);
-            }
-            while let Some((_, t)) = server.poll_transmit(now, &mut b) {
-                client.handle(now, sa, &b[..t.len]);
+            while let Some(t) = server.poll_transmit(now, &mut b) {
+                client.handle(now, sa, &b[..t.transmit().len]);
             }
             if let Some(x) = server.accept() {
                 sh = Some(x);
@@ -172,13 +163,17 @@ impl Pair {
         let now = self.now;
         let t0 = Instant::now();
         while self.client.connection(self.h).unwrap().send_capacity() > 16 * 1024 {
-            self.client.write(self.h, &self.app).unwrap();
+            self.client
+                .connection_mut(self.h)
+                .unwrap()
+                .write(&self.app)
+                .unwrap();
         }
         let mut n = 0;
         while n < BATCH {
             match self.client.poll_transmit(now, &mut self.bufs[n]) {
-                Some((_, t)) => {
-                    self.lens[n] = t.len;
+                Some(t) => {
+                    self.lens[n] = t.transmit().len;
                     n += 1;
                 }
                 None => break,
@@ -189,11 +184,17 @@ impl Pair {
             self.server
                 .handle(now, self.ca, &self.bufs[i][..self.lens[i]]);
         }
-        while self.server.read(self.sh, &mut self.sink) > 0 {}
+        while self
+            .server
+            .connection_mut(self.sh)
+            .unwrap()
+            .read(&mut self.sink)
+            > 0
+        {}
         let mut acks = Vec::new();
         let mut b = [0u8; 512];
-        while let Some((_, t)) = self.server.poll_transmit(now, &mut b) {
-            acks.push(b[..t.len].to_vec());
+        while let Some(t) = self.server.poll_transmit(now, &mut b) {
+            acks.push(b[..t.transmit().len].to_vec());
         }
         let t2 = Instant::now();
         for a in &acks {

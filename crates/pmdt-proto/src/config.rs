@@ -5,10 +5,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::congestion::CongestionKind;
+use crate::wire::MIN_MAX_DATAGRAM;
 
-/// Per-connection protocol options.
+/// Per-connection protocol options. Start from [`TransportConfig::default`] and
+/// set the fields to change (the struct may gain fields, so it cannot be built
+/// with a literal outside this crate).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct TransportConfig {
     /// Initial sending window in packets (the lab used 50). In-flight packets never
     /// exceed the window in force, which grows with the controller's window (the
@@ -70,6 +74,49 @@ impl Default for TransportConfig {
     }
 }
 
+/// Builder-style setters, one per field: `with_<field>(value)` returns the
+/// configuration with that field set (the structs are `#[non_exhaustive]`, so other
+/// crates cannot use struct literals).
+macro_rules! with_setters {
+    ($ty:ty { $($with:ident => $field:ident: $t:ty,)* }) => {
+        impl $ty {
+            $(
+                #[doc = concat!("Sets [`", stringify!($field), "`](Self::", stringify!($field), ").")]
+                #[must_use]
+                pub fn $with(mut self, value: $t) -> Self {
+                    self.$field = value;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+with_setters!(TransportConfig {
+    with_window_packets => window_packets: u64,
+    with_max_datagram => max_datagram: u16,
+    with_send_buffer => send_buffer: u64,
+    with_recv_buffer => recv_buffer: u64,
+    with_max_window_bytes => max_window_bytes: u64,
+    with_congestion => congestion: CongestionKind,
+    with_pacing => pacing: bool,
+    with_pacing_burst_packets => pacing_burst_packets: u64,
+    with_initial_rtt => initial_rtt: Duration,
+    with_max_ack_delay => max_ack_delay: Duration,
+    with_ack_every => ack_every: u32,
+    with_packet_threshold => packet_threshold: u64,
+    with_idle_timeout => idle_timeout: Duration,
+    with_keepalive => keepalive: Option<Duration>,
+});
+
+with_setters!(EndpointConfig {
+    with_transport => transport: TransportConfig,
+    with_accept => accept: bool,
+    with_max_connections => max_connections: usize,
+    with_cookie_lifetime => cookie_lifetime: Duration,
+    with_seed => seed: Option<u64>,
+});
+
 /// Default per-connection buffer limit (each of send buffer, receive credit and
 /// packet window): 4 × the BDP of 10 Gbit/s × 100 ms (125 MB). A lossy path needs
 /// the credit at 3 BDPs (a lost retransmission holds the head for 2 RTTs) and the
@@ -97,31 +144,57 @@ impl TransportConfig {
     }
 
     /// Checks values that would make the protocol misbehave.
-    pub fn validate(&self) -> Result<(), String> {
-        if (self.max_datagram as usize) < crate::wire::DATA_HEADER_LEN + 64 {
-            return Err(format!("max_datagram {} is too small", self.max_datagram));
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if self.max_datagram < MIN_MAX_DATAGRAM {
+            return Err(ConfigError::MaxDatagramTooSmall(self.max_datagram));
         }
         if self.window_packets == 0 {
-            return Err("window_packets must be at least 1".into());
+            return Err(ConfigError::ZeroWindow);
         }
         if self.send_buffer < self.max_payload() || self.recv_buffer < self.max_payload() {
-            return Err("buffers must hold at least one packet".into());
+            return Err(ConfigError::BufferTooSmall);
         }
         if self.ack_every == 0 || self.packet_threshold == 0 {
-            return Err("ack_every and packet_threshold must be at least 1".into());
+            return Err(ConfigError::ZeroAckThreshold);
         }
-        if let crate::congestion::CongestionKind::Paced { rate_bps } = self.congestion {
-            if rate_bps < 8000 {
-                return Err("paced rate must be at least 8 kbit/s".into());
+        if let CongestionKind::Paced { rate_bps } = self.congestion {
+            if rate_bps < MIN_PACED_RATE_BPS {
+                return Err(ConfigError::PacedRateTooLow(rate_bps));
             }
         }
         Ok(())
     }
 }
 
-/// Endpoint options.
+/// Slowest target rate of [`CongestionKind::Paced`], bit/s (one byte per millisecond).
+pub const MIN_PACED_RATE_BPS: u64 = 8000;
+
+/// A configuration value that would make the protocol misbehave.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// `max_datagram` leaves no room for a useful payload.
+    #[error("max_datagram {0} is too small (at least {MIN_MAX_DATAGRAM})")]
+    MaxDatagramTooSmall(u16),
+    /// `window_packets` is 0.
+    #[error("window_packets must be at least 1")]
+    ZeroWindow,
+    /// A send or receive buffer holds less than one packet's payload.
+    #[error("buffers must hold at least one packet")]
+    BufferTooSmall,
+    /// `ack_every` or `packet_threshold` is 0.
+    #[error("ack_every and packet_threshold must be at least 1")]
+    ZeroAckThreshold,
+    /// The paced rate (bit/s) is below [`MIN_PACED_RATE_BPS`].
+    #[error("paced rate {0} bit/s is below {MIN_PACED_RATE_BPS} bit/s")]
+    PacedRateTooLow(u64),
+}
+
+/// Endpoint options. Start from [`EndpointConfig::default`] (a client) or
+/// [`EndpointConfig::server`] and set the fields to change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct EndpointConfig {
     /// Options for every connection of the endpoint.
     pub transport: TransportConfig,
@@ -134,6 +207,25 @@ pub struct EndpointConfig {
     /// Seed for connection ids, initial packet numbers and the cookie key. `None`
     /// draws from the OS; a fixed seed makes runs reproducible (the simulator).
     pub seed: Option<u64>,
+}
+
+impl EndpointConfig {
+    /// A server: accepts incoming connections with these transport options.
+    pub fn server(transport: TransportConfig) -> Self {
+        Self {
+            transport,
+            accept: true,
+            ..Self::default()
+        }
+    }
+
+    /// A client: opens connections with these transport options.
+    pub fn client(transport: TransportConfig) -> Self {
+        Self {
+            transport,
+            ..Self::default()
+        }
+    }
 }
 
 impl Default for EndpointConfig {

@@ -8,18 +8,18 @@ use std::net::SocketAddr;
 use siphasher::sip::SipHasher24;
 
 /// Cookie length on the wire: 4 bytes of issue time (seconds) + 8 bytes of MAC.
-pub const COOKIE_LEN: usize = 12;
+pub(crate) const COOKIE_LEN: usize = 12;
 
 /// Keyed cookie generator/verifier.
 #[derive(Debug, Clone)]
-pub struct CookieKey {
+pub(crate) struct CookieKey {
     k0: u64,
     k1: u64,
 }
 
 impl CookieKey {
     /// A key from two random words.
-    pub fn new(k0: u64, k1: u64) -> Self {
+    pub(crate) fn new(k0: u64, k1: u64) -> Self {
         Self { k0, k1 }
     }
 
@@ -41,7 +41,7 @@ impl CookieKey {
     }
 
     /// A cookie for `addr`/`cid` issued at `now_secs`.
-    pub fn issue(&self, addr: &SocketAddr, cid: u64, now_secs: u32) -> [u8; COOKIE_LEN] {
+    pub(crate) fn issue(&self, addr: &SocketAddr, cid: u64, now_secs: u32) -> [u8; COOKIE_LEN] {
         let mut c = [0u8; COOKIE_LEN];
         c[..4].copy_from_slice(&now_secs.to_be_bytes());
         c[4..].copy_from_slice(&self.mac(addr, cid, now_secs).to_be_bytes());
@@ -49,7 +49,7 @@ impl CookieKey {
     }
 
     /// Whether `cookie` was issued by this key for `addr`/`cid` within `lifetime_secs`.
-    pub fn verify(
+    pub(crate) fn verify(
         &self,
         cookie: &[u8],
         addr: &SocketAddr,

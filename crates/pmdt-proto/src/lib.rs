@@ -1,31 +1,45 @@
 //! pmdt-proto: the sans-IO protocol core of pmdt, a windowed reliable transport in
 //! the spirit of RMDT (high-speed bulk transfer over lossy, high-latency links).
 //!
-//! Like quinn-proto, nothing here performs I/O: [`Endpoint`] and [`Connection`] take
-//! datagrams and the current time, and produce datagrams, timeouts and events. They
-//! never read a clock or touch a socket. The `pmdt` crate drives them: its runtime
-//! (DPDK or kernel UDP) on an I/O core, its simulator over a deterministic network.
+//! Like quinn-proto, nothing here performs I/O: an [`Endpoint`] takes datagrams and
+//! the current time, and produces datagrams ([`Endpoint::poll_transmit`]), the next
+//! timeout and [`Event`]s. It never reads a clock or touches a socket. The `pmdt`
+//! crate drives it: its runtime (DPDK or kernel UDP) on an I/O core, its simulator
+//! over a deterministic network.
 //!
-//! The wire format is specified in `docs/PROTOCOL.md`.
+//! Stream bytes live in storage the driver chooses: [`SendStorage`] and
+//! [`RecvStorage`], by default the copying [`ByteRing`] and [`RecvRing`]; a runtime
+//! can keep its own packet memory (mbufs) instead.
+//!
+//! The wire format ([`wire`]) is specified in `docs/PROTOCOL.md`.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-pub mod config;
-pub mod congestion;
-pub mod connection;
-pub mod cookie;
-pub mod endpoint;
-pub mod pacer;
-pub mod range_set;
-pub mod recv_buffer;
-pub mod rtt;
-pub mod rtt_histogram;
-pub mod send_buffer;
-pub mod stats;
+mod config;
+mod congestion;
+mod connection;
+mod cookie;
+mod endpoint;
+mod pacer;
+mod range_set;
+mod recv_buffer;
+mod rtt;
+mod rtt_histogram;
+mod send_buffer;
+mod stats;
 pub mod wire;
 
-pub use config::{EndpointConfig, TransportConfig};
+pub use config::{
+    ConfigError, EndpointConfig, TransportConfig, DEFAULT_MAX_WINDOW_BYTES, MIN_PACED_RATE_BPS,
+    RECV_WINDOW_PER_RTT, SEND_BUFFER_WINDOW_FACTOR,
+};
 pub use congestion::CongestionKind;
-pub use connection::{CloseReason, Connection, Event, Side, Transmit, WriteError};
-pub use endpoint::{ConnectionHandle, Endpoint};
-pub use stats::{ConnectionStats, EndpointStats};
+pub use connection::{
+    CloseReason, Connection, Event, PayloadRef, Side, StorageWrite, Transmit, WriteError,
+    PROTOCOL_VIOLATION_CODE, REFUSED_CODE,
+};
+pub use endpoint::{ConnectionHandle, ConnectionMut, Endpoint, EndpointTransmit, StorageFactory};
+pub use recv_buffer::{RecvRing, RecvStorage};
+pub use rtt_histogram::RttHistogram;
+pub use send_buffer::{ByteRing, SendStorage};
+pub use stats::{ConnectionStats, ControllerState, EndpointStats};

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 /// How much late-wakeup time the pacer lets a sender make up (as Linux sizes a
 /// burst to 1 ms of data at the pacing rate, `sk_pacing_shift`).
-pub const MAX_CATCH_UP: Duration = Duration::from_millis(1);
+pub(crate) const MAX_CATCH_UP: Duration = Duration::from_millis(1);
 
 /// A token bucket in bytes.
 #[derive(Debug, Clone)]
-pub struct Pacer {
+pub(crate) struct Pacer {
     capacity: u64,
     tokens: u64,
     last: Option<Instant>,
@@ -28,7 +28,7 @@ pub struct Pacer {
 impl Pacer {
     /// A bucket holding up to `burst` bytes, starting with `initial` bytes of
     /// allowance (small, so many new flows do not burst into a queue at once).
-    pub fn new(burst: u64, initial: u64) -> Self {
+    pub(crate) fn new(burst: u64, initial: u64) -> Self {
         Self {
             capacity: burst,
             tokens: initial.min(burst),
@@ -38,15 +38,9 @@ impl Pacer {
         }
     }
 
-    /// Changes the burst size (tokens are clamped).
-    pub fn set_burst(&mut self, burst: u64) {
-        self.capacity = burst;
-        self.tokens = self.tokens.min(burst);
-    }
-
     /// The sender stopped for another reason than the pacer (window, credit,
     /// application): time until it comes back is idle time, not lateness.
-    pub fn forget_due(&mut self) {
+    pub(crate) fn forget_due(&mut self) {
         self.due = None;
     }
 
@@ -76,7 +70,7 @@ impl Pacer {
 
     /// When a packet of `bytes` may be sent at `rate` bytes/s: `None` = now (and the
     /// tokens are spent), `Some(t)` = not before `t`.
-    pub fn try_send(&mut self, now: Instant, bytes: u64, rate: u64) -> Option<Instant> {
+    pub(crate) fn try_send(&mut self, now: Instant, bytes: u64, rate: u64) -> Option<Instant> {
         if rate == 0 {
             return None;
         }

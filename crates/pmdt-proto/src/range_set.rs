@@ -5,41 +5,37 @@ use std::ops::Range;
 /// Sorted disjoint ranges; inserting merges neighbours. Used for received packet
 /// numbers (SACK), received stream bytes and acknowledged stream bytes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RangeSet {
+pub(crate) struct RangeSet {
     ranges: Vec<Range<u64>>,
 }
 
 impl RangeSet {
     /// An empty set.
-    pub fn new() -> Self {
+    #[cfg(test)]
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// An empty set with room for `n` ranges before it allocates.
-    pub fn with_capacity(n: usize) -> Self {
+    pub(crate) fn with_capacity(n: usize) -> Self {
         Self {
             ranges: Vec::with_capacity(n),
         }
     }
 
     /// Number of disjoint ranges.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ranges.len()
     }
 
-    /// Whether the set is empty.
-    pub fn is_empty(&self) -> bool {
-        self.ranges.is_empty()
-    }
-
     /// The ranges, ascending.
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &Range<u64>> {
+    pub(crate) fn iter(&self) -> impl DoubleEndedIterator<Item = &Range<u64>> {
         self.ranges.iter()
     }
 
     /// Smallest value not below `from` that is missing... the end of the range
     /// containing `from`, or `from` itself when `from` is not in the set.
-    pub fn contiguous_end(&self, from: u64) -> u64 {
+    pub(crate) fn contiguous_end(&self, from: u64) -> u64 {
         match self.find(from) {
             Some(i) => self.ranges[i].end,
             None => from,
@@ -53,24 +49,25 @@ impl RangeSet {
 
     /// Whether `r` overlaps or touches (is adjacent to) a range of the set, i.e.
     /// inserting it would not add a range.
-    pub fn touches(&self, r: Range<u64>) -> bool {
+    pub(crate) fn touches(&self, r: Range<u64>) -> bool {
         let i = self.ranges.partition_point(|x| x.end < r.start);
         i < self.ranges.len() && self.ranges[i].start <= r.end
     }
 
     /// Whether any value of `r` is in the set.
-    pub fn intersects(&self, r: Range<u64>) -> bool {
+    pub(crate) fn intersects(&self, r: Range<u64>) -> bool {
         let i = self.ranges.partition_point(|x| x.end <= r.start);
         i < self.ranges.len() && self.ranges[i].start < r.end
     }
 
     /// Whether `v` is in the set.
-    pub fn contains(&self, v: u64) -> bool {
+    #[cfg(test)]
+    pub(crate) fn contains(&self, v: u64) -> bool {
         self.find(v).is_some()
     }
 
     /// Whether all of `r` is in the set.
-    pub fn contains_range(&self, r: Range<u64>) -> bool {
+    pub(crate) fn contains_range(&self, r: Range<u64>) -> bool {
         if r.is_empty() {
             return true;
         }
@@ -78,17 +75,18 @@ impl RangeSet {
     }
 
     /// Largest value in the set.
-    pub fn max(&self) -> Option<u64> {
+    pub(crate) fn max(&self) -> Option<u64> {
         self.ranges.last().map(|r| r.end - 1)
     }
 
     /// Smallest value in the set.
-    pub fn min(&self) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn min(&self) -> Option<u64> {
         self.ranges.first().map(|r| r.start)
     }
 
     /// Inserts `r`; returns the number of values that were not already present.
-    pub fn insert(&mut self, r: Range<u64>) -> u64 {
+    pub(crate) fn insert(&mut self, r: Range<u64>) -> u64 {
         if r.is_empty() {
             return 0;
         }
@@ -135,12 +133,12 @@ impl RangeSet {
     }
 
     /// Inserts one value; returns whether it was new.
-    pub fn insert_one(&mut self, v: u64) -> bool {
+    pub(crate) fn insert_one(&mut self, v: u64) -> bool {
         self.insert(v..v + 1) == 1
     }
 
     /// Removes every value below `v`.
-    pub fn remove_below(&mut self, v: u64) {
+    pub(crate) fn remove_below(&mut self, v: u64) {
         let i = self.ranges.partition_point(|r| r.end <= v);
         self.ranges.drain(..i);
         if let Some(first) = self.ranges.first_mut() {
@@ -151,7 +149,7 @@ impl RangeSet {
     }
 
     /// Keeps only the `n` highest ranges (bounded memory under heavy reordering).
-    pub fn keep_highest(&mut self, n: usize) {
+    pub(crate) fn keep_highest(&mut self, n: usize) {
         if self.ranges.len() > n {
             let drop = self.ranges.len() - n;
             self.ranges.drain(..drop);
@@ -159,14 +157,15 @@ impl RangeSet {
     }
 
     /// Parts of `r` not in the set.
-    pub fn missing_in(&self, r: Range<u64>) -> Vec<Range<u64>> {
+    #[cfg(test)]
+    pub(crate) fn missing_in(&self, r: Range<u64>) -> Vec<Range<u64>> {
         let mut out = Vec::new();
         self.for_each_missing(r, |g| out.push(g));
         out
     }
 
     /// Calls `f` with each part of `r` not in the set, ascending (no allocation).
-    pub fn for_each_missing(&self, r: Range<u64>, mut f: impl FnMut(Range<u64>)) {
+    pub(crate) fn for_each_missing(&self, r: Range<u64>, mut f: impl FnMut(Range<u64>)) {
         let mut cur = r.start;
         let lo = self.ranges.partition_point(|x| x.end <= r.start);
         for x in &self.ranges[lo..] {

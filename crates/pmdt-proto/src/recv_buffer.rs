@@ -13,7 +13,7 @@ use crate::range_set::RangeSet;
 /// unacknowledged (the sender retransmits it later): memory and the cost of an
 /// insert stay bounded however a peer fragments its stream. Legitimate loss leaves
 /// one hole per lost packet in flight, far fewer.
-pub const MAX_RECV_FRAGMENTS: usize = 4096;
+pub(crate) const MAX_RECV_FRAGMENTS: usize = 4096;
 
 /// Where received stream bytes wait to be read.
 pub trait RecvStorage: Send {
@@ -103,7 +103,7 @@ impl RecvStorage for RecvRing {
 
 /// Reassembly state over a storage.
 #[derive(Debug, Clone)]
-pub struct RecvBuffer<R: RecvStorage = RecvRing> {
+pub(crate) struct RecvBuffer<R: RecvStorage = RecvRing> {
     storage: R,
     capacity: u64,
     /// Next offset the application reads.
@@ -117,14 +117,15 @@ pub struct RecvBuffer<R: RecvStorage = RecvRing> {
 
 impl RecvBuffer<RecvRing> {
     /// A copying buffer of `capacity` bytes.
-    pub fn new(capacity: usize) -> Self {
+    #[cfg(test)]
+    pub(crate) fn new(capacity: usize) -> Self {
         Self::with_storage(RecvRing::new(capacity), capacity as u64)
     }
 }
 
 impl<R: RecvStorage> RecvBuffer<R> {
     /// A buffer crediting the peer with `capacity` bytes, storing them in `storage`.
-    pub fn with_storage(storage: R, capacity: u64) -> Self {
+    pub(crate) fn with_storage(storage: R, capacity: u64) -> Self {
         Self {
             storage,
             capacity: capacity.max(1),
@@ -137,17 +138,17 @@ impl<R: RecvStorage> RecvBuffer<R> {
     }
 
     /// The storage.
-    pub fn storage(&self) -> &R {
+    pub(crate) fn storage(&self) -> &R {
         &self.storage
     }
 
     /// Capacity in bytes.
-    pub fn capacity(&self) -> u64 {
+    pub(crate) fn capacity(&self) -> u64 {
         self.capacity
     }
 
     /// Distinct stream bytes received so far, in order or not.
-    pub fn received_bytes(&self) -> u64 {
+    pub(crate) fn received_bytes(&self) -> u64 {
         self.read
             + self
                 .received
@@ -158,7 +159,7 @@ impl<R: RecvStorage> RecvBuffer<R> {
 
     /// Raises the capacity (the credit) to `capacity` if the storage can grow;
     /// returns whether it did.
-    pub fn grow(&mut self, capacity: u64) -> bool {
+    pub(crate) fn grow(&mut self, capacity: u64) -> bool {
         if capacity <= self.capacity {
             return false;
         }
@@ -172,37 +173,37 @@ impl<R: RecvStorage> RecvBuffer<R> {
     }
 
     /// Offset of the next byte the application reads.
-    pub fn read_offset(&self) -> u64 {
+    pub(crate) fn read_offset(&self) -> u64 {
         self.read
     }
 
     /// Every byte below this offset has arrived.
-    pub fn contiguous_end(&self) -> u64 {
+    pub(crate) fn contiguous_end(&self) -> u64 {
         self.received.contiguous_end(self.read)
     }
 
     /// One past the highest byte received (or read): a final size below it is a
     /// protocol violation.
-    pub fn highest_received(&self) -> u64 {
+    pub(crate) fn highest_received(&self) -> u64 {
         self.received
             .max()
             .map_or(self.read, |m| (m + 1).max(self.read))
     }
 
     /// Bytes ready to read in order.
-    pub fn readable(&self) -> u64 {
+    pub(crate) fn readable(&self) -> u64 {
         self.contiguous_end() - self.read
     }
 
     /// Highest offset that may be stored: the credit limit. It never moves back:
     /// credit already given stays valid when the budget shrinks.
-    pub fn limit(&self) -> u64 {
+    pub(crate) fn limit(&self) -> u64 {
         (self.read + self.window()).max(self.floor)
     }
 
     /// The credit this buffer gives beyond the read offset: its capacity, or less
     /// when its owner's memory budget allows less.
-    pub fn window(&self) -> u64 {
+    pub(crate) fn window(&self) -> u64 {
         self.capacity.min(self.budget)
     }
 
@@ -210,7 +211,7 @@ impl<R: RecvStorage> RecvBuffer<R> {
     /// a memory budget, e.g. a packet pool shared by every connection of a
     /// runtime). `advertised`: the credit the peer was already given, which stays
     /// valid.
-    pub fn set_budget(&mut self, bytes: u64, advertised: u64) {
+    pub(crate) fn set_budget(&mut self, bytes: u64, advertised: u64) {
         self.floor = advertised;
         self.budget = bytes.max(1);
     }
@@ -218,14 +219,22 @@ impl<R: RecvStorage> RecvBuffer<R> {
     /// Stores the parts of `[offset, offset + data.len())` not yet received; the
     /// caller guarantees the range ends at or below [`RecvBuffer::limit`]. Returns
     /// how many bytes were new (0 also when refused, see [`RecvBuffer::try_insert`]).
-    pub fn insert(&mut self, offset: u64, data: &[u8], packet: &R::Packet) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn insert(&mut self, offset: u64, data: &[u8], packet: &R::Packet) -> u64 {
         self.try_insert(offset, data, packet).unwrap_or(0)
     }
 
-    /// Like [`RecvBuffer::insert`], but `None` when the data was refused: it would
+    /// Stores the parts of `[offset, offset + data.len())` not yet received (the
+    /// caller guarantees the range ends at or below [`RecvBuffer::limit`]): how many
+    /// bytes were new, or `None` when the data was refused: it would
     /// open a range beyond [`MAX_RECV_FRAGMENTS`] or exceed the storage's budget
     /// ([`RecvStorage::has_room`]).
-    pub fn try_insert(&mut self, offset: u64, data: &[u8], packet: &R::Packet) -> Option<u64> {
+    pub(crate) fn try_insert(
+        &mut self,
+        offset: u64,
+        data: &[u8],
+        packet: &R::Packet,
+    ) -> Option<u64> {
         let end = offset + data.len() as u64;
         debug_assert!(end <= self.limit());
         let start = offset.max(self.read);
@@ -258,7 +267,7 @@ impl<R: RecvStorage> RecvBuffer<R> {
     }
 
     /// Reads in-order bytes into `out`; returns how many.
-    pub fn read(&mut self, out: &mut [u8]) -> usize {
+    pub(crate) fn read(&mut self, out: &mut [u8]) -> usize {
         let n = (self.readable() as usize).min(out.len());
         if n == 0 {
             return 0;
@@ -272,7 +281,7 @@ impl<R: RecvStorage> RecvBuffer<R> {
 
     /// Marks up to `n` in-order bytes read without copying (their memory was taken
     /// out of the storage); returns how many.
-    pub fn skip(&mut self, n: u64) -> u64 {
+    pub(crate) fn skip(&mut self, n: u64) -> u64 {
         let n = self.readable().min(n);
         if n == 0 {
             return 0;
@@ -284,12 +293,13 @@ impl<R: RecvStorage> RecvBuffer<R> {
     }
 
     /// Mutable storage.
-    pub fn storage_mut(&mut self) -> &mut R {
+    pub(crate) fn storage_mut(&mut self) -> &mut R {
         &mut self.storage
     }
 
     /// Number of disjoint received ranges (1 when in order): a measure of reordering.
-    pub fn fragments(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn fragments(&self) -> usize {
         self.received.len()
     }
 }

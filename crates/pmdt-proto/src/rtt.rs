@@ -3,11 +3,11 @@
 use std::time::Duration;
 
 /// Timer granularity (RFC 9002's kGranularity).
-pub const GRANULARITY: Duration = Duration::from_millis(1);
+pub(crate) const GRANULARITY: Duration = Duration::from_millis(1);
 
 /// Smoothed RTT, variance and minimum, updated from ack samples.
 #[derive(Debug, Clone, Copy)]
-pub struct RttEstimator {
+pub(crate) struct RttEstimator {
     latest: Duration,
     smoothed: Option<Duration>,
     var: Duration,
@@ -16,7 +16,7 @@ pub struct RttEstimator {
 
 impl RttEstimator {
     /// Starts from `initial` (used until the first sample).
-    pub fn new(initial: Duration) -> Self {
+    pub(crate) fn new(initial: Duration) -> Self {
         Self {
             latest: initial,
             smoothed: None,
@@ -27,7 +27,7 @@ impl RttEstimator {
 
     /// Adds a sample: `rtt` measured from send to ack, `ack_delay` as reported by the
     /// peer (capped at `max_ack_delay`, and only subtracted when it leaves at least min_rtt).
-    pub fn update(&mut self, rtt: Duration, ack_delay: Duration, max_ack_delay: Duration) {
+    pub(crate) fn update(&mut self, rtt: Duration, ack_delay: Duration, max_ack_delay: Duration) {
         self.latest = rtt;
         if self.smoothed.is_none() {
             self.min = rtt;
@@ -49,37 +49,32 @@ impl RttEstimator {
     }
 
     /// Smoothed RTT (the initial value before any sample).
-    pub fn smoothed(&self) -> Duration {
+    pub(crate) fn smoothed(&self) -> Duration {
         self.smoothed.unwrap_or(self.latest)
     }
 
     /// RTT variance.
-    pub fn var(&self) -> Duration {
+    pub(crate) fn var(&self) -> Duration {
         self.var
     }
 
     /// Minimum RTT seen.
-    pub fn min(&self) -> Duration {
+    pub(crate) fn min(&self) -> Duration {
         self.min
     }
 
-    /// Latest sample.
-    pub fn latest(&self) -> Duration {
-        self.latest
-    }
-
     /// Whether any sample arrived.
-    pub fn has_sample(&self) -> bool {
+    pub(crate) fn has_sample(&self) -> bool {
         self.smoothed.is_some()
     }
 
     /// max(smoothed, latest): the conservative RTT for loss timers.
-    pub fn conservative(&self) -> Duration {
+    pub(crate) fn conservative(&self) -> Duration {
         self.smoothed().max(self.latest)
     }
 
     /// Probe timeout before backoff: srtt + max(4·rttvar, granularity) + max_ack_delay.
-    pub fn pto_base(&self, max_ack_delay: Duration) -> Duration {
+    pub(crate) fn pto_base(&self, max_ack_delay: Duration) -> Duration {
         self.smoothed() + (self.var * 4).max(GRANULARITY) + max_ack_delay
     }
 }

@@ -2,7 +2,7 @@
 //! acks and handshake floods are counted and dropped, never a panic, while a real
 //! transfer continues.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use pmdt::sim::Network;
 use pmdt::wire::{self, Ack, AckRange, Body, HandshakeParams, Header, Packet};
@@ -22,20 +22,15 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
     let c = net
         .add_endpoint(
             "10.3.0.1:1".parse().unwrap(),
-            EndpointConfig {
-                seed: Some(1),
-                ..Default::default()
-            },
+            EndpointConfig::default().with_seed(Some(1)),
         )
         .unwrap();
     let s = net
         .add_endpoint(
             "10.3.0.2:2".parse().unwrap(),
-            EndpointConfig {
-                seed: Some(2),
-                accept: true,
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_seed(Some(2))
+                .with_accept(true),
         )
         .unwrap();
     let (ca, sa) = (net.addr(c), net.addr(s));
@@ -50,18 +45,23 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
     let mut closed = false;
     while net.step(limit) {
         if written < total {
-            if let Ok(n) = net.endpoint(c).write(h, &vec![0xab; 16384]) {
+            if let Ok(n) = net
+                .endpoint(c)
+                .connection_mut(h)
+                .unwrap()
+                .write(&vec![0xab; 16384])
+            {
                 written += n as u64;
             }
         } else if !closed {
             closed = true;
             let n = net.now();
-            net.endpoint(c).close(n, h);
+            net.endpoint(c).connection_mut(h).unwrap().close(n);
         }
         let hs: Vec<_> = net.endpoint(s).handles().collect();
         for sh in &hs {
             loop {
-                let n = net.endpoint(s).read(*sh, &mut buf);
+                let n = net.endpoint(s).connection_mut(*sh).unwrap().read(&mut buf);
                 if n == 0 {
                     break;
                 }
@@ -233,7 +233,7 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
         for sh in hs {
             if net.endpoint(s).connection(sh).unwrap().is_peer_finished() {
                 let n = net.now();
-                net.endpoint(s).close(n, sh);
+                net.endpoint(s).connection_mut(sh).unwrap().close(n);
             }
         }
     }
@@ -251,11 +251,9 @@ fn handshake_floods_cost_no_connection_state() {
     let s = net
         .add_endpoint(
             "10.4.0.2:2".parse().unwrap(),
-            EndpointConfig {
-                seed: Some(2),
-                accept: true,
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_seed(Some(2))
+                .with_accept(true),
         )
         .unwrap();
     let now = net.now();
@@ -302,7 +300,9 @@ fn handshake_floods_cost_no_connection_state() {
     // Stateless replies are bounded too: at most 1024 wait to be sent.
     let mut out = vec![0u8; 2048];
     let mut n = 0;
-    while ep.poll_stateless(&mut out).is_some() {
+    let now = Instant::now();
+    while let Some(t) = ep.poll_transmit(now, &mut out) {
+        assert!(t.connection().is_none(), "only stateless answers");
         n += 1;
     }
     assert_eq!(n, 1024);

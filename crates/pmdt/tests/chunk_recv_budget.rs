@@ -7,8 +7,8 @@ use std::net::SocketAddr;
 use std::time::Instant;
 
 use pmdt::link::{Buffer, HeapPool};
+use pmdt::proto::ByteRing;
 use pmdt::runtime::storage::ChunkRecv;
-use pmdt::send_buffer::ByteRing;
 use pmdt::wire::{self, Body, Header, Packet};
 use pmdt::{Endpoint, EndpointConfig, TransportConfig};
 
@@ -39,29 +39,22 @@ fn data_packet(cid: u64, pn: u64, offset: u64, byte: u8) -> Vec<u8> {
 #[test]
 fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
     let cap = 64 * 1024;
-    let transport = TransportConfig {
-        recv_buffer: cap,
-        ..Default::default()
-    };
+    let transport = TransportConfig::default().with_recv_buffer(cap);
     let now = Instant::now();
     let ca: SocketAddr = "10.11.0.1:1000".parse().unwrap();
     let sa: SocketAddr = "10.11.0.2:2000".parse().unwrap();
     let mut client = Endpoint::new(
-        EndpointConfig {
-            transport: transport.clone(),
-            seed: Some(1),
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(transport.clone())
+            .with_seed(Some(1)),
         now,
     )
     .unwrap();
     let mut server = Endpoint::with_storage(
-        EndpointConfig {
-            transport,
-            seed: Some(2),
-            accept: true,
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(transport)
+            .with_seed(Some(2))
+            .with_accept(true),
         now,
         Box::new(|c| ByteRing::new(c as usize)),
         Box::new(ChunkRecv::new),
@@ -73,15 +66,12 @@ fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
     let mut buf = vec![0u8; 2048];
     let mut sh = None;
     for _ in 0..10 {
-        while let Some((_, t)) = client.poll_transmit(now, &mut buf) {
-            let b = Buffer::Heap(pool.copy_from(&buf[..t.len]).unwrap());
+        while let Some(t) = client.poll_transmit(now, &mut buf) {
+            let b = Buffer::new(pool.copy_from(&buf[..t.transmit().len]).unwrap());
             server.handle_in(now, ca, b.bytes(), &b);
         }
-        while let Some((_, n)) = server.poll_stateless(&mut buf) {
-            client.handle(now, sa, &buf[..n]);
-        }
-        while let Some((_, t)) = server.poll_transmit(now, &mut buf) {
-            client.handle(now, sa, &buf[..t.len]);
+        while let Some(t) = server.poll_transmit(now, &mut buf) {
+            client.handle(now, sa, &buf[..t.transmit().len]);
         }
         sh = sh.or_else(|| server.accept());
     }
@@ -91,14 +81,14 @@ fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
     // The client's first data packet (offset 0) gives the connection id and the
     // packet number to continue from; it never arrives, so everything after it
     // stays out of order.
-    assert_eq!(client.write(ch, &[0]), Ok(1));
-    let (_, t) = client.poll_transmit(now, &mut buf).expect("data packet");
-    let first = buf[..t.len].to_vec();
+    assert_eq!(client.connection_mut(ch).unwrap().write(&[0]), Ok(1));
+    let t = client.poll_transmit(now, &mut buf).expect("data packet");
+    let first = buf[..t.transmit().len].to_vec();
     let header = wire::decode(&first).unwrap().header;
     let n = 20_000u64;
     for i in 0..n {
         let bytes = data_packet(header.dst_cid, header.pn + 1 + i, 1 + i, i as u8);
-        let b = Buffer::Heap(pool.copy_from(&bytes).unwrap());
+        let b = Buffer::new(pool.copy_from(&bytes).unwrap());
         server.handle_in(now, ca, b.bytes(), &b);
     }
     let held = pool.in_use();
@@ -107,7 +97,7 @@ fn tiny_out_of_order_segments_do_not_exhaust_the_packet_pool() {
         "{held} buffers pinned by {n} one-byte segments"
     );
     // The legitimate data still gets in once the hole is filled.
-    let b = Buffer::Heap(pool.copy_from(&first).unwrap());
+    let b = Buffer::new(pool.copy_from(&first).unwrap());
     server.handle_in(now, ca, b.bytes(), &b);
     assert!(server.connection(sh).unwrap().readable() >= 1);
 }

@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use pmdt::config::TransportConfig;
 use pmdt::link::delay_line::DelayLine;
 use pmdt::link::impair::ImpairConfig;
 use pmdt::link::impair_model::ImpairModel;
 use pmdt::link::udp::{UdpLink, UdpLinkConfig};
 use pmdt::link::{BufferPool, Link};
+use pmdt::proto::TransportConfig;
 use pmdt::runtime::{Backend, Group, LagPolicy, MemberState, MemoryBudget, Runtime};
 
 /// The tests run one at a time: each has four runtimes and relays busy on 2 cores.
@@ -30,12 +30,10 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 /// Long enough that a loaded machine never times a live peer out; the vanished
 /// member's test waits for it once.
 fn transport() -> TransportConfig {
-    TransportConfig {
-        initial_rtt: Duration::from_millis(5),
-        idle_timeout: Duration::from_secs(5),
-        keepalive: Some(Duration::from_millis(300)),
-        ..Default::default()
-    }
+    TransportConfig::default()
+        .with_initial_rtt(Duration::from_millis(5))
+        .with_idle_timeout(Duration::from_secs(5))
+        .with_keepalive(Some(Duration::from_millis(300)))
 }
 
 /// Byte `i` of the group's stream.
@@ -340,7 +338,7 @@ fn a_member_that_vanishes_fails_and_does_not_stop_the_others() {
     // The silent member is reported failed (idle timeout) and did not stop the rest.
     assert_eq!(
         reports[2].state,
-        MemberState::Failed(pmdt::connection::CloseReason::TimedOut)
+        MemberState::Failed(pmdt::proto::CloseReason::TimedOut)
     );
     assert!(reports[2].acked < len);
     assert!(got[2].intact && got[2].bytes < len);

@@ -10,8 +10,8 @@ use std::process::Command;
 use std::time::Duration;
 
 use dpdk::Eal;
-use pmdt::config::TransportConfig;
 use pmdt::link::dpdk_port::DpdkLinkConfig;
+use pmdt::proto::TransportConfig;
 use pmdt::runtime::{Backend, LagPolicy, MemberState, Runtime};
 
 fn ip(args: &[&str]) -> bool {
@@ -76,11 +76,11 @@ impl Drop for Names {
 
 fn runtime(eal: &Eal, port: &str, addr: Ipv4Addr) -> Runtime {
     Runtime::builder()
-        .transport(TransportConfig {
-            initial_rtt: Duration::from_millis(5),
-            idle_timeout: Duration::from_secs(5),
-            ..Default::default()
-        })
+        .transport(
+            TransportConfig::default()
+                .with_initial_rtt(Duration::from_millis(5))
+                .with_idle_timeout(Duration::from_secs(5)),
+        )
         .backend(Backend::Dpdk {
             eal: eal.clone(),
             cfg: DpdkLinkConfig {

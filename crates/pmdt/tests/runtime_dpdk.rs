@@ -160,13 +160,11 @@ fn assert_pools_full(eal: &Eal) {
 }
 
 fn transport() -> TransportConfig {
-    TransportConfig {
-        initial_rtt: Duration::from_millis(5),
-        idle_timeout: Duration::from_secs(5),
-        send_buffer: 2 << 20,
-        recv_buffer: 2 << 20,
-        ..Default::default()
-    }
+    TransportConfig::default()
+        .with_initial_rtt(Duration::from_millis(5))
+        .with_idle_timeout(Duration::from_secs(5))
+        .with_send_buffer(2 << 20)
+        .with_recv_buffer(2 << 20)
 }
 
 fn dpdk_runtime(

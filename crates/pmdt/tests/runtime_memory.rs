@@ -17,12 +17,10 @@ mod common;
 use common::{data, transfer};
 
 fn transport() -> TransportConfig {
-    TransportConfig {
-        initial_rtt: Duration::from_millis(5),
-        idle_timeout: Duration::from_secs(3),
-        keepalive: Some(Duration::from_millis(500)),
-        ..Default::default()
-    }
+    TransportConfig::default()
+        .with_initial_rtt(Duration::from_millis(5))
+        .with_idle_timeout(Duration::from_secs(3))
+        .with_keepalive(Some(Duration::from_millis(500)))
 }
 
 fn memory_pair(impair: Option<ImpairConfig>) -> (Runtime, Runtime, SocketAddr) {
@@ -104,10 +102,7 @@ fn vanished_peer_ends_in_timeout_error() {
     let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
     let (la, lb) = MemoryLink::pair(a, b, 8192);
     let cable = la.cable();
-    let t = TransportConfig {
-        idle_timeout: Duration::from_millis(800),
-        ..transport()
-    };
+    let t = transport().with_idle_timeout(Duration::from_millis(800));
     let client = RuntimeBuilder::default()
         .transport(t.clone())
         .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]))
@@ -139,10 +134,7 @@ fn connect_to_nobody_is_unreachable() {
     let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
     let (la, _lb) = MemoryLink::pair(a, b, 64);
     let client = Runtime::builder()
-        .transport(TransportConfig {
-            idle_timeout: Duration::from_millis(500),
-            ..transport()
-        })
+        .transport(transport().with_idle_timeout(Duration::from_millis(500)))
         .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]))
         .start()
         .unwrap();

@@ -5,17 +5,17 @@
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use pmdt::config::TransportConfig;
 use pmdt::link::udp::UdpLinkConfig;
+use pmdt::proto::TransportConfig;
 use pmdt::runtime::{Backend, Runtime};
 
 fn runtime() -> Runtime {
     Runtime::builder()
-        .transport(TransportConfig {
-            initial_rtt: Duration::from_millis(5),
-            idle_timeout: Duration::from_secs(3),
-            ..Default::default()
-        })
+        .transport(
+            TransportConfig::default()
+                .with_initial_rtt(Duration::from_millis(5))
+                .with_idle_timeout(Duration::from_secs(3)),
+        )
         .shutdown_timeout(Duration::from_millis(500))
         .backend(Backend::Udp(UdpLinkConfig {
             bind: "127.0.0.1:0".parse().unwrap(),

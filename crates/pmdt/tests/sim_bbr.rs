@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use pmdt::proto::ControllerState;
 use pmdt::sim::{run_bulk, BulkReport, BulkScenario, FlowReport, ImpairConfig};
-use pmdt::stats::ControllerState;
 use pmdt::{CongestionKind, TransportConfig};
 
 /// Sampling interval of the timelines.

@@ -27,12 +27,9 @@ fn paced_keeps_the_link_rate_under_one_percent_loss_and_newreno_backs_off() {
             delay: Duration::from_millis(5),
             ..Default::default()
         },
-        transport: TransportConfig {
-            congestion: CongestionKind::Paced {
-                rate_bps: 97_000_000,
-            },
-            ..Default::default()
-        },
+        transport: TransportConfig::default().with_congestion(CongestionKind::Paced {
+            rate_bps: 97_000_000,
+        }),
         ..Default::default()
     })
     .unwrap();
@@ -45,10 +42,7 @@ fn paced_keeps_the_link_rate_under_one_percent_loss_and_newreno_backs_off() {
             delay: Duration::from_millis(5),
             ..Default::default()
         },
-        transport: TransportConfig {
-            congestion: CongestionKind::NewReno,
-            ..Default::default()
-        },
+        transport: TransportConfig::default().with_congestion(CongestionKind::NewReno),
         ..Default::default()
     })
     .unwrap();
@@ -94,12 +88,10 @@ fn fixed_window_of_50_on_a_clean_link_is_window_limited() {
             delay: Duration::from_micros(500),
             ..Default::default()
         },
-        transport: TransportConfig {
-            congestion: CongestionKind::Fixed { window_packets: 50 },
-            max_datagram: 1064,
-            pacing: false,
-            ..Default::default()
-        },
+        transport: TransportConfig::default()
+            .with_congestion(CongestionKind::Fixed { window_packets: 50 })
+            .with_max_datagram(1064)
+            .with_pacing(false),
         ..Default::default()
     })
     .unwrap();
@@ -136,12 +128,9 @@ fn flows_share_a_bottleneck_fairly() {
                 delay: Duration::from_millis(2),
                 ..Default::default()
             },
-            transport: TransportConfig {
-                congestion: CongestionKind::Paced {
-                    rate_bps: 480_000_000 / flows as u64,
-                },
-                ..Default::default()
-            },
+            transport: TransportConfig::default().with_congestion(CongestionKind::Paced {
+                rate_bps: 480_000_000 / flows as u64,
+            }),
             time_limit: Duration::from_secs(120),
             ..Default::default()
         })
@@ -178,10 +167,7 @@ fn newreno_flows_converge_to_fair_shares() {
             delay: Duration::from_millis(2),
             ..Default::default()
         },
-        transport: TransportConfig {
-            congestion: CongestionKind::NewReno,
-            ..Default::default()
-        },
+        transport: TransportConfig::default().with_congestion(CongestionKind::NewReno),
         ..Default::default()
     })
     .unwrap();

@@ -89,10 +89,7 @@ fn streams_arrive_exactly_under_every_impairment_mix() {
                     flows: 2,
                     forward: link.clone(),
                     reverse: link.clone(),
-                    transport: TransportConfig {
-                        congestion: cc,
-                        ..Default::default()
-                    },
+                    transport: TransportConfig::default().with_congestion(cc),
                     time_limit: Duration::from_secs(60),
                     ..Default::default()
                 };

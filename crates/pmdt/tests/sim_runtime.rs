@@ -11,14 +11,12 @@ use pmdt::sim::{run_flows, Connects, FlowsReport, FlowsScenario, ReadersStart};
 use pmdt::{CongestionKind, TransportConfig};
 
 fn transport(cc: CongestionKind) -> TransportConfig {
-    TransportConfig {
-        initial_rtt: Duration::from_millis(5),
-        idle_timeout: Duration::from_secs(5),
-        send_buffer: 2 << 20,
-        recv_buffer: 2 << 20,
-        congestion: cc,
-        ..Default::default()
-    }
+    TransportConfig::default()
+        .with_initial_rtt(Duration::from_millis(5))
+        .with_idle_timeout(Duration::from_secs(5))
+        .with_send_buffer(2 << 20)
+        .with_recv_buffer(2 << 20)
+        .with_congestion(cc)
 }
 
 fn summary(r: &FlowsReport) -> String {

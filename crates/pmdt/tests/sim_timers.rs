@@ -13,22 +13,18 @@ fn pair(
     let c = net
         .add_endpoint(
             "10.1.0.1:1000".parse().unwrap(),
-            EndpointConfig {
-                transport: transport.clone(),
-                seed: Some(1),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(transport.clone())
+                .with_seed(Some(1)),
         )
         .unwrap();
     let s = net
         .add_endpoint(
             "10.1.0.2:2000".parse().unwrap(),
-            EndpointConfig {
-                transport,
-                accept: true,
-                seed: Some(2),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(transport)
+                .with_accept(true)
+                .with_seed(Some(2)),
         )
         .unwrap();
     net.set_path(c, s, link).unwrap();
@@ -51,10 +47,10 @@ fn rtt_estimate_converges_to_the_path_rtt() {
     let chunk = vec![1u8; 16 * 1024];
     let mut buf = vec![0u8; 65536];
     while net.step(limit) {
-        let _ = net.endpoint(c).write(h, &chunk);
+        let _ = net.endpoint(c).connection_mut(h).unwrap().write(&chunk);
         let hs: Vec<_> = net.endpoint(s).handles().collect();
         for sh in hs {
-            while net.endpoint(s).read(sh, &mut buf) > 0 {}
+            while net.endpoint(s).connection_mut(sh).unwrap().read(&mut buf) > 0 {}
         }
         if net.elapsed() > Duration::from_secs(2) {
             break;
@@ -81,11 +77,9 @@ fn rtt_estimate_converges_to_the_path_rtt() {
 #[test]
 fn vanished_peer_backs_off_then_times_out() {
     let idle = Duration::from_secs(4);
-    let t = TransportConfig {
-        idle_timeout: idle,
-        keepalive: Some(Duration::from_millis(500)),
-        ..Default::default()
-    };
+    let t = TransportConfig::default()
+        .with_idle_timeout(idle)
+        .with_keepalive(Some(Duration::from_millis(500)));
     let (mut net, c, s) = pair(
         t,
         ImpairConfig {
@@ -100,10 +94,14 @@ fn vanished_peer_backs_off_then_times_out() {
     let mut buf = vec![0u8; 65536];
     // Run a transfer for a while.
     while net.step(limit) && net.elapsed() < Duration::from_millis(300) {
-        let _ = net.endpoint(c).write(h, &[5u8; 8192]);
+        let _ = net
+            .endpoint(c)
+            .connection_mut(h)
+            .unwrap()
+            .write(&[5u8; 8192]);
         let hs: Vec<_> = net.endpoint(s).handles().collect();
         for sh in hs {
-            while net.endpoint(s).read(sh, &mut buf) > 0 {}
+            while net.endpoint(s).connection_mut(sh).unwrap().read(&mut buf) > 0 {}
         }
     }
     // The server vanishes: nothing gets through any more in either direction.
@@ -159,30 +157,23 @@ fn vanished_peer_backs_off_then_times_out() {
 
 #[test]
 fn unreachable_and_refused_are_reported() {
-    let t = TransportConfig {
-        idle_timeout: Duration::from_secs(2),
-        ..Default::default()
-    };
+    let t = TransportConfig::default().with_idle_timeout(Duration::from_secs(2));
     let mut net = Network::new(1);
     let c = net
         .add_endpoint(
             "10.2.0.1:1".parse().unwrap(),
-            EndpointConfig {
-                transport: t.clone(),
-                seed: Some(3),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(t.clone())
+                .with_seed(Some(3)),
         )
         .unwrap();
     let s = net
         .add_endpoint(
             "10.2.0.2:2".parse().unwrap(),
-            EndpointConfig {
-                transport: t,
-                accept: false,
-                seed: Some(4),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(t)
+                .with_accept(false)
+                .with_seed(Some(4)),
         )
         .unwrap();
     let now = net.now();
@@ -209,11 +200,9 @@ fn unreachable_and_refused_are_reported() {
 
 #[test]
 fn full_buffers_are_backpressure_and_credit_limits_the_sender() {
-    let t = TransportConfig {
-        send_buffer: 64 * 1024,
-        recv_buffer: 32 * 1024,
-        ..Default::default()
-    };
+    let t = TransportConfig::default()
+        .with_send_buffer(64 * 1024)
+        .with_recv_buffer(32 * 1024);
     let (mut net, c, s) = pair(t, pmdt::sim::default_path());
     let now = net.now();
     let sa = net.addr(s);
@@ -223,7 +212,12 @@ fn full_buffers_are_backpressure_and_credit_limits_the_sender() {
     // The receiving application does not read for 200 ms.
     while net.step(limit) && net.elapsed() < Duration::from_millis(200) {
         loop {
-            match net.endpoint(c).write(h, &[9u8; 4096]) {
+            match net
+                .endpoint(c)
+                .connection_mut(h)
+                .unwrap()
+                .write(&[9u8; 4096])
+            {
                 Err(pmdt::WriteError::Blocked) => {
                     blocked = true;
                     break;
@@ -256,8 +250,12 @@ fn full_buffers_are_backpressure_and_credit_limits_the_sender() {
     let mut buf = vec![0u8; 65536];
     let mut got = 0;
     while net.step(limit) && got < 200 * 1024 {
-        got += net.endpoint(s).read(sh, &mut buf);
-        let _ = net.endpoint(c).write(h, &[9u8; 4096]);
+        got += net.endpoint(s).connection_mut(sh).unwrap().read(&mut buf);
+        let _ = net
+            .endpoint(c)
+            .connection_mut(h)
+            .unwrap()
+            .write(&[9u8; 4096]);
     }
     assert!(got >= 200 * 1024);
 }

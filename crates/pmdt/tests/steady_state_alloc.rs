@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use pmdt::link::impair::ImpairConfig;
 use pmdt::link::memory::MemoryLink;
-use pmdt::link::{BufferPool, Link};
+use pmdt::link::{HeapPool, Link};
 use pmdt::runtime::{Backend, Runtime};
 use pmdt::TransportConfig;
 
@@ -87,12 +87,10 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn transport() -> TransportConfig {
-    TransportConfig {
-        initial_rtt: Duration::from_millis(5),
-        idle_timeout: Duration::from_secs(10),
-        keepalive: Some(Duration::from_millis(500)),
-        ..Default::default()
-    }
+    TransportConfig::default()
+        .with_initial_rtt(Duration::from_millis(5))
+        .with_idle_timeout(Duration::from_secs(10))
+        .with_keepalive(Some(Duration::from_millis(500)))
 }
 
 const WARM_UP: u64 = 8 << 20;
@@ -132,7 +130,8 @@ fn bulk_transfer_window_allocations(impair: Option<ImpairConfig>) {
     // pool otherwise allocates blocks on first need).
     let (la, lb) = MemoryLink::pair_with_pool(a, b, 8192, 16 * 1024);
     for l in [&la, &lb] {
-        let BufferPool::Heap(p) = l.pool() else {
+        let pool = l.pool();
+        let Some(p) = pool.downcast_ref::<HeapPool>() else {
             unreachable!("memory links use heap blocks")
         };
         p.prefill();
@@ -216,9 +215,8 @@ mod sans_io {
     use std::net::SocketAddr;
     use std::time::{Duration, Instant};
 
-    use pmdt::config::EndpointConfig;
-    use pmdt::endpoint::{ConnectionHandle, Endpoint};
     use pmdt::link::{Buffer, BufferPool, HeapPool};
+    use pmdt::proto::{ConnectionHandle, Endpoint, EndpointConfig, StorageWrite};
     use pmdt::runtime::storage::{ChunkRecv, ChunkSend};
     use pmdt::TransportConfig;
 
@@ -245,16 +243,11 @@ mod sans_io {
     const PER_STEP: usize = 1;
 
     fn endpoint(pool: &HeapPool, now: Instant, seed: u64, accept: bool) -> Ep {
-        let cfg = EndpointConfig {
-            transport: TransportConfig {
-                initial_rtt: Duration::from_millis(2),
-                ..Default::default()
-            },
-            accept,
-            seed: Some(seed),
-            ..Default::default()
-        };
-        let p = BufferPool::Heap(pool.clone());
+        let cfg = EndpointConfig::default()
+            .with_transport(TransportConfig::default().with_initial_rtt(Duration::from_millis(2)))
+            .with_accept(accept)
+            .with_seed(Some(seed));
+        let p = BufferPool::new(pool.clone());
         Endpoint::with_storage(
             cfg,
             now,
@@ -280,18 +273,14 @@ mod sans_io {
         fn transmit(&mut self, now: Instant, pool: &HeapPool, wire: &mut Wire, drop_every: u64) {
             for _ in 0..PER_STEP {
                 self.sent += 1;
-                if let Some((_, n)) = self.ep.poll_stateless(&mut self.hdr) {
-                    let b = pool.copy_from(&self.hdr[..n]).expect("pool");
-                    wire.push_back((now + DELAY, self.addr, Buffer::Heap(b)));
-                    continue;
-                }
-                let Some((h, t)) = self.ep.poll_transmit_header(now, &mut self.hdr) else {
+                let Some(out) = self.ep.poll_transmit_header(now, &mut self.hdr) else {
                     return;
                 };
+                let t = *out.transmit();
                 let mut b = pool.take().expect("pool");
                 let space = b.space();
-                let n = match t.payload {
-                    Some(p) => {
+                let n = match out.connection().zip(t.payload) {
+                    Some((h, p)) => {
                         let c = self.ep.connection(h).unwrap();
                         let (buf, pos) = c.send_storage().chunk_at(p.offset).unwrap();
                         space[..t.header_len].copy_from_slice(&self.hdr[..t.header_len]);
@@ -308,7 +297,7 @@ mod sans_io {
                 if drop_every > 0 && self.sent.is_multiple_of(drop_every) {
                     continue; // lost on the wire
                 }
-                wire.push_back((now + DELAY, self.addr, Buffer::Heap(b.freeze())));
+                wire.push_back((now + DELAY, self.addr, Buffer::new(b.freeze())));
             }
         }
 
@@ -375,18 +364,21 @@ mod sans_io {
             assert!(steps < 50_000_000, "stalled at {read} bytes");
             now += Duration::from_micros(10);
             // The writer keeps the send storage full.
-            let _ = a.ep.write_with(h, |st| {
+            let _ = a.ep.connection_mut(h).unwrap().write_with(|st| {
                 let mut n = 0;
                 while st.free() >= CHUNK as u64 {
                     let off = (written % 256) as usize;
                     let Some(buf) = pool.copy_from(&data[off..off + CHUNK]) else {
                         break;
                     };
-                    let k = st.push(Buffer::Heap(buf)).unwrap_or(0);
+                    let k = st.push(Buffer::new(buf)).unwrap_or(0);
                     written += k as u64;
                     n += k;
                 }
-                n
+                StorageWrite {
+                    bytes: n,
+                    full: n == 0,
+                }
             });
             a.receive(now, &mut ba);
             b.receive(now, &mut ab);
@@ -396,7 +388,8 @@ mod sans_io {
             // The reader takes everything in order (and checks it).
             if let Some(s) = server {
                 let mut moved = 0u64;
-                if let Some(c) = b.ep.connection_mut(s) {
+                if b.ep.connection(s).is_some_and(|c| c.readable() > 0) {
+                    let mut c = b.ep.connection_mut(s).unwrap();
                     while let Some(seg) = c.recv_storage_mut().pop_at(read + moved) {
                         let bytes = &seg.buf.bytes()[seg.pos..seg.pos + seg.len];
                         for (k, &x) in bytes.iter().enumerate() {
@@ -404,9 +397,7 @@ mod sans_io {
                         }
                         moved += seg.len as u64;
                     }
-                }
-                if moved > 0 {
-                    b.ep.consume(s, moved);
+                    c.consume(moved);
                     read += moved;
                 }
             }

@@ -9,8 +9,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pmdt::recv_buffer::{RecvRing, RecvStorage};
-use pmdt::send_buffer::{ByteRing, SendStorage};
+use pmdt::proto::{ByteRing, SendStorage};
+use pmdt::proto::{RecvRing, RecvStorage};
 use pmdt::{Endpoint, EndpointConfig, TransportConfig};
 
 const CHUNK: usize = 1000;
@@ -119,18 +119,14 @@ impl RecvStorage for RefStore {
 
 #[test]
 fn payloads_travel_without_core_copies_and_retransmissions_reuse_memory() {
-    let t = TransportConfig {
-        send_buffer: 256 * 1024,
-        recv_buffer: 256 * 1024,
-        ..Default::default()
-    };
+    let t = TransportConfig::default()
+        .with_send_buffer(256 * 1024)
+        .with_recv_buffer(256 * 1024);
     let mut now = Instant::now();
     let mut client: Endpoint<ChunkStore, RecvRing> = Endpoint::with_storage(
-        EndpointConfig {
-            transport: t.clone(),
-            seed: Some(1),
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(t.clone())
+            .with_seed(Some(1)),
         now,
         Box::new(|cap| ChunkStore {
             chunks: VecDeque::new(),
@@ -143,12 +139,10 @@ fn payloads_travel_without_core_copies_and_retransmissions_reuse_memory() {
     )
     .unwrap();
     let mut server: Endpoint<ByteRing, RefStore> = Endpoint::with_storage(
-        EndpointConfig {
-            transport: t,
-            accept: true,
-            seed: Some(2),
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(t)
+            .with_accept(true)
+            .with_seed(Some(2)),
         now,
         Box::new(|cap| ByteRing::new(cap as usize)),
         Box::new(|_| RefStore::default()),
@@ -169,17 +163,17 @@ fn payloads_travel_without_core_copies_and_retransmissions_reuse_memory() {
         while written < total {
             let n = (total - written).min(4096);
             let data: Vec<u8> = (written..written + n).map(pattern).collect();
-            match client.write(h, &data) {
+            match client.connection_mut(h).unwrap().write(&data) {
                 Ok(k) if k > 0 => written += k as u64,
                 _ => break,
             }
         }
         if written == total && !client.connection(h).unwrap().is_send_complete() {
             client.connection_mut(h).unwrap().finish();
-            client.touch(h);
         }
         // Client → server: header from the core, payload by reference from the chunk.
-        while let Some((_, tx)) = client.poll_transmit_header(now, &mut hdr) {
+        while let Some(out) = client.poll_transmit_header(now, &mut hdr) {
+            let tx = *out.transmit();
             let mut dgram = hdr[..tx.header_len].to_vec();
             if let Some(p) = tx.payload {
                 let (chunk, at) = client
@@ -209,22 +203,16 @@ fn payloads_travel_without_core_copies_and_retransmissions_reuse_memory() {
             server.handle_in(now, ca, &memory[..], &memory);
         }
         let mut b = [0u8; 1500];
-        while let Some((_, n)) = server.poll_stateless(&mut b) {
-            client.handle(now, sa, &b[..n]);
-        }
-        while let Some((_, tx)) = server.poll_transmit(now, &mut b) {
-            client.handle(now, sa, &b[..tx.len]);
+        while let Some(tx) = server.poll_transmit(now, &mut b) {
+            client.handle(now, sa, &b[..tx.transmit().len]);
         }
         if sh.is_none() {
             sh = server.accept();
         }
         if let Some(s) = sh {
             let mut out = [0u8; 8192];
-            loop {
-                let n = server.read(s, &mut out);
-                if n == 0 {
-                    break;
-                }
+            while server.connection(s).is_some_and(|c| c.readable() > 0) {
+                let n = server.connection_mut(s).unwrap().read(&mut out);
                 got.extend_from_slice(&out[..n]);
             }
         }

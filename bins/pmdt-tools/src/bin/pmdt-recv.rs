@@ -95,6 +95,9 @@ struct Cli {
     #[command(flatten)]
     #[serde(skip)]
     docs: DocArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    log: pmdt_log::Verbosity,
 }
 
 impl ToolCli for Cli {
@@ -103,6 +106,9 @@ impl ToolCli for Cli {
     }
     fn docs(&self) -> &DocArgs {
         &self.docs
+    }
+    fn verbosity(&self) -> u8 {
+        self.log.verbose
     }
     fn json_mode(&self) -> JsonMode {
         self.output.mode()

@@ -110,6 +110,9 @@ struct Cli {
     #[command(flatten)]
     #[serde(skip)]
     docs: DocArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    log: pmdt_log::Verbosity,
 }
 
 impl ToolCli for Cli {
@@ -118,6 +121,9 @@ impl ToolCli for Cli {
     }
     fn docs(&self) -> &DocArgs {
         &self.docs
+    }
+    fn verbosity(&self) -> u8 {
+        self.log.verbose
     }
     fn json_mode(&self) -> JsonMode {
         self.output.mode()

@@ -129,6 +129,9 @@ struct Cli {
     #[command(flatten)]
     #[serde(skip)]
     docs: DocArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    log: pmdt_log::Verbosity,
 }
 
 impl ToolCli for Cli {
@@ -137,6 +140,9 @@ impl ToolCli for Cli {
     }
     fn docs(&self) -> &DocArgs {
         &self.docs
+    }
+    fn verbosity(&self) -> u8 {
+        self.log.verbose
     }
     fn json_mode(&self) -> JsonMode {
         if self.json {

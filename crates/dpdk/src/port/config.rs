@@ -1,6 +1,6 @@
 //! What a port is configured with.
 
-/// Offloads pmdt may ask a port for; only those the port supports are enabled.
+/// Offloads an application may ask a port for; only those the port supports are enabled.
 ///
 /// `MBUF_FAST_FREE` lets the PMD recycle sent mbufs without checking them, so it can
 /// only be enabled with `unsafe` ([`Offloads::with_tx_fast_free`]):

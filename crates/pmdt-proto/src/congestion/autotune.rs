@@ -55,7 +55,7 @@ pub(crate) struct RecvAutotune {
 
 impl RecvAutotune {
     /// With room for `holes` holes before the hole list allocates.
-    pub fn with_capacity(holes: usize) -> Self {
+    pub(crate) fn with_capacity(holes: usize) -> Self {
         Self {
             holes: VecDeque::with_capacity(holes),
             ..Self::default()
@@ -65,7 +65,7 @@ impl RecvAutotune {
     /// An RTT sample from a data packet's timestamp echo (it also holds the time the
     /// peer held our packet's timestamp before sending: an overestimate at worst,
     /// which errs towards a larger window).
-    pub fn on_rtt_sample(&mut self, rtt: Duration) {
+    pub(crate) fn on_rtt_sample(&mut self, rtt: Duration) {
         if rtt.is_zero() || rtt > MAX_RCV_RTT {
             return;
         }
@@ -79,7 +79,13 @@ impl RecvAutotune {
     /// A data packet at stream `offset` arrives at `now`; before it, every byte
     /// below `contiguous_end` and none at or above `highest` had been received. (A
     /// hole's filling is noticed with the next packet: microseconds late.)
-    pub fn on_packet(&mut self, now: Instant, offset: u64, contiguous_end: u64, highest: u64) {
+    pub(crate) fn on_packet(
+        &mut self,
+        now: Instant,
+        offset: u64,
+        contiguous_end: u64,
+        highest: u64,
+    ) {
         while self.holes.front().is_some_and(|h| h.0 <= contiguous_end) {
             let (_, opened) = self.holes.pop_front().expect("front");
             self.longest_hole = self.longest_hole.max(now.saturating_duration_since(opened));
@@ -94,7 +100,7 @@ impl RecvAutotune {
 
     /// `new_bytes` of stream data arrived at `now`; returns the receive capacity the
     /// credit should grow to (never shrinks), if more than `capacity`.
-    pub fn on_data(
+    pub(crate) fn on_data(
         &mut self,
         now: Instant,
         new_bytes: u64,

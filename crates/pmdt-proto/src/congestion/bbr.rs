@@ -134,7 +134,7 @@ enum Phase {
 
 /// The controller. Rates are bytes per second, sizes bytes.
 #[derive(Debug, Clone)]
-pub struct Bbr {
+pub(crate) struct Bbr {
     mss: u64,
     mode: Mode,
     cwnd: u64,
@@ -209,7 +209,7 @@ pub struct Bbr {
 
 impl Bbr {
     /// A controller for datagrams carrying `mss` bytes.
-    pub fn new(mss: u64) -> Self {
+    pub(crate) fn new(mss: u64) -> Self {
         Self {
             mss,
             mode: Mode::Startup,
@@ -744,10 +744,6 @@ impl Controller for Bbr {
                 0
             },
         }
-    }
-
-    fn name(&self) -> &'static str {
-        "bbr"
     }
 }
 

@@ -14,7 +14,7 @@ const MIN_WINDOW_PACKETS: u64 = 2;
 /// since the last reduction (fast far below the previous maximum, flat near it), a
 /// TCP-friendly (Reno-equivalent) floor, fast convergence, and a 0.7 decrease.
 #[derive(Debug, Clone)]
-pub struct Cubic {
+pub(crate) struct Cubic {
     mss: u64,
     window: u64,
     ssthresh: u64,
@@ -39,7 +39,7 @@ pub struct Cubic {
 impl Cubic {
     /// A controller for datagrams of at most `mss` bytes (header included: the unit
     /// bytes in flight are counted in); initial window 10 MSS.
-    pub fn new(mss: u64) -> Self {
+    pub(crate) fn new(mss: u64) -> Self {
         Self {
             mss,
             window: 10 * mss,
@@ -172,10 +172,6 @@ impl Controller for Cubic {
 
     fn window(&self) -> u64 {
         self.window
-    }
-
-    fn name(&self) -> &'static str {
-        "cubic"
     }
 }
 

@@ -13,57 +13,57 @@ use std::time::{Duration, Instant};
 /// The connection's delivery state when a packet was sent (draft §3.2, "P.delivered",
 /// "P.delivered_time", "P.first_sent_time", "P.is_app_limited"), kept with the packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SendSnapshot {
+pub(crate) struct SendSnapshot {
     /// Bytes delivered (acknowledged) when the packet was sent.
-    pub delivered: u64,
+    pub(crate) delivered: u64,
     /// When `delivered` was last updated, at send time.
-    pub delivered_time: Instant,
+    pub(crate) delivered_time: Instant,
     /// Send time of the first packet of the flight this packet belongs to.
-    pub first_sent_time: Instant,
+    pub(crate) first_sent_time: Instant,
     /// Sent while the application (or the peer's credit), not the network, limited
     /// the sender.
-    pub app_limited: bool,
+    pub(crate) app_limited: bool,
     /// Bytes declared lost when the packet was sent.
-    pub lost: u64,
+    pub(crate) lost: u64,
     /// Bytes in flight when the packet was sent (itself included).
-    pub tx_in_flight: u64,
+    pub(crate) tx_in_flight: u64,
 }
 
 /// One delivery-rate sample, built per ack that acknowledged new data (draft §3.3).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct RateSample {
+pub(crate) struct RateSample {
     /// Delivered bytes per second over `interval`; 0 when the interval was too short
     /// to be meaningful.
-    pub delivery_rate: u64,
+    pub(crate) delivery_rate: u64,
     /// Bytes delivered over the interval.
-    pub delivered: u64,
+    pub(crate) delivered: u64,
     /// The sampling interval: max(send elapsed, ack elapsed).
-    pub interval: Duration,
+    pub(crate) interval: Duration,
     /// The newest acknowledged packet was sent while the sender was not using the
     /// network fully: the rate is a lower bound only.
-    pub is_app_limited: bool,
+    pub(crate) is_app_limited: bool,
     /// RTT of the newest acknowledged packet.
-    pub rtt: Duration,
+    pub(crate) rtt: Duration,
     /// Total bytes delivered at the newest acknowledged packet's send time (the
     /// round-trip counter of BBR compares against this).
-    pub prior_delivered: u64,
+    pub(crate) prior_delivered: u64,
     /// Total bytes delivered so far.
-    pub total_delivered: u64,
+    pub(crate) total_delivered: u64,
     /// Bytes newly acknowledged by this ack.
-    pub newly_acked: u64,
+    pub(crate) newly_acked: u64,
     /// Bytes newly declared lost since the previous sample.
-    pub newly_lost: u64,
+    pub(crate) newly_lost: u64,
     /// Bytes declared lost between the newest acknowledged packet's send and now.
-    pub lost: u64,
+    pub(crate) lost: u64,
     /// Bytes in flight when the newest acknowledged packet was sent.
-    pub tx_in_flight: u64,
+    pub(crate) tx_in_flight: u64,
     /// Bytes in flight now (after the ack and loss detection).
-    pub bytes_in_flight: u64,
+    pub(crate) bytes_in_flight: u64,
 }
 
 /// Connection-wide delivery-rate state (draft §3.1, "C.delivered" …).
 #[derive(Debug, Clone, Default)]
-pub struct DeliveryRateSampler {
+pub(crate) struct DeliveryRateSampler {
     delivered: u64,
     delivered_time: Option<Instant>,
     first_sent_time: Option<Instant>,
@@ -80,7 +80,12 @@ pub struct DeliveryRateSampler {
 impl DeliveryRateSampler {
     /// A packet of `bytes` is sent at `now` with `in_flight_before` bytes already in
     /// flight; returns the snapshot to store with it (draft §3.2, "OnPacketSent").
-    pub fn on_sent(&mut self, now: Instant, bytes: u64, in_flight_before: u64) -> SendSnapshot {
+    pub(crate) fn on_sent(
+        &mut self,
+        now: Instant,
+        bytes: u64,
+        in_flight_before: u64,
+    ) -> SendSnapshot {
         if in_flight_before == 0 || self.first_sent_time.is_none() {
             self.first_sent_time = Some(now);
             self.delivered_time = Some(now);
@@ -98,23 +103,25 @@ impl DeliveryRateSampler {
     /// The sender has nothing to send (or no credit) with `bytes_in_flight` in flight
     /// and window to spare: samples until this flight is delivered are app-limited
     /// (draft §3.4).
-    pub fn on_app_limited(&mut self, bytes_in_flight: u64) {
+    pub(crate) fn on_app_limited(&mut self, bytes_in_flight: u64) {
         self.app_limited_until = (self.delivered + bytes_in_flight).max(1);
     }
 
     /// Whether samples are currently marked app-limited.
-    pub fn is_app_limited(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_app_limited(&self) -> bool {
         self.app_limited_until != 0
-    }
-
-    /// Bytes delivered so far.
-    pub fn delivered(&self) -> u64 {
-        self.delivered
     }
 
     /// A packet of `bytes` sent at `sent` with snapshot `snap` was newly acknowledged
     /// at `now` (draft §3.3, "UpdateRateSample").
-    pub fn on_acked(&mut self, now: Instant, sent: Instant, bytes: u64, snap: &SendSnapshot) {
+    pub(crate) fn on_acked(
+        &mut self,
+        now: Instant,
+        sent: Instant,
+        bytes: u64,
+        snap: &SendSnapshot,
+    ) {
         self.delivered += bytes;
         self.delivered_time = Some(now);
         self.acked_since_sample += bytes;
@@ -129,7 +136,7 @@ impl DeliveryRateSampler {
     }
 
     /// `bytes` were declared lost.
-    pub fn on_lost(&mut self, bytes: u64) {
+    pub(crate) fn on_lost(&mut self, bytes: u64) {
         self.lost += bytes;
         self.lost_since_sample += bytes;
     }
@@ -137,7 +144,7 @@ impl DeliveryRateSampler {
     /// Builds the sample for the acks since the last call (draft §3.3,
     /// "GenerateRateSample"); `None` when no packet was newly acknowledged. Intervals
     /// shorter than `min_rtt` give a zero rate (they cannot be trusted, §3.3.4).
-    pub fn take_sample(
+    pub(crate) fn take_sample(
         &mut self,
         now: Instant,
         min_rtt: Duration,

@@ -5,13 +5,13 @@ use crate::rtt::RttEstimator;
 
 /// A static window: no reaction to acks or losses.
 #[derive(Debug, Clone)]
-pub struct Fixed {
+pub(crate) struct Fixed {
     window: u64,
 }
 
 impl Fixed {
     /// A fixed window of `window` bytes.
-    pub fn new(window: u64) -> Self {
+    pub(crate) fn new(window: u64) -> Self {
         Self { window }
     }
 }
@@ -21,8 +21,5 @@ impl Controller for Fixed {
     fn on_congestion_event(&mut self, _: Instant, _: Instant, _: bool, _: u64) {}
     fn window(&self) -> u64 {
         self.window
-    }
-    fn name(&self) -> &'static str {
-        "fixed"
     }
 }

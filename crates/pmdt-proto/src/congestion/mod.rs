@@ -2,22 +2,22 @@
 //!
 //! The effective sending window of a connection is the minimum of the configured
 //! packet window, the receiver's credit and the controller's window; pacing spreads
-//! packets at the controller's rate (always available, see [`crate::pacer`]).
+//! packets at the controller's rate (always available, see `crate::pacer`).
 
 pub(crate) mod autotune;
 mod bbr;
 mod cubic;
-pub mod delivery_rate;
+pub(crate) mod delivery_rate;
 mod fixed;
 mod new_reno;
 mod paced;
 
-pub use bbr::Bbr;
-pub use cubic::Cubic;
-pub use delivery_rate::{DeliveryRateSampler, RateSample};
-pub use fixed::Fixed;
-pub use new_reno::NewReno;
-pub use paced::Paced;
+pub(crate) use bbr::Bbr;
+pub(crate) use cubic::Cubic;
+pub(crate) use delivery_rate::{DeliveryRateSampler, RateSample};
+pub(crate) use fixed::Fixed;
+pub(crate) use new_reno::NewReno;
+pub(crate) use paced::Paced;
 
 use std::time::{Duration, Instant};
 
@@ -28,19 +28,19 @@ use crate::stats::ControllerState;
 
 /// What a controller believes about the path, for statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ModelSnapshot {
+pub(crate) struct ModelSnapshot {
     /// The controller's state.
-    pub state: ControllerState,
+    pub(crate) state: ControllerState,
     /// Estimated bottleneck bandwidth, bytes/s (0: no estimate).
-    pub bandwidth: u64,
+    pub(crate) bandwidth: u64,
     /// Estimated round-trip propagation delay.
-    pub min_rtt: Option<Duration>,
+    pub(crate) min_rtt: Option<Duration>,
     /// Estimated bandwidth-delay product, bytes (0: no estimate).
-    pub bdp: u64,
+    pub(crate) bdp: u64,
 }
 
 /// A congestion/rate controller (model: quinn-proto's `Controller`).
-pub trait Controller: Send + std::fmt::Debug {
+pub(crate) trait Controller: Send + std::fmt::Debug {
     /// `bytes` were sent at `now`.
     fn on_sent(&mut self, now: Instant, bytes: u64) {
         let _ = (now, bytes);
@@ -84,8 +84,6 @@ pub trait Controller: Send + std::fmt::Debug {
             ..Default::default()
         }
     }
-    /// Short name (`fixed`, `paced`, `newreno`, `cubic`, `bbr`).
-    fn name(&self) -> &'static str;
 }
 
 /// Which controller a connection uses.
@@ -116,7 +114,7 @@ pub enum CongestionKind {
 
 impl CongestionKind {
     /// Builds the controller for a connection with datagrams of `mss` payload bytes.
-    pub fn build(&self, mss: u64) -> Box<dyn Controller> {
+    pub(crate) fn build(&self, mss: u64) -> Box<dyn Controller> {
         match *self {
             Self::Fixed { window_packets } => Box::new(Fixed::new(window_packets * mss)),
             Self::Paced { rate_bps } => Box::new(Paced::new(rate_bps / 8)),

@@ -11,7 +11,7 @@ const MIN_WINDOW_PACKETS: u64 = 2;
 /// MSS here is the largest datagram, header included (RFC 9002's
 /// max_datagram_size), the unit bytes in flight are counted in.
 #[derive(Debug, Clone)]
-pub struct NewReno {
+pub(crate) struct NewReno {
     mss: u64,
     window: u64,
     ssthresh: u64,
@@ -22,7 +22,7 @@ pub struct NewReno {
 impl NewReno {
     /// A controller for datagrams of at most `mss` bytes (header included); initial
     /// window 10 MSS (RFC 9002 §7.2).
-    pub fn new(mss: u64) -> Self {
+    pub(crate) fn new(mss: u64) -> Self {
         Self {
             mss,
             window: 10 * mss,
@@ -82,10 +82,6 @@ impl Controller for NewReno {
 
     fn window(&self) -> u64 {
         self.window
-    }
-
-    fn name(&self) -> &'static str {
-        "newreno"
     }
 }
 

@@ -7,14 +7,14 @@ use crate::rtt::RttEstimator;
 /// the pipe full at that rate (2 × rate × srtt, at least 64 KiB), so the rate, not the
 /// window, limits sending.
 #[derive(Debug, Clone)]
-pub struct Paced {
+pub(crate) struct Paced {
     rate: u64,
     window: u64,
 }
 
 impl Paced {
     /// Pace at `rate` bytes per second.
-    pub fn new(rate: u64) -> Self {
+    pub(crate) fn new(rate: u64) -> Self {
         Self {
             rate,
             window: bdp(rate, Duration::from_millis(100)).max(64 * 1024),
@@ -32,8 +32,5 @@ impl Controller for Paced {
     }
     fn pacing_rate(&self) -> Option<u64> {
         Some(self.rate)
-    }
-    fn name(&self) -> &'static str {
-        "paced"
     }
 }

@@ -17,7 +17,7 @@ pub(crate) struct AckState {
 impl AckState {
     /// Room for every range kept (one more while inserting): acknowledging never
     /// allocates.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self {
             received: RangeSet::with_capacity(MAX_ACK_RANGES + 2),
             ..Self::default()
@@ -25,7 +25,7 @@ impl AckState {
     }
 
     /// Records an ack-eliciting packet; returns false for a duplicate packet number.
-    pub fn on_packet(
+    pub(crate) fn on_packet(
         &mut self,
         pn: u64,
         now: Instant,
@@ -52,7 +52,7 @@ impl AckState {
     }
 
     /// Turns a passed deadline into "send now" (so the deadline is not reported again).
-    pub fn on_timeout(&mut self, now: Instant) {
+    pub(crate) fn on_timeout(&mut self, now: Instant) {
         if self.deadline.is_some_and(|d| d <= now) {
             self.deadline = None;
             self.immediate = true;
@@ -60,15 +60,15 @@ impl AckState {
     }
 
     /// Whether ack-eliciting packets arrived since the last ack.
-    pub fn has_unacked(&self) -> bool {
+    pub(crate) fn has_unacked(&self) -> bool {
         self.unacked_eliciting > 0
     }
 
-    pub fn wants_to_send(&self, now: Instant) -> bool {
+    pub(crate) fn wants_to_send(&self, now: Instant) -> bool {
         self.immediate || self.deadline.is_some_and(|d| d <= now)
     }
 
-    pub fn deadline(&self) -> Option<Instant> {
+    pub(crate) fn deadline(&self) -> Option<Instant> {
         if self.immediate {
             None
         } else {
@@ -77,7 +77,7 @@ impl AckState {
     }
 
     /// Forces an ack with the next transmission (e.g. a credit update).
-    pub fn request(&mut self) {
+    pub(crate) fn request(&mut self) {
         if self.largest.is_some() {
             self.immediate = true;
         }
@@ -86,7 +86,7 @@ impl AckState {
     /// Builds an ack of at most `max_ranges` ranges (the highest; what fits the
     /// datagram) and clears the pending state. With `max_ranges` 0 nothing is built
     /// and nothing forgotten.
-    pub fn build(
+    pub(crate) fn build(
         &mut self,
         now: Instant,
         data_cumulative: u64,

@@ -1,37 +1,51 @@
 //! What a connection tells the application, and why it ended.
 
+use std::io;
+
 use serde::{Deserialize, Serialize};
 
-/// Why a connection ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Why a connection ended. Also the error of an operation on a connection that
+/// ended ([`crate::WriteError::Closed`], and as an [`io::Error`] through `From`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[non_exhaustive]
 pub enum CloseReason {
     /// Both sides finished and every byte was acknowledged.
+    #[error("connection closed gracefully")]
     Graceful,
     /// The peer closed (code) before this side finished.
+    #[error("connection closed early by the peer (code {0})")]
     PeerClosed(u32),
     /// The peer aborted with this code.
+    #[error("connection reset by peer (code {0})")]
     PeerReset(u32),
     /// This side aborted with this code.
+    #[error("connection reset locally (code {0})")]
     LocalReset(u32),
     /// Nothing was heard from the peer for the idle timeout.
+    #[error("connection timed out: peer silent for the idle timeout")]
     TimedOut,
     /// The handshake never completed (no server answered).
+    #[error("peer unreachable: handshake not answered")]
     Unreachable,
     /// The server refused the connection.
+    #[error("connection refused by the server")]
     Refused,
 }
 
-impl std::fmt::Display for CloseReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Graceful => write!(f, "closed gracefully"),
-            Self::PeerClosed(c) => write!(f, "peer closed early (code {c})"),
-            Self::PeerReset(c) => write!(f, "reset by peer (code {c})"),
-            Self::LocalReset(c) => write!(f, "reset locally (code {c})"),
-            Self::TimedOut => write!(f, "timed out: peer silent for the idle timeout"),
-            Self::Unreachable => write!(f, "peer unreachable: handshake not answered"),
-            Self::Refused => write!(f, "connection refused by the server"),
-        }
+impl From<CloseReason> for io::Error {
+    /// The `io::Error` an application sees on a connection that ended: the kind
+    /// sockets use for the same ending, the reason as the inner error.
+    fn from(r: CloseReason) -> Self {
+        let kind = match r {
+            CloseReason::Graceful => io::ErrorKind::NotConnected,
+            CloseReason::PeerClosed(_) => io::ErrorKind::BrokenPipe,
+            CloseReason::PeerReset(_) => io::ErrorKind::ConnectionReset,
+            CloseReason::LocalReset(_) => io::ErrorKind::ConnectionAborted,
+            CloseReason::TimedOut => io::ErrorKind::TimedOut,
+            CloseReason::Unreachable => io::ErrorKind::HostUnreachable,
+            CloseReason::Refused => io::ErrorKind::ConnectionRefused,
+        };
+        io::Error::new(kind, r)
     }
 }
 

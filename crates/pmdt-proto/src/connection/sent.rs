@@ -7,13 +7,13 @@ use std::time::Instant;
 /// so receivers see the same boundaries (and runtimes can reuse the packet memory).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Chunk {
-    pub offset: u64,
-    pub len: u32,
-    pub fin: bool,
+    pub(crate) offset: u64,
+    pub(crate) len: u32,
+    pub(crate) fin: bool,
 }
 
 impl Chunk {
-    pub fn end(&self) -> u64 {
+    pub(crate) fn end(&self) -> u64 {
         self.offset + self.len as u64
     }
 }
@@ -21,11 +21,11 @@ impl Chunk {
 /// One tracked (ack-eliciting) packet.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SentPacket {
-    pub time: Instant,
-    pub size: u32,
-    pub chunk: Option<Chunk>,
+    pub(crate) time: Instant,
+    pub(crate) size: u32,
+    pub(crate) chunk: Option<Chunk>,
     /// Delivery state at send time, for delivery-rate samples.
-    pub rate: crate::congestion::delivery_rate::SendSnapshot,
+    pub(crate) rate: crate::congestion::delivery_rate::SendSnapshot,
 }
 
 /// Outstanding packets by packet number; untracked numbers (acks) are holes.
@@ -36,14 +36,14 @@ pub(crate) struct SentPackets {
     outstanding: u64,
     /// Packets declared lost, kept a while to notice spurious retransmissions.
     lost: VecDeque<(u64, Instant)>,
-    pub bytes_in_flight: u64,
-    pub last_ack_eliciting: Option<Instant>,
+    pub(crate) bytes_in_flight: u64,
+    pub(crate) last_ack_eliciting: Option<Instant>,
 }
 
 impl SentPackets {
     /// Tracking with room for `packets` packet numbers and `lost` loss records
     /// before it allocates.
-    pub fn with_capacity(packets: usize, lost: usize) -> Self {
+    pub(crate) fn with_capacity(packets: usize, lost: usize) -> Self {
         Self {
             slots: VecDeque::with_capacity(packets),
             lost: VecDeque::with_capacity(lost),
@@ -51,7 +51,7 @@ impl SentPackets {
         }
     }
 
-    pub fn on_sent(&mut self, pn: u64, p: SentPacket) {
+    pub(crate) fn on_sent(&mut self, pn: u64, p: SentPacket) {
         if self.slots.is_empty() {
             self.base = pn;
         }
@@ -65,12 +65,12 @@ impl SentPackets {
     }
 
     /// Packets in flight.
-    pub fn in_flight(&self) -> u64 {
+    pub(crate) fn in_flight(&self) -> u64 {
         self.outstanding
     }
 
     /// Removes and returns packet `pn` if it is outstanding.
-    pub fn take(&mut self, pn: u64) -> Option<SentPacket> {
+    pub(crate) fn take(&mut self, pn: u64) -> Option<SentPacket> {
         let i = pn.checked_sub(self.base)? as usize;
         let p = self.slots.get_mut(i)?.take()?;
         self.outstanding -= 1;
@@ -83,12 +83,12 @@ impl SentPackets {
     }
 
     /// The packet numbers currently tracked: `[base, base + slots)`.
-    pub fn tracked(&self) -> std::ops::Range<u64> {
+    pub(crate) fn tracked(&self) -> std::ops::Range<u64> {
         self.base..self.base + self.slots.len() as u64
     }
 
     /// Outstanding packets with numbers below `pn`, oldest first.
-    pub fn below(&self, pn: u64) -> impl Iterator<Item = (u64, &SentPacket)> + '_ {
+    pub(crate) fn below(&self, pn: u64) -> impl Iterator<Item = (u64, &SentPacket)> + '_ {
         let base = self.base;
         self.slots
             .iter()
@@ -98,11 +98,11 @@ impl SentPackets {
     }
 
     /// The oldest outstanding packet carrying stream data.
-    pub fn oldest_chunk(&self) -> Option<Chunk> {
+    pub(crate) fn oldest_chunk(&self) -> Option<Chunk> {
         self.slots.iter().flatten().find_map(|p| p.chunk)
     }
 
-    pub fn record_lost(&mut self, pn: u64, now: Instant) {
+    pub(crate) fn record_lost(&mut self, pn: u64, now: Instant) {
         let i = self.lost.partition_point(|e| e.0 < pn);
         self.lost.insert(i, (pn, now));
         if self.lost.len() > 8192 {
@@ -112,7 +112,7 @@ impl SentPackets {
 
     /// Forgets lost records with numbers in `[lo, hi]`; returns how many there were
     /// (each is a spurious retransmission: the packet arrived after all).
-    pub fn take_lost_in(&mut self, lo: u64, hi: u64) -> u64 {
+    pub(crate) fn take_lost_in(&mut self, lo: u64, hi: u64) -> u64 {
         if self.lost.is_empty() {
             return 0;
         }
@@ -124,12 +124,12 @@ impl SentPackets {
 
     /// Removes and returns the oldest outstanding packet (leading untracked numbers
     /// are always trimmed, so it is the front).
-    pub fn pop_oldest(&mut self) -> Option<(u64, SentPacket)> {
+    pub(crate) fn pop_oldest(&mut self) -> Option<(u64, SentPacket)> {
         let pn = self.base;
         self.take(pn).map(|p| (pn, p))
     }
 
-    pub fn forget_lost_before(&mut self, t: Instant) {
+    pub(crate) fn forget_lost_before(&mut self, t: Instant) {
         self.lost.retain(|e| e.1 >= t);
     }
 }

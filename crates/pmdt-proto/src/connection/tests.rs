@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::*;
 use crate::config::{EndpointConfig, TransportConfig};
-use crate::endpoint::{ConnectionHandle, Endpoint};
+use crate::endpoint::{ConnectionHandle, ConnectionMut, Endpoint};
 use crate::wire::{Ack, AckRange, AckRanges};
 
 /// Decides whether a datagram is delivered: `(to_server, packet) -> deliver`.
@@ -83,11 +83,11 @@ impl Pair {
         p
     }
 
-    fn client_conn(&mut self) -> &mut Connection {
+    fn client_conn(&mut self) -> ConnectionMut<'_, ByteRing, RecvRing> {
         self.client.connection_mut(self.ch).unwrap()
     }
 
-    fn server_conn(&mut self) -> &mut Connection {
+    fn server_conn(&mut self) -> ConnectionMut<'_, ByteRing, RecvRing> {
         let sh = self.sh.unwrap();
         self.server.connection_mut(sh).unwrap()
     }
@@ -102,11 +102,8 @@ impl Pair {
                 &mut self.server
             };
             let mut out = Vec::new();
-            while let Some((_, n)) = ep.poll_stateless(&mut buf) {
-                out.push(buf[..n].to_vec());
-            }
-            while let Some((_, t)) = ep.poll_transmit(self.now, &mut buf) {
-                out.push(buf[..t.len].to_vec());
+            while let Some(t) = ep.poll_transmit(self.now, &mut buf) {
+                out.push(buf[..t.transmit().len].to_vec());
             }
             for d in out {
                 let pkt = wire::decode(&d).expect("a side sent an undecodable datagram");
@@ -168,7 +165,7 @@ impl Pair {
         let mut buf = vec![0u8; 1 << 16];
         let mut total = 0;
         loop {
-            let n = self.server.read(sh, &mut buf);
+            let n = self.server.connection_mut(sh).unwrap().read(&mut buf);
             if n == 0 {
                 return total;
             }
@@ -178,7 +175,7 @@ impl Pair {
 
     /// Writes as much of `data` as the client takes; returns how much.
     fn client_write(&mut self, data: &[u8]) -> usize {
-        self.client.write(self.ch, data).unwrap_or(0)
+        self.client_conn().write(data).unwrap_or(0)
     }
 
     /// A datagram from the client as if the client sent it (its cid, `pn`).
@@ -456,7 +453,7 @@ fn item13_minimum_window_holds_two_full_datagrams() {
             ..Default::default()
         });
         let now = p.now;
-        let c = p.client_conn();
+        let mut c = p.client_conn();
         c.cc.on_congestion_event(now, now, true, 0);
         let full = c.cfg.max_datagram as u64;
         assert!(
@@ -510,7 +507,11 @@ fn item10_sent_packets_stay_bounded_when_an_old_packet_is_never_acked() {
     let now = p.now;
     let mut buf = vec![0u8; 2048];
     // The server sends data the client never acknowledges (never delivered).
-    p.server.write(sh, b"never acknowledged").unwrap();
+    p.server
+        .connection_mut(sh)
+        .unwrap()
+        .write(b"never acknowledged")
+        .unwrap();
     while p.server.poll_transmit(now, &mut buf).is_some() {}
     assert_eq!(p.server_conn().sent.in_flight(), 1);
     // The client keeps sending: the server acknowledges, one packet number per ack.
@@ -522,7 +523,7 @@ fn item10_sent_packets_stay_bounded_when_an_old_packet_is_never_acked() {
         while p.server.poll_transmit(now, &mut buf).is_some() {}
     }
     // Something new to track: its number is far beyond the first one.
-    p.server.write(sh, b"more").unwrap();
+    p.server.connection_mut(sh).unwrap().write(b"more").unwrap();
     while p.server.poll_transmit(now, &mut buf).is_some() {}
     let tracked = p.server_conn().sent.tracked();
     assert!(
@@ -676,7 +677,8 @@ fn item11_an_acked_packet_between_losses_breaks_persistent_congestion() {
         let mut p = Pair::new(cfg.clone());
         p.client_write(&[3u8; 64 * 1024]);
         let t0 = p.now;
-        let c = p.client_conn();
+        let mut guard = p.client_conn();
+        let c = &mut *guard;
         assert!(c.rtt.has_sample(), "handshake RTT sample");
         let ms = Duration::from_millis;
         let p1 = send_data_at(c, t0);
@@ -755,12 +757,12 @@ fn item16_max_ack_delay_and_idle_timeout_are_exchanged() {
     let c = p.client_conn();
     assert_eq!(c.peer_max_ack_delay, Duration::from_millis(50));
     assert!(c.pto() >= Duration::from_millis(50), "pto {:?}", c.pto());
+    drop(c);
     assert_eq!(p.server_conn().peer_max_ack_delay, Duration::from_millis(1));
     // Both sides go quiet: the client times out after the server's 1 s, not its 30 s.
     let t0 = p.now;
     p.step_for(Duration::from_secs(3));
-    let c = p.client_conn();
-    assert_eq!(c.close_reason(), Some(CloseReason::TimedOut));
+    assert_eq!(p.client_conn().close_reason(), Some(CloseReason::TimedOut));
     assert!(p.now - t0 < Duration::from_secs(30));
 }
 
@@ -804,7 +806,7 @@ fn item17_an_optimistic_ack_of_a_skipped_number_closes_the_connection() {
         // Acknowledge everything sent so far, received or not.
         let (now, last) = (p.now, p.client_conn().next_pn - 1);
         if last > first {
-            ack_at(p.client_conn(), now, &[(first, last)]);
+            ack_at(&mut p.client_conn(), now, &[(first, last)]);
         }
     }
     assert_eq!(

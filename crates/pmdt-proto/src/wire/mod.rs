@@ -25,40 +25,35 @@ pub const MIN_MAX_DATAGRAM: u16 = DATA_HEADER_LEN as u16 + 64;
 pub const MAX_COOKIE_LEN: usize = 32;
 
 /// Why a datagram could not be decoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum DecodeError {
     /// Shorter than its header or its declared lengths.
+    #[error("truncated packet")]
     Truncated,
     /// The first two bytes are not [`MAGIC`].
+    #[error("not a pmdt packet (bad magic)")]
     BadMagic,
     /// A version this implementation does not speak.
+    #[error("unsupported version {0}")]
     UnsupportedVersion(u8),
     /// An unknown packet type.
+    #[error("unknown packet type {0}")]
     UnknownType(u8),
     /// A field holds an impossible value (named).
+    #[error("malformed packet: {0}")]
     Malformed(&'static str),
 }
 
-impl std::fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Truncated => write!(f, "truncated packet"),
-            Self::BadMagic => write!(f, "not a pmdt packet (bad magic)"),
-            Self::UnsupportedVersion(v) => write!(f, "unsupported version {v}"),
-            Self::UnknownType(t) => write!(f, "unknown packet type {t}"),
-            Self::Malformed(w) => write!(f, "malformed packet: {w}"),
-        }
-    }
-}
-
-impl std::error::Error for DecodeError {}
-
 /// Why a packet could not be encoded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// The output buffer is too small.
+    #[error("output buffer too small for the packet")]
     BufferTooSmall,
     /// A field does not fit its wire representation (named).
+    #[error("field does not fit its wire representation: {0}")]
     Invalid(&'static str),
 }
 

@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
 
+use super::{Buffer, BufferStash, PacketMemory, PacketPool, WriteBuf};
+
 /// A block and its bookkeeping. Lives in a `Box` that moves between the pool's
 /// free queue and the buffers referring to it.
 struct Slot {
@@ -206,6 +208,56 @@ impl Drop for HeapBuf {
         if let Some(home) = slot.home.take() {
             home.give_back(slot);
         }
+    }
+}
+
+// SAFETY: the pointer is the leaked slot, turned back once; a frozen block is
+// never written and never moves until its last reference drops; the reference
+// count is atomic.
+unsafe impl PacketMemory for HeapBuf {
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        HeapBuf::bytes(self)
+    }
+    #[inline]
+    fn share(&self) -> Self {
+        self.clone()
+    }
+    #[inline]
+    fn into_raw(self) -> NonNull<()> {
+        let me = std::mem::ManuallyDrop::new(self);
+        me.0.cast()
+    }
+    #[inline]
+    unsafe fn from_raw(raw: NonNull<()>) -> Self {
+        HeapBuf(raw.cast())
+    }
+}
+
+impl PacketPool for HeapPool {
+    fn capacity(&self) -> usize {
+        HeapPool::capacity(self)
+    }
+    fn available(&self) -> usize {
+        HeapPool::capacity(self).saturating_sub(self.in_use())
+    }
+    fn copy_from(&self, data: &[u8], max: usize) -> Option<Buffer> {
+        HeapPool::copy_from(self, &data[..data.len().min(max)]).map(Buffer::new)
+    }
+    fn copy_from_stashed(&self, data: &[u8], max: usize, _: &mut BufferStash) -> Option<Buffer> {
+        PacketPool::copy_from(self, data, max)
+    }
+    fn take_writable(&self, max: usize, keep_free: usize, _: &mut BufferStash) -> Option<WriteBuf> {
+        if PacketPool::available(self) <= keep_free {
+            return None;
+        }
+        self.take().map(|h| WriteBuf::heap(h, max))
+    }
+    fn writable(&self) -> bool {
+        true
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

@@ -192,7 +192,7 @@ mod tests {
     /// Sends `n` datagrams (a 4-byte header and a 60-byte payload by reference)
     /// at `now`, flushes at `then`, and returns what arrived.
     fn run(link: &mut Impaired<MemoryLink>, peer: &mut MemoryLink, n: usize) -> Vec<Vec<u8>> {
-        let payload = Buffer::Heap(HeapPool::new(1, 2048).copy_from(&[0u8; 60]).unwrap());
+        let payload = Buffer::new(HeapPool::new(1, 2048).copy_from(&[0u8; 60]).unwrap());
         let now = Instant::now();
         for i in 0..n as u32 {
             let header = i.to_be_bytes();

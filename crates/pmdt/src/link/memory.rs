@@ -68,7 +68,7 @@ impl Link for MemoryLink {
     }
 
     fn pool(&self) -> BufferPool {
-        BufferPool::Heap(self.pool.clone())
+        BufferPool::new(self.pool.clone())
     }
 
     fn recv(&mut self, _now: Instant, out: &mut Vec<Received>, max: usize) -> usize {
@@ -112,7 +112,7 @@ impl Link for MemoryLink {
         b.set_len(n);
         if self
             .outbox
-            .push((self.addr, Buffer::Heap(b.freeze())))
+            .push((self.addr, Buffer::new(b.freeze())))
             .is_err()
         {
             self.stats.tx_dropped += 1;

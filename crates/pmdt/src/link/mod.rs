@@ -6,8 +6,11 @@
 //! in packet memory ([`Buffer`]) from the application's write to the wire and from
 //! the wire to the application's read: the link sends a header plus a slice of a
 //! shared buffer, and hands received datagrams over inside the buffer they arrived in.
+//! Each backend brings its own memory and pool ([`PacketMemory`], [`PacketPool`]:
+//! mbufs and mempools on DPDK, [`HeapBuf`] and [`HeapPool`] elsewhere).
 
 mod buffer;
+mod buffer_pool;
 pub mod delay_line;
 #[cfg(feature = "dpdk")]
 pub mod dpdk_port;
@@ -23,10 +26,11 @@ mod write_buf;
 use std::net::SocketAddr;
 use std::time::Instant;
 
-pub use buffer::{Buffer, BufferPool, BufferStash};
+pub use buffer::{Buffer, PacketMemory};
+pub use buffer_pool::{BufferPool, BufferStash, PacketPool};
 pub use heap_buf::{HeapBuf, HeapBufMut, HeapPool};
 pub use stats::LinkStats;
-pub use write_buf::WriteBuf;
+pub use write_buf::{WritableMemory, WriteBuf};
 
 /// A received datagram: `buf.bytes()[start..start + len]` is the UDP payload.
 #[derive(Debug)]

@@ -164,7 +164,7 @@ impl Link for UdpLink {
     }
 
     fn pool(&self) -> BufferPool {
-        BufferPool::Heap(self.pool.clone())
+        BufferPool::new(self.pool.clone())
     }
 
     fn recv(&mut self, _now: Instant, out: &mut Vec<Received>, max: usize) -> usize {
@@ -231,7 +231,7 @@ impl Link for UdpLink {
             self.stats.rx_bytes += len as u64;
             out.push(Received {
                 from,
-                buf: Buffer::Heap(b.freeze()),
+                buf: Buffer::new(b.freeze()),
                 start: 0,
                 len,
             });
@@ -360,7 +360,7 @@ mod tests {
         let mut link = UdpLink::bind(&cfg).unwrap();
         let peer = UdpSocket::bind("127.0.0.1:0").unwrap();
         peer.set_nonblocking(true).unwrap();
-        let buf = Buffer::Heap(HeapPool::new(1, 2048).copy_from(b"0123456789").unwrap());
+        let buf = Buffer::new(HeapPool::new(1, 2048).copy_from(b"0123456789").unwrap());
         let now = Instant::now();
         for (start, len) in [(0, 4000), (8, 3), (usize::MAX, 2)] {
             let pkt = Outgoing {

@@ -4,8 +4,17 @@
 
 use std::io;
 
-use super::buffer::{Buffer, BufferPool, BufferStash};
 use super::heap_buf::HeapBufMut;
+use super::Buffer;
+
+/// A backend's writable packet memory of one owner, for pools other than the
+/// built-in ones (which [`WriteBuf`] holds without boxing).
+pub trait WritableMemory: Send {
+    /// The whole memory to write into (its length is the capacity).
+    fn space(&mut self) -> &mut [u8];
+    /// The first `len` bytes as shared, read-only packet memory.
+    fn freeze(self: Box<Self>, len: usize) -> Buffer;
+}
 
 /// Writable packet memory of one owner (see the module documentation).
 pub struct WriteBuf {
@@ -22,6 +31,7 @@ enum Writable {
     /// frozen).
     #[cfg(feature = "dpdk")]
     Mbuf(dpdk::Mbuf),
+    Other(Box<dyn WritableMemory>),
 }
 
 impl std::fmt::Debug for WriteBuf {
@@ -34,6 +44,38 @@ impl std::fmt::Debug for WriteBuf {
 }
 
 impl WriteBuf {
+    /// A pooled heap block to fill, up to `max` bytes of it.
+    pub(crate) fn heap(mut h: HeapBufMut, max: usize) -> Self {
+        let cap = h.space().len().min(max);
+        Self {
+            mem: Writable::Heap(h),
+            len: 0,
+            cap,
+        }
+    }
+
+    /// An mbuf to fill, up to `max` bytes of its tailroom.
+    #[cfg(feature = "dpdk")]
+    pub(crate) fn mbuf(mut m: dpdk::Mbuf, max: usize) -> Option<Self> {
+        let cap = m.tailroom().min(max).min(u16::MAX as usize);
+        m.append(cap).ok()?;
+        Some(Self {
+            mem: Writable::Mbuf(m),
+            len: 0,
+            cap,
+        })
+    }
+
+    /// Another backend's memory to fill, up to `max` bytes of it.
+    pub fn from_backend(mut mem: Box<dyn WritableMemory>, max: usize) -> Self {
+        let cap = mem.space().len().min(max);
+        Self {
+            mem: Writable::Other(mem),
+            len: 0,
+            cap,
+        }
+    }
+
     /// Bytes it holds at most.
     pub fn capacity(&self) -> usize {
         self.cap
@@ -59,6 +101,7 @@ impl WriteBuf {
             Writable::Heap(h) => &mut h.space()[..self.cap],
             #[cfg(feature = "dpdk")]
             Writable::Mbuf(m) => m.data_mut().expect("a reserved mbuf has one owner"),
+            Writable::Other(o) => &mut o.space()[..self.cap],
         }
     }
 
@@ -103,14 +146,15 @@ impl WriteBuf {
         match self.mem {
             Writable::Heap(mut h) => {
                 h.set_len(len);
-                Buffer::Heap(h.freeze())
+                Buffer::new(h.freeze())
             }
             #[cfg(feature = "dpdk")]
             Writable::Mbuf(mut m) => {
                 m.trim(self.cap - len)
                     .expect("a reserved mbuf has one owner and `cap` bytes");
-                Buffer::Mbuf(m)
+                Buffer::new(m)
             }
+            Writable::Other(o) => o.freeze(len),
         }
     }
 }
@@ -126,68 +170,17 @@ impl io::Write for WriteBuf {
     }
 }
 
-impl BufferPool {
-    /// Empty packet memory for up to `max` bytes (less if one buffer holds less),
-    /// taken from `stash` where the pool keeps one, or `None` when the pool is
-    /// exhausted or only `keep_free` buffers are free in it (what it keeps for
-    /// others, e.g. receiving; checked when the stash is refilled).
-    pub fn take_writable(
-        &self,
-        max: usize,
-        keep_free: usize,
-        stash: &mut BufferStash,
-    ) -> Option<WriteBuf> {
-        match self {
-            BufferPool::Heap(p) => {
-                if self.available() <= keep_free {
-                    return None;
-                }
-                let mut h = p.take()?;
-                let cap = h.space().len().min(max);
-                Some(WriteBuf {
-                    mem: Writable::Heap(h),
-                    len: 0,
-                    cap,
-                })
-            }
-            #[cfg(feature = "dpdk")]
-            BufferPool::Mempool(p) => {
-                let mut m = match stash.mbufs.pop() {
-                    Some(m) => m,
-                    None => {
-                        if self.available() <= keep_free {
-                            return None;
-                        }
-                        if p.alloc_bulk(&mut stash.mbufs, 32).is_ok() {
-                            stash.mbufs.pop()?
-                        } else {
-                            p.alloc().ok()?
-                        }
-                    }
-                };
-                let cap = m.tailroom().min(max).min(u16::MAX as usize);
-                m.append(cap).ok()?;
-                Some(WriteBuf {
-                    mem: Writable::Mbuf(m),
-                    len: 0,
-                    cap,
-                })
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::link::HeapPool;
+    use crate::link::{BufferPool, BufferStash, HeapPool};
 
     #[test]
     fn filled_in_place_then_frozen_with_what_was_written() {
         let heap = HeapPool::new(2, 64);
-        let pool = BufferPool::Heap(heap.clone());
+        let pool = BufferPool::new(heap.clone());
         let mut stash = BufferStash::default();
         let mut w = pool.take_writable(40, 0, &mut stash).unwrap();
         assert_eq!((w.capacity(), w.len()), (40, 0));
@@ -215,7 +208,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "advance by 9 bytes with 8 left")]
     fn advancing_past_the_end_panics() {
-        let pool = BufferPool::Heap(HeapPool::new(1, 8));
+        let pool = BufferPool::new(HeapPool::new(1, 8));
         let mut w = pool
             .take_writable(100, 0, &mut BufferStash::default())
             .unwrap();

@@ -13,18 +13,17 @@ use arc_swap::ArcSwap;
 use super::cycles;
 use super::dedicated;
 use super::io_loop::Control;
-use super::io_loop::{IoLoop, LoopConfig};
+use super::io_loop::{IoLoop, LoopConfig, RxClock};
 use super::stats::LoopStats;
 use super::storage::{ChunkRecv, ChunkSend};
 #[cfg(feature = "dpdk")]
 use super::telemetry;
 use super::{Join, LoopHandle, Runtime, Session};
-use crate::config::{EndpointConfig, TransportConfig};
-use crate::endpoint::Endpoint;
 use crate::link::impair::{ImpairConfig, Impaired};
 use crate::link::pcap::Captured;
 use crate::link::udp::{UdpLink, UdpLinkConfig};
 use crate::link::Link;
+use pmdt_proto::{Endpoint, EndpointConfig, TransportConfig};
 
 /// What the I/O loop does when there is nothing to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,19 +263,18 @@ impl RuntimeBuilder {
         i: usize,
         link: Box<dyn Link>,
         now: Instant,
+        rx_clock: RxClock,
     ) -> io::Result<(IoLoop, mpsc::Sender<Control>, Arc<ArcSwap<LoopStats>>)> {
         let link = self.wrap(link, i)?;
         let chunk = self.transport.max_payload() as usize;
         let pool = link.pool();
         let (send_pool, recv_chunk) = (pool.clone(), chunk);
         let ep = Endpoint::with_storage(
-            EndpointConfig {
-                transport: self.transport.clone(),
-                accept: false,
-                max_connections: self.max_connections,
-                seed: self.seed.map(|s| s.wrapping_add(i as u64)),
-                ..Default::default()
-            },
+            EndpointConfig::default()
+                .with_transport(self.transport.clone())
+                .with_accept(false)
+                .with_max_connections(self.max_connections)
+                .with_seed(self.seed.map(|s| s.wrapping_add(i as u64))),
             now,
             Box::new(move |cap| ChunkSend::new(cap, send_pool.clone(), recv_chunk)),
             Box::new(ChunkRecv::new),
@@ -300,6 +298,7 @@ impl RuntimeBuilder {
                 max_connections: self.max_connections,
                 work_cycles,
                 park_timeout: self.park_timeout,
+                rx_clock,
             },
             ctl_rx,
             stats.clone(),
@@ -317,7 +316,8 @@ impl RuntimeBuilder {
         let mut link_name = String::new();
         let mut loops = Vec::new();
         for (i, link) in links.into_iter().enumerate() {
-            let (lp, control, stats) = self.build_loop(i, link, Instant::now())?;
+            let (lp, control, stats) =
+                self.build_loop(i, link, Instant::now(), RxClock::Monotonic)?;
             if i == 0 {
                 link_name = lp.describe_link();
             }
@@ -334,7 +334,7 @@ impl RuntimeBuilder {
             telemetry::forget_dead();
             let weak = loops.iter().map(|l| Arc::downgrade(&l.stats)).collect();
             if let Err(e) = telemetry::publish(weak, Arc::downgrade(&directory)) {
-                eprintln!("pmdt: telemetry commands not registered: {e}");
+                tracing::warn!(error = %e, "telemetry commands not registered");
             }
         }
         Ok(Runtime {
@@ -365,7 +365,7 @@ impl RuntimeBuilder {
         }
         let link = links.pop().expect("one link");
         let local = link.local_addr();
-        let (lp, control, stats) = self.build_loop(0, link, now)?;
+        let (lp, control, stats) = self.build_loop(0, link, now, RxClock::Given)?;
         Ok(Session::new(lp, control, stats, local, self.accept_backlog))
     }
 

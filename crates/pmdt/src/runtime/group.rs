@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 use super::io_loop::Control;
 use super::stream::Stream;
 use super::Runtime;
-use crate::connection::CloseReason;
 use crate::link::Buffer;
-use crate::stats::ConnectionStats;
+use pmdt_proto::CloseReason;
+use pmdt_proto::ConnectionStats;
 
 /// Reset code a member gets when the group drops it for lagging behind.
 pub const LAGGING_CODE: u32 = 0x6c61_6701;

@@ -60,9 +60,9 @@ use std::time::Duration;
 
 use super::shared::StreamShared;
 use super::storage::Segment;
-use super::stream::{close_error, Stream};
-use crate::connection::CloseReason;
+use super::stream::Stream;
 use crate::link::WriteBuf;
+use pmdt_proto::CloseReason;
 
 /// How long a writer waiting for packet memory (the pool's free part is down to
 /// the reserve kept for receiving) sleeps before trying again.
@@ -160,9 +160,16 @@ impl From<SubmitError> for io::Error {
 impl Stream {
     /// Packet memory to fill, for up to one packet's payload, without blocking.
     /// `WouldBlock` when the pool's free part is down to what is kept for
-    /// receiving (acknowledgements free more).
+    /// receiving (acknowledgements free more); `Unsupported` when the link's pool
+    /// only copies (see [`PacketPool::take_writable`](crate::link::PacketPool)).
     pub fn try_reserve(&mut self) -> io::Result<WriteBuf> {
         self.check_writable()?;
+        if !self.pool.writable() {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "this link's packet pool hands out no memory to write in place",
+            ));
+        }
         self.pool
             .take_writable(self.chunk, self.reserve, &mut self.stash)
             .ok_or_else(|| io::ErrorKind::WouldBlock.into())
@@ -236,7 +243,7 @@ impl Stream {
         if closed {
             return match self.shared.close_reason() {
                 Some(CloseReason::Graceful) | None => Ok(None),
-                Some(r) => Err(close_error(r)),
+                Some(r) => Err(io::Error::from(r)),
             };
         }
         Err(io::ErrorKind::WouldBlock.into())

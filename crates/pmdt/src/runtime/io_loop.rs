@@ -23,10 +23,10 @@ use super::shared::StreamShared;
 use super::stats::{ConnectionEntry, LoopStats};
 use super::storage::{ChunkRecv, ChunkSend, Segment};
 use super::stream::Stream;
-use crate::connection::{CloseReason, Event};
-use crate::endpoint::{ConnectionHandle, Endpoint};
 use crate::link::{Buffer, BufferPool, Link, Outgoing, PayloadSlice, Received};
-use crate::send_buffer::SendStorage;
+use pmdt_proto::{
+    CloseReason, ConnectionHandle, Endpoint, Event, SendStorage, StorageWrite, WriteError,
+};
 
 /// Requests from application threads (control path only; data goes through rings).
 pub(crate) enum Control {
@@ -50,6 +50,22 @@ pub(crate) struct LoopConfig {
     pub work_cycles: u64,
     /// The longest a blocked application thread parks without a wake-up.
     pub park_timeout: Duration,
+    /// Which time received datagrams are handled at.
+    pub rx_clock: RxClock,
+}
+
+/// The time received datagrams are handled at (what RTT samples are measured
+/// against).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RxClock {
+    /// The `now` the caller passed (a simulated clock, or a caller that owns time).
+    Given,
+    /// The monotonic clock read again after a burst arrived: a loop preempted
+    /// between reading the clock and receiving would otherwise handle acks that
+    /// arrived during the preemption at the older time, and an RTT sample short by
+    /// the preemption (milliseconds on a busy host) would stick in the min-RTT
+    /// filter and shrink the model's BDP.
+    Monotonic,
 }
 
 struct IoStream {
@@ -373,6 +389,10 @@ impl IoLoop {
         // Receive.
         self.rx.clear();
         let n = self.link.recv(now, &mut self.rx, self.cfg.burst);
+        let now = match self.cfg.rx_clock {
+            RxClock::Monotonic if n > 0 => Instant::now().max(now),
+            _ => now,
+        };
         for r in self.rx.drain(..) {
             let payload = &r.buf.bytes()[r.start..r.start + r.len];
             self.ep.handle_in(now, r.from, payload, &r.buf);
@@ -508,9 +528,16 @@ impl IoLoop {
                 s.shared.discard.store(true, Ordering::Release);
                 s.shared.finish.store(true, Ordering::Release);
                 s.shared.ring_doorbell();
-            } else {
-                self.ep.close(now, h);
+            } else if let Some(mut c) = self.ep.connection_mut(h) {
+                c.close(now);
             }
+        }
+    }
+
+    /// Aborts connection `h`; the peer learns `code`.
+    fn reset(&mut self, h: ConnectionHandle, code: u32) {
+        if let Some(mut c) = self.ep.connection_mut(h) {
+            c.reset(code);
         }
     }
 
@@ -605,9 +632,8 @@ impl IoLoop {
     /// counts against it.
     fn apply_credit(ep: &mut Endpoint<ChunkSend, ChunkRecv>, h: ConnectionHandle, s: &IoStream) {
         let ring = s.delivered - s.discarded - s.shared.app_read.load(Ordering::SeqCst);
-        if let Some(c) = ep.connection_mut(h) {
+        if let Some(mut c) = ep.connection_mut(h) {
             c.set_recv_budget(s.share.grant.saturating_sub(ring));
-            ep.touch(h);
         }
     }
 
@@ -641,11 +667,11 @@ impl IoLoop {
             return;
         };
         let Some(accept) = self.accept.clone() else {
-            self.ep.reset(h, crate::connection::REFUSED_CODE);
+            self.reset(h, pmdt_proto::REFUSED_CODE);
             return;
         };
         if self.live >= self.cfg.max_connections {
-            self.ep.reset(h, crate::connection::REFUSED_CODE);
+            self.reset(h, pmdt_proto::REFUSED_CODE);
             return;
         }
         let stream = self.new_stream(h, remote);
@@ -654,7 +680,7 @@ impl IoLoop {
             Err(TrySendError::Full(s)) | Err(TrySendError::Disconnected(s)) => {
                 // Backlog full or nobody listening: refuse.
                 drop(s);
-                self.ep.reset(h, crate::connection::REFUSED_CODE);
+                self.reset(h, pmdt_proto::REFUSED_CODE);
             }
         }
     }
@@ -704,7 +730,7 @@ impl IoLoop {
         let reset = s.shared.reset.load(Ordering::Acquire);
         if reset != 0 && !s.reset_applied {
             s.reset_applied = true;
-            self.ep.reset(h, reset as u32);
+            self.reset(h, reset as u32);
             return;
         }
         let mut popped = false;
@@ -714,7 +740,8 @@ impl IoLoop {
             // The send storage holds at most the connection's share of packet
             // memory (beyond what its writer's ring holds).
             let held_max = storage_share;
-            let r = self.ep.write_with(h, |st| {
+            let mut left_over = false;
+            let writer = |st: &mut ChunkSend| {
                 let mut total = 0;
                 let mut taken = 0;
                 while let Ok(b) = from_app.peek() {
@@ -728,18 +755,27 @@ impl IoLoop {
                     total += st.push(b).unwrap_or(0);
                 }
                 shared.ring_bytes.taken(taken);
-                total
-            });
+                // Data left in the ring did not fit: the connection signals
+                // Writable once the storage frees space. (Data the writer pushes
+                // after this look rings the doorbell again.)
+                left_over = !from_app.is_empty();
+                StorageWrite {
+                    bytes: total,
+                    full: left_over,
+                }
+            };
+            let r = match self.ep.connection_mut(h) {
+                Some(mut c) => c.write_with(writer),
+                None => Err(WriteError::Closed(CloseReason::LocalReset(0))),
+            };
             match r {
                 Ok(_) => {
                     popped = true;
-                    if !s.from_app.is_empty() {
-                        // The storage filled up mid-way: ask for Writable.
-                        let _ = self.ep.write_with(h, |_| 0);
+                    if left_over {
                         s.blocked = true;
                     }
                 }
-                Err(crate::connection::WriteError::Blocked) => s.blocked = true,
+                Err(WriteError::Blocked) => s.blocked = true,
                 Err(_) => {
                     // Closed or finished: nothing more will be sent; free the data.
                     let mut taken = 0;
@@ -755,9 +791,11 @@ impl IoLoop {
             s.finish_applied = true;
             if s.shared.discard.load(Ordering::Acquire) {
                 // Closing: finish this side and end once everything is acknowledged.
-                self.ep.close(now, h);
-            } else {
-                self.ep.finish(h);
+                if let Some(mut c) = self.ep.connection_mut(h) {
+                    c.close(now);
+                }
+            } else if let Some(mut c) = self.ep.connection_mut(h) {
+                c.finish();
             }
         }
         if s.shared.discard.load(Ordering::Acquire) && !s.in_deliver {
@@ -793,7 +831,7 @@ impl IoLoop {
         let unread =
             |s: &IoStream| s.delivered - s.discarded - s.shared.app_read.load(Ordering::SeqCst);
         let room = |s: &IoStream| s.to_app.slots() > 0 && unread(s) < ahead;
-        if let Some(c) = self.ep.connection_mut(h) {
+        if let Some(mut c) = self.ep.connection_mut(h) {
             let storage = c.recv_storage_mut();
             while discard || room(s) {
                 let Some(seg) = storage.pop_at(s.delivered) else {
@@ -814,7 +852,9 @@ impl IoLoop {
         let read_before = s.shared.app_read.load(Ordering::SeqCst);
         Self::apply_credit(&mut self.ep, h, s);
         if moved > 0 {
-            self.ep.consume(h, moved);
+            if let Some(mut c) = self.ep.connection_mut(h) {
+                c.consume(moved);
+            }
         }
         let drained = self.ep.connection(h).is_none_or(|c| c.readable() == 0);
         // Unread data holds more than half the grant: credit is short until the
@@ -918,24 +958,12 @@ impl IoLoop {
         let mut sent = 0;
         let mut room = self.link.tx_room();
         while room > 0 {
-            if let Some((to, n)) = self.ep.poll_stateless(&mut self.hdr) {
-                self.link.send(
-                    now,
-                    Outgoing {
-                        to,
-                        header: &self.hdr[..n],
-                        payload: None,
-                    },
-                );
-                room -= 1;
-                sent += 1;
-                continue;
-            }
-            let Some((h, t)) = self.ep.poll_transmit_header(now, &mut self.hdr) else {
+            let Some(out) = self.ep.poll_transmit_header(now, &mut self.hdr) else {
                 break;
             };
-            let pkt = match t.payload {
-                Some(p) => {
+            let t = *out.transmit();
+            let pkt = match out.connection().zip(t.payload) {
+                Some((h, p)) => {
                     let chunk = self
                         .ep
                         .connection(h)

@@ -64,7 +64,7 @@ pub use io_loop::SHUTDOWN_CODE;
 pub use memory_budget::MemoryBudget;
 pub use session::{PollAgain, Session};
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
-pub use stream::{close_error, AbortHandle, StatsHandle, Stream};
+pub use stream::{AbortHandle, StatsHandle, Stream};
 
 enum Join {
     Thread(std::thread::JoinHandle<()>),

@@ -12,8 +12,7 @@ use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
 
-use crate::connection::CloseReason;
-use crate::stats::ConnectionStats;
+use pmdt_proto::{CloseReason, ConnectionStats};
 
 /// Parks an application thread until the I/O loop has something for it. Neither
 /// side takes a lock: the parked thread's handle is swapped in only when another

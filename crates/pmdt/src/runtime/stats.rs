@@ -3,8 +3,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::link::LinkStats;
-use crate::stats::{ConnectionStats, EndpointStats};
 use load_estimator::LoadReport;
+use pmdt_proto::{ConnectionStats, EndpointStats};
 
 /// A snapshot of one I/O loop.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

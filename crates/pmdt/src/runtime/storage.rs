@@ -7,8 +7,7 @@ use std::cell::Cell;
 use std::collections::VecDeque;
 
 use crate::link::{Buffer, BufferPool};
-use crate::recv_buffer::RecvStorage;
-use crate::send_buffer::SendStorage;
+use pmdt_proto::{RecvStorage, SendStorage};
 
 /// Unacknowledged stream bytes as a queue of whole buffers.
 pub struct ChunkSend {
@@ -288,7 +287,7 @@ mod tests {
 
     #[test]
     fn send_chunks_are_found_by_offset_and_released() {
-        let pool = BufferPool::Heap(HeapPool::new(16, 64));
+        let pool = BufferPool::new(HeapPool::new(16, 64));
         let mut s = ChunkSend::new(100, pool.clone(), 40);
         assert_eq!(s.write(&[1u8; 90]), 90);
         assert_eq!(s.contiguous_len(0), 40);
@@ -310,8 +309,8 @@ mod tests {
     #[test]
     fn recv_segments_sort_read_and_pop_in_order() {
         let pool = HeapPool::new(8, 64);
-        let a = Buffer::Heap(pool.copy_from(b"xxabcdef").unwrap());
-        let b = Buffer::Heap(pool.copy_from(b"ghij").unwrap());
+        let a = Buffer::new(pool.copy_from(b"xxabcdef").unwrap());
+        let b = Buffer::new(pool.copy_from(b"ghij").unwrap());
         let mut r = ChunkRecv::new(1024);
         r.insert(6, &b.bytes()[..4], &b);
         r.insert(0, &a.bytes()[2..8], &a);

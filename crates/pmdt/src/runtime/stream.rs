@@ -10,9 +10,8 @@ use std::time::{Duration, Instant};
 
 use super::shared::StreamShared;
 use super::storage::Segment;
-use crate::connection::CloseReason;
 use crate::link::{Buffer, BufferPool, BufferStash};
-use crate::stats::ConnectionStats;
+use pmdt_proto::{CloseReason, ConnectionStats};
 
 /// An established pmdt connection, as seen by an application thread. Dropping it
 /// finishes the stream gracefully in the background (like a socket's close).
@@ -27,20 +26,6 @@ pub struct Stream {
     /// Free buffers the application's writes leave in the pool, for receiving
     /// (acks, the peer's data) and the I/O loop.
     pub(crate) reserve: usize,
-}
-
-/// The `io::Error` for a close reason.
-pub fn close_error(r: CloseReason) -> io::Error {
-    let kind = match r {
-        CloseReason::Graceful => io::ErrorKind::NotConnected,
-        CloseReason::PeerClosed(_) => io::ErrorKind::BrokenPipe,
-        CloseReason::PeerReset(_) => io::ErrorKind::ConnectionReset,
-        CloseReason::LocalReset(_) => io::ErrorKind::ConnectionAborted,
-        CloseReason::TimedOut => io::ErrorKind::TimedOut,
-        CloseReason::Unreachable => io::ErrorKind::HostUnreachable,
-        CloseReason::Refused => io::ErrorKind::ConnectionRefused,
-    };
-    io::Error::new(kind, format!("pmdt connection {r}"))
 }
 
 /// Aborts a [`Stream`] from any thread (see [`Stream::abort_handle`]).
@@ -154,7 +139,7 @@ impl Stream {
                 return Ok(());
             }
             if let Some(r) = self.shared.close_reason() {
-                return Err(close_error(r));
+                return Err(io::Error::from(r));
             }
             if deadline.is_some_and(|d| Instant::now() >= d) {
                 return Err(io::Error::new(
@@ -171,7 +156,7 @@ impl Stream {
 
     pub(super) fn check_writable(&self) -> io::Result<()> {
         if let Some(r) = self.shared.close_reason() {
-            return Err(close_error(r));
+            return Err(io::Error::from(r));
         }
         if self.shared.finish.load(Ordering::Relaxed) {
             return Err(io::Error::new(
@@ -257,7 +242,7 @@ impl Stream {
         if closed {
             return match self.shared.close_reason() {
                 Some(CloseReason::Graceful) | None => Ok(0),
-                Some(r) => Err(close_error(r)),
+                Some(r) => Err(io::Error::from(r)),
             };
         }
         Err(io::ErrorKind::WouldBlock.into())
@@ -309,7 +294,7 @@ impl Stream {
             if let Some(r) = self.shared.close_reason() {
                 return match r {
                     CloseReason::Graceful => Ok(()),
-                    r => Err(close_error(r)),
+                    r => Err(io::Error::from(r)),
                 };
             }
             let s = &self.shared;
@@ -328,7 +313,7 @@ impl Stream {
         self.discard_received();
         match self.shared.close_reason() {
             Some(CloseReason::Graceful) => Ok(()),
-            Some(r) => Err(close_error(r)),
+            Some(r) => Err(io::Error::from(r)),
             None => Err(io::ErrorKind::WouldBlock.into()),
         }
     }

@@ -10,11 +10,11 @@ use super::pattern;
 use super::Network;
 use super::NodeId;
 use super::{default_path, ImpairConfig, ImpairStats};
-use crate::config::{EndpointConfig, TransportConfig};
-use crate::congestion::CongestionKind;
-use crate::connection::{CloseReason, Event};
-use crate::endpoint::ConnectionHandle;
-use crate::stats::{ConnectionStats, EndpointStats};
+use crate::link::impair_model::ImpairConfigError;
+use pmdt_proto::{
+    CloseReason, ConfigError, CongestionKind, ConnectionHandle, ConnectionStats, EndpointConfig,
+    EndpointStats, Event, TransportConfig,
+};
 
 /// What to run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -143,11 +143,40 @@ struct Flow {
 
 const FLOW_TAG: usize = 8;
 
+/// Why a scenario cannot run.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScenarioError {
+    /// `flow_congestion` is neither empty nor one entry per flow.
+    #[error("flow_congestion needs one entry per flow ({flows} flows, {entries} entries)")]
+    FlowCongestionCount {
+        /// Flows in the scenario.
+        flows: usize,
+        /// Entries in `flow_congestion`.
+        entries: usize,
+    },
+    /// The transport configuration is invalid.
+    #[error("invalid transport configuration: {0}")]
+    Config(#[from] ConfigError),
+    /// The forward path's impairments are invalid.
+    #[error("forward path: {0}")]
+    ForwardPath(ImpairConfigError),
+    /// The reverse path's impairments are invalid.
+    #[error("reverse path: {0}")]
+    ReversePath(ImpairConfigError),
+    /// A scheduled rate change is invalid.
+    #[error("rate change: {0}")]
+    RateChange(ImpairConfigError),
+}
+
 /// Runs the scenario to completion (or the time limit).
-pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
+pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
     let mut net = Network::new(sc.seed);
     if !sc.flow_congestion.is_empty() && sc.flow_congestion.len() != sc.flows {
-        return Err("flow_congestion needs one entry per flow".into());
+        return Err(ScenarioError::FlowCongestionCount {
+            flows: sc.flows,
+            entries: sc.flow_congestion.len(),
+        });
     }
     let kinds: Vec<Option<CongestionKind>> = if sc.flow_congestion.is_empty() {
         vec![None]
@@ -160,30 +189,28 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
         if let Some(k) = kind {
             transport.congestion = *k;
         }
-        clients.push(net.add_endpoint(
-            format!("10.0.0.{}:4000", i + 1).parse().expect("addr"),
-            EndpointConfig {
-                transport,
-                seed: Some(sc.seed ^ 0x00c1_1e47 ^ ((i as u64) << 32)),
-                ..Default::default()
-            },
-        )?);
+        clients.push(
+            net.add_endpoint(
+                format!("10.0.0.{}:4000", i + 1).parse().expect("addr"),
+                EndpointConfig::default()
+                    .with_transport(transport)
+                    .with_seed(Some(sc.seed ^ 0x00c1_1e47 ^ ((i as u64) << 32))),
+            )?,
+        );
     }
     let client = clients[0];
     let server = net.add_endpoint(
         "10.0.0.2:5000".parse().expect("addr"),
-        EndpointConfig {
-            transport: sc.transport.clone(),
-            accept: true,
-            seed: Some(sc.seed ^ 0x005e_4ee4),
-            ..Default::default()
-        },
+        EndpointConfig::default()
+            .with_transport(sc.transport.clone())
+            .with_accept(true)
+            .with_seed(Some(sc.seed ^ 0x005e_4ee4)),
     )?;
     net.set_shared_link(&clients, server, sc.forward.clone())
-        .map_err(|e| format!("forward path: {e}"))?;
+        .map_err(ScenarioError::ForwardPath)?;
     for &c in &clients {
         net.set_link(server, c, sc.reverse.clone())
-            .map_err(|e| format!("reverse path: {e}"))?;
+            .map_err(ScenarioError::ReversePath)?;
     }
     let server_addr = net.addr(server);
     let now = net.now();
@@ -264,7 +291,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
             }
             for &c in &clients {
                 net.set_link_rate(c, server, rate)
-                    .map_err(|e| format!("rate change: {e}"))?;
+                    .map_err(ScenarioError::RateChange)?;
             }
             next_change += 1;
         }
@@ -302,14 +329,19 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
                     .min(buf.len() as u64)
                     .min(room.max(1)) as usize;
                 fill_stream(i as u64, sc.seed, f.written, &mut buf[..n]);
-                match ep.write(f.client, &buf[..n]) {
+                let Some(mut c) = ep.connection_mut(f.client) else {
+                    break;
+                };
+                match c.write(&buf[..n]) {
                     Ok(k) if k > 0 => f.written += k as u64,
                     _ => break,
                 }
             }
             if f.written == total_stream && !f.closed_client {
                 f.closed_client = true;
-                ep.close(now, f.client);
+                if let Some(mut c) = ep.connection_mut(f.client) {
+                    c.close(now);
+                }
             }
         }
         // Server application: accept, read and verify, close at end of stream.
@@ -319,11 +351,13 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
                 server_conns.insert(h, (None, Vec::new(), 0, false));
             }
             for (h, (flow, tag, off, closed)) in server_conns.iter_mut() {
-                loop {
-                    let n = ep.read(*h, &mut buf);
-                    if n == 0 {
+                // Read only what is there (a read reschedules the connection).
+                while ep.connection(*h).is_some_and(|c| c.readable() > 0) {
+                    let Some(mut c) = ep.connection_mut(*h) else {
                         break;
-                    }
+                    };
+                    let n = c.read(&mut buf);
+                    drop(c);
                     let mut data = &buf[..n];
                     if tag.len() < FLOW_TAG {
                         let k = (FLOW_TAG - tag.len()).min(data.len());
@@ -360,7 +394,9 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, String> {
                         f.report.completed_at = Some(elapsed);
                         first_done = true;
                     }
-                    ep.close(now, *h);
+                    if let Some(mut c) = ep.connection_mut(*h) {
+                        c.close(now);
+                    }
                 }
             }
         }

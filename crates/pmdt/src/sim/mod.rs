@@ -13,7 +13,8 @@ mod port;
 pub use crate::link::impair_model::{GilbertElliott, ImpairConfig, ImpairConfigError, ImpairStats};
 pub use bulk::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport};
 pub use flows::{
-    run_flows, Connects, FlowOutcome, FlowsReport, FlowsScenario, ReadersStart, SideReport,
+    run_flows, Connects, FlowOutcome, FlowsError, FlowsReport, FlowsScenario, ReadersStart,
+    SideReport,
 };
 pub use loop_net::LoopNet;
 pub use port::SimPort;
@@ -26,9 +27,8 @@ use std::time::{Duration, Instant};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::EndpointConfig;
-use crate::endpoint::Endpoint;
 use crate::link::impair_model::ImpairModel;
+use pmdt_proto::{ConfigError, Endpoint, EndpointConfig};
 
 /// The path between nodes the simulator is not told about: 1 ms one way, a
 /// 1500-byte MTU, nothing else.
@@ -120,7 +120,7 @@ impl Network {
         &mut self,
         addr: SocketAddr,
         cfg: EndpointConfig,
-    ) -> Result<NodeId, String> {
+    ) -> Result<NodeId, ConfigError> {
         let ep = Endpoint::new(cfg, self.now)?;
         self.nodes.push((addr, ep));
         self.by_addr.insert(addr, self.nodes.len() - 1);
@@ -217,13 +217,10 @@ impl Network {
             loop {
                 let from = self.nodes[i].0;
                 let ep = &mut self.nodes[i].1;
-                let (dst, len) = if let Some((dst, n)) = ep.poll_stateless(&mut self.buf) {
-                    (dst, n)
-                } else if let Some((_, t)) = ep.poll_transmit(self.now, &mut self.buf) {
-                    (t.destination, t.len)
-                } else {
+                let Some(out) = ep.poll_transmit(self.now, &mut self.buf) else {
                     break;
                 };
+                let (dst, len) = (out.transmit().destination, out.transmit().len);
                 let Some(&to) = self.by_addr.get(&dst) else {
                     continue; // nobody there: the datagram vanishes
                 };

@@ -76,7 +76,7 @@ impl Link for SimPort {
     }
 
     fn pool(&self) -> BufferPool {
-        BufferPool::Heap(self.pool.clone())
+        BufferPool::new(self.pool.clone())
     }
 
     fn recv(&mut self, _now: Instant, out: &mut Vec<Received>, max: usize) -> usize {
@@ -101,7 +101,7 @@ impl Link for SimPort {
             out.push(Received {
                 from,
                 len: b.bytes().len(),
-                buf: Buffer::Heap(b),
+                buf: Buffer::new(b),
                 start: 0,
             });
             n += 1;

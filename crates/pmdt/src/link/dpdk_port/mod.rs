@@ -9,6 +9,7 @@
 
 mod arp_table;
 pub mod frame;
+mod packet_memory;
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
@@ -280,7 +281,7 @@ impl Link for DpdkLink {
     }
 
     fn pool(&self) -> BufferPool {
-        BufferPool::Mempool(self.pool.clone())
+        BufferPool::from_arc(self.pool.clone())
     }
 
     /// One rx burst per call: at most [`BURST`] frames, whatever `_max` asks.
@@ -325,7 +326,7 @@ impl Link for DpdkLink {
                     self.stats.rx_bytes += len as u64;
                     out.push(Received {
                         from: SocketAddr::V4(from),
-                        buf: Buffer::Mbuf(m),
+                        buf: Buffer::new(m),
                         start,
                         len,
                     });
@@ -385,13 +386,16 @@ impl Link for DpdkLink {
         // A part of it (a packet cut short by the credit or window) is an indirect
         // mbuf over the same memory. Ports without MULTI_SEGS get a copy.
         let chain = match pkt.payload {
-            Some(p) if self.multi_seg => match p.buf {
-                Buffer::Mbuf(pm) if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 => {
-                    pm.try_clone_ref().ok()
-                }
-                Buffer::Mbuf(pm) => pm.slice_ref(&self.tx_pool, p.start, p.len).ok(),
-                _ => None,
-            },
+            Some(p) if self.multi_seg => p
+                .buf
+                .with(|pm: &Mbuf| {
+                    if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 {
+                        pm.try_clone_ref().ok()
+                    } else {
+                        pm.slice_ref(&self.tx_pool, p.start, p.len).ok()
+                    }
+                })
+                .flatten(),
             _ => None,
         };
         let inline = if chain.is_some() { 0 } else { payload.len() };

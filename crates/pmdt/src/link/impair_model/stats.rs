@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::rtt_histogram::RttHistogram;
+use pmdt_proto::RttHistogram;
 
 /// What happened to the datagrams offered to an impairment.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,6 +1,12 @@
 //! The endpoint: owns connections, demultiplexes datagrams by connection id, accepts
 //! (server) and opens (client) connections, and schedules transmissions fairly.
 
+mod connection_mut;
+mod transmit;
+
+pub use connection_mut::ConnectionMut;
+pub use transmit::EndpointTransmit;
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 use std::net::SocketAddr;
@@ -10,13 +16,19 @@ use std::time::Instant;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::EndpointConfig;
+use crate::config::{ConfigError, EndpointConfig};
 use crate::connection::{Connection, ConnectionParams, Event, Side, Transmit, REFUSED_CODE};
 use crate::cookie::CookieKey;
 use crate::recv_buffer::{RecvRing, RecvStorage};
 use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::EndpointStats;
 use crate::wire::{self, Body, HandshakeParams, Header, Packet, PacketType};
+
+/// Most stateless answers (Retry, Reset) waiting to be sent: under a handshake
+/// flood the rest are dropped rather than queued without bound.
+const MAX_STATELESS_QUEUED: usize = 1024;
+/// Room for one stateless answer: a Retry with the largest cookie, or a Reset.
+const STATELESS_MAX_LEN: usize = 64;
 
 /// Handle of a connection within its endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -52,7 +64,7 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     /// `set_initial_recv_budget`).
     initial_recv_budget: Option<u64>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
-    stateless: VecDeque<(SocketAddr, [u8; 64], usize)>,
+    stateless: VecDeque<(SocketAddr, [u8; STATELESS_MAX_LEN], usize)>,
     accept_queue: VecDeque<ConnectionHandle>,
     events: VecDeque<(ConnectionHandle, Event)>,
     /// Scratch list of `handle_timeout` (kept to reuse its memory).
@@ -64,7 +76,7 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
 
 impl Endpoint<ByteRing, RecvRing> {
     /// An endpoint whose connections copy data through byte rings.
-    pub fn new(cfg: EndpointConfig, now: Instant) -> Result<Self, String> {
+    pub fn new(cfg: EndpointConfig, now: Instant) -> Result<Self, ConfigError> {
         Self::with_storage(
             cfg,
             now,
@@ -89,7 +101,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         now: Instant,
         storage: StorageFactory<S>,
         recv_storage: StorageFactory<R>,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ConfigError> {
         cfg.transport.validate()?;
         let mut rng = match cfg.seed {
             Some(s) => ChaCha8Rng::seed_from_u64(s),
@@ -139,11 +151,20 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         self.slots.get(h.0)?.as_ref().map(|s| &s.conn)
     }
 
-    /// Application access to a connection (write, read, close). Call
-    /// [`Endpoint::touch`] afterwards so the endpoint reschedules it; the
-    /// convenience methods below do that for you.
-    pub fn connection_mut(&mut self, h: ConnectionHandle) -> Option<&mut Connection<S, R>> {
-        self.slots.get_mut(h.0)?.as_mut().map(|s| &mut s.conn)
+    /// Application access to a connection (write, read, finish, close, reset, ...),
+    /// if the handle is live. The endpoint reschedules the connection when the
+    /// returned guard is dropped.
+    pub fn connection_mut(&mut self, h: ConnectionHandle) -> Option<ConnectionMut<'_, S, R>> {
+        self.connection_at(h.0)?;
+        Some(ConnectionMut::new(self, h.0))
+    }
+
+    fn connection_at(&self, i: usize) -> Option<&Connection<S, R>> {
+        self.slots.get(i)?.as_ref().map(|s| &s.conn)
+    }
+
+    fn connection_at_mut(&mut self, i: usize) -> Option<&mut Connection<S, R>> {
+        self.slots.get_mut(i)?.as_mut().map(|s| &mut s.conn)
     }
 
     /// Handles of all live connections.
@@ -192,7 +213,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             self.by_init.insert(k, i);
         }
         self.stats.connections_opened += 1;
-        self.touch(ConnectionHandle(i));
+        self.resync(i);
         ConnectionHandle(i)
     }
 
@@ -265,16 +286,18 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         closed
     }
 
-    /// Reschedules a connection after the application used it (write/read/close).
-    pub fn touch(&mut self, h: ConnectionHandle) {
-        let Some(Some(slot)) = self.slots.get_mut(h.0) else {
+    /// Reschedules connection `i` after something happened to it (a datagram, a
+    /// timer, the application): it may have something to send now, new events and
+    /// another deadline.
+    fn resync(&mut self, i: usize) {
+        let Some(Some(slot)) = self.slots.get_mut(i) else {
             return;
         };
         if !slot.ready {
             slot.ready = true;
-            self.ready.push_back(h.0);
+            self.ready.push_back(i);
         }
-        self.sync(h.0);
+        self.sync(i);
     }
 
     /// Keeps one live heap entry per connection, pushed only when the deadline moves
@@ -295,89 +318,9 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         }
     }
 
-    /// Writes to a connection and reschedules it.
-    pub fn write(
-        &mut self,
-        h: ConnectionHandle,
-        data: &[u8],
-    ) -> Result<usize, crate::connection::WriteError> {
-        let r = match self.connection_mut(h) {
-            Some(c) => c.write(data),
-            None => {
-                return Err(crate::connection::WriteError::Closed(
-                    crate::connection::CloseReason::LocalReset(0),
-                ))
-            }
-        };
-        self.touch(h);
-        r
-    }
-
-    /// Writes through the connection's storage (see [`Connection::write_with`]) and
-    /// reschedules it.
-    pub fn write_with(
-        &mut self,
-        h: ConnectionHandle,
-        f: impl FnOnce(&mut S) -> usize,
-    ) -> Result<usize, crate::connection::WriteError> {
-        let r = match self.connection_mut(h) {
-            Some(c) => c.write_with(f),
-            None => {
-                return Err(crate::connection::WriteError::Closed(
-                    crate::connection::CloseReason::LocalReset(0),
-                ))
-            }
-        };
-        self.touch(h);
-        r
-    }
-
-    /// Marks bytes read whose memory the caller took from the receive storage (see
-    /// [`Connection::consume`]) and reschedules the connection.
-    pub fn consume(&mut self, h: ConnectionHandle, n: u64) -> u64 {
-        let n = self.connection_mut(h).map_or(0, |c| c.consume(n));
-        if n > 0 {
-            self.touch(h);
-        }
-        n
-    }
-
     /// Starts or stops accepting incoming connections.
     pub fn set_accept(&mut self, accept: bool) {
         self.cfg.accept = accept;
-    }
-
-    /// Finishes a connection's stream (no more data) and reschedules it.
-    pub fn finish(&mut self, h: ConnectionHandle) {
-        if let Some(c) = self.connection_mut(h) {
-            c.finish();
-        }
-        self.touch(h);
-    }
-
-    /// Aborts a connection; the peer learns `code`.
-    pub fn reset(&mut self, h: ConnectionHandle, code: u32) {
-        if let Some(c) = self.connection_mut(h) {
-            c.reset(code);
-        }
-        self.touch(h);
-    }
-
-    /// Reads from a connection and reschedules it (a read may reopen the window).
-    pub fn read(&mut self, h: ConnectionHandle, out: &mut [u8]) -> usize {
-        let n = self.connection_mut(h).map_or(0, |c| c.read(out));
-        if n > 0 {
-            self.touch(h);
-        }
-        n
-    }
-
-    /// Gracefully closes a connection.
-    pub fn close(&mut self, now: Instant, h: ConnectionHandle) {
-        if let Some(c) = self.connection_mut(h) {
-            c.close(now);
-        }
-        self.touch(h);
     }
 
     /// Handles one received datagram from `remote` that lives in `memory` (for
@@ -386,7 +329,8 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         self.stats.datagrams_in += 1;
         let pkt = match wire::decode(data) {
             Ok(p) => p,
-            Err(_) => {
+            Err(error) => {
+                tracing::trace!(%remote, %error, "undecodable datagram");
                 self.stats.malformed += 1;
                 return;
             }
@@ -408,7 +352,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             return;
         }
         slot.conn.handle_packet(now, &pkt, data.len(), memory);
-        self.touch(ConnectionHandle(i));
+        self.resync(i);
     }
 
     fn now_secs(&self, now: Instant) -> u32 {
@@ -434,10 +378,11 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             if let Some(slot) = self.slots[i].as_mut() {
                 slot.conn.handle_packet(now, pkt, len, memory);
             }
-            self.touch(ConnectionHandle(i));
+            self.resync(i);
             return;
         }
         if !self.cfg.accept || self.by_cid.len() >= self.cfg.max_connections {
+            tracing::debug!(%remote, "connection refused");
             self.stats.refused += 1;
             self.queue_stateless(remote, params.src_cid, Body::Reset { code: REFUSED_CODE });
             return;
@@ -454,20 +399,23 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             .cookie_key
             .verify(cookie, &remote, params.src_cid, secs, lifetime)
         {
+            tracing::debug!(%remote, "handshake with an invalid or stale cookie");
             self.stats.bad_cookies += 1;
             return;
         }
         let mut conn = self.new_connection(now, Side::Server, remote, Some(*params));
         conn.handle_packet(now, pkt, len, memory);
         let h = self.insert(conn, Some((remote, params.src_cid)));
+        tracing::debug!(%remote, handle = h.0, "connection accepted");
         self.accept_queue.push_back(h);
     }
 
     fn queue_stateless(&mut self, remote: SocketAddr, dst_cid: u64, body: Body<'_>) {
-        if self.stateless.len() >= 1024 {
-            return; // under a flood, drop rather than grow
+        if self.stateless.len() >= MAX_STATELESS_QUEUED {
+            tracing::debug!(%remote, "stateless answer dropped: queue full");
+            return;
         }
-        let mut buf = [0u8; 64];
+        let mut buf = [0u8; STATELESS_MAX_LEN];
         let header = Header {
             dst_cid,
             pn: 0,
@@ -517,44 +465,56 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             if let Some(Some(slot)) = self.slots.get_mut(i) {
                 slot.conn.handle_timeout(now);
             }
-            self.touch(ConnectionHandle(i));
+            self.resync(i);
         }
         due.clear();
         self.due = due;
     }
 
-    /// The next datagram to send, written into `buf`. Connections with data are
+    /// The next datagram to send, written into `buf`: first the stateless answers
+    /// to handshakes, then the connections' datagrams. Connections with data are
     /// served by deficit round-robin (quantum: one full datagram), so each gets an
     /// equal share of the link.
-    pub fn poll_transmit(
-        &mut self,
-        now: Instant,
-        buf: &mut [u8],
-    ) -> Option<(ConnectionHandle, Transmit)> {
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<EndpointTransmit> {
+        if let Some(t) = self.poll_stateless(buf) {
+            return Some(EndpointTransmit::Stateless(t));
+        }
         self.poll_transmit_with(now, buf, |c, now, buf| c.poll_transmit(now, buf))
+            .map(|(h, t)| EndpointTransmit::Connection(h, t))
     }
 
-    /// Like [`Endpoint::poll_transmit`], but only the header is written; the caller
-    /// appends the payload from the connection's storage (zero-copy runtimes).
+    /// Like [`Endpoint::poll_transmit`], but a connection's datagram gets only its
+    /// header written; the caller appends the payload from the connection's
+    /// storage (zero-copy runtimes). Stateless answers are complete.
     pub fn poll_transmit_header(
         &mut self,
         now: Instant,
         buf: &mut [u8],
-    ) -> Option<(ConnectionHandle, Transmit)> {
+    ) -> Option<EndpointTransmit> {
+        if let Some(t) = self.poll_stateless(buf) {
+            return Some(EndpointTransmit::Stateless(t));
+        }
         self.poll_transmit_with(now, buf, |c, now, buf| c.poll_transmit_header(now, buf))
+            .map(|(h, t)| EndpointTransmit::Connection(h, t))
     }
 
-    /// A stateless response (Retry/Reset), if one is queued.
-    pub fn poll_stateless(&mut self, buf: &mut [u8]) -> Option<(SocketAddr, usize)> {
-        let (addr, b, n) = self.stateless.front()?;
-        if buf.len() < *n {
+    /// A queued stateless answer (Retry/Reset), if one is queued and fits `buf`.
+    fn poll_stateless(&mut self, buf: &mut [u8]) -> Option<Transmit> {
+        let (destination, b, n) = self.stateless.front()?;
+        let len = *n;
+        if buf.len() < len {
             return None;
         }
-        buf[..*n].copy_from_slice(&b[..*n]);
-        let out = (*addr, *n);
+        buf[..len].copy_from_slice(&b[..len]);
+        let t = Transmit {
+            destination: *destination,
+            len,
+            header_len: len,
+            payload: None,
+        };
         self.stateless.pop_front();
         self.stats.datagrams_out += 1;
-        Some(out)
+        Some(t)
     }
 
     fn poll_transmit_with<F>(
