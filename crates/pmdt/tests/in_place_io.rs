@@ -62,7 +62,7 @@ fn send_in_place(s: &mut Stream, payload: &[u8]) {
         let cap = buf.capacity();
         assert!(cap > 0 && buf.is_empty());
         let want = (1 + k * 397 % cap).min(payload.len() - at);
-        if k % 2 == 0 {
+        if k.is_multiple_of(2) {
             buf.spare()[..want].copy_from_slice(&payload[at..at + want]);
             buf.advance(want);
         } else {
@@ -113,7 +113,7 @@ fn in_place_and_copying_calls_mix_on_both_ends() {
         let mut turn = 0u32;
         loop {
             turn += 1;
-            if turn % 3 == 0 {
+            if turn.is_multiple_of(3) {
                 // A copying read leaves the rest of a segment for the next call.
                 match s.read(&mut small).unwrap() {
                     0 => break,

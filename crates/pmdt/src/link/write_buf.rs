@@ -174,7 +174,6 @@ impl io::Write for WriteBuf {
 mod tests {
     use std::io::Write;
 
-    use super::*;
     use crate::link::{BufferPool, BufferStash, HeapPool};
 
     #[test]
