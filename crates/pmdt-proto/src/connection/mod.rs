@@ -6,6 +6,7 @@ mod events;
 mod sent;
 #[cfg(test)]
 mod tests;
+mod timers;
 
 pub use events::{CloseReason, Event, PROTOCOL_VIOLATION_CODE, REFUSED_CODE};
 
@@ -16,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use ack_state::AckState;
 use sent::{Chunk, SentPacket, SentPackets};
+use timers::{Timer, TimerTable};
 
 use crate::config::TransportConfig;
 use crate::congestion::autotune::{self, RecvAutotune};
@@ -62,6 +64,35 @@ fn next_skip_gap(state: &mut u64) -> u64 {
 
 /// Largest exponent of a timer backoff (2^16 × the base).
 const MAX_BACKOFF_EXP: u32 = 16;
+/// Largest exponent of the Init retransmission backoff (2^10 × the initial RTT).
+const MAX_INIT_BACKOFF_EXP: u32 = 10;
+/// Ack-eliciting probes sent when the probe timeout fires (RFC 9002 §6.2.4: "one
+/// or two").
+const PTO_PROBES: u32 = 2;
+/// Time threshold of loss detection, as a fraction of the RTT: a packet is lost
+/// once sent this long before an acknowledged one (RFC 9002 §6.1.2,
+/// kTimeThreshold = 9/8).
+const TIME_THRESHOLD: (u32, u32) = (9, 8);
+/// Pacing rate without a controller rate: this multiple of window / srtt, so
+/// pacing does not by itself limit the window (RFC 9002 §7.7, N = 1.25).
+const PACING_GAIN: (u128, u128) = (5, 4);
+/// The closing state lasts this many probe timeouts (RFC 9000 §10.2: "at least
+/// three times the current PTO"), and at most this fraction of the idle timeout.
+const CLOSING_PTOS: u32 = 3;
+const CLOSING_IDLE_FRACTION: u32 = 2;
+/// Lost-packet records (for spurious-retransmission detection) are kept this many
+/// probe timeouts.
+const LOST_RECORD_PTOS: u32 = 4;
+/// The largest RTT sample taken from a handshake timestamp echo, in microseconds.
+/// Timestamps are 32-bit microseconds (they wrap after 71 minutes): a larger value
+/// is a stale or forged echo, not an RTT (as RFC 7323 §5.5 bounds timestamp age).
+const MAX_TIMESTAMP_RTT_US: u32 = 60_000_000;
+/// The receive window is re-advertised early once the application read this
+/// fraction of it, so the sender does not stall on credit.
+const WINDOW_UPDATE_FRACTION: u64 = 4;
+/// The pacer's initial allowance, in full datagrams (small, so many new flows do
+/// not burst into a queue at once).
+const INITIAL_PACING_DATAGRAMS: u64 = 2;
 
 /// Which end of the connection this is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,12 +103,65 @@ pub enum Side {
     Server,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where the connection is in its life, with the data only that phase needs.
+#[derive(Debug)]
 enum State {
-    Handshake,
+    /// Client: opening the connection.
+    Handshake(Handshake),
+    /// Data flows both ways.
     Established,
-    Closing,
-    Closed,
+    /// Our Close is out after a graceful end; it is repeated to a peer that still
+    /// talks, until `deadline` (RFC 9000 §10.2's closing state).
+    Closing {
+        /// When the connection ends.
+        deadline: Instant,
+    },
+    /// Ended, for this reason. Nothing is sent but a repeated Close.
+    Closed(CloseReason),
+}
+
+impl State {
+    fn is_handshake(&self) -> bool {
+        matches!(self, State::Handshake(_))
+    }
+
+    fn is_established(&self) -> bool {
+        matches!(self, State::Established)
+    }
+
+    fn is_closing(&self) -> bool {
+        matches!(self, State::Closing { .. })
+    }
+
+    fn is_closed(&self) -> bool {
+        matches!(self, State::Closed(_))
+    }
+}
+
+/// The client's handshake: what its Init (re)transmissions need.
+#[derive(Debug, Default)]
+struct Handshake {
+    /// The server's cookie, from a Retry (empty until one arrives).
+    cookie: Vec<u8>,
+    /// An Init is due.
+    init_pending: bool,
+    /// When the Init goes out again if no answer came.
+    retry_at: Option<Instant>,
+    /// Inits sent so far.
+    attempts: u32,
+}
+
+/// How far this side's end of stream got (each step follows the one before).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Fin {
+    /// More data may be written.
+    Open,
+    /// The application finished: the last chunk carries the fin.
+    Requested,
+    /// The fin went out.
+    Sent,
+    /// The peer acknowledged it.
+    Acked,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -161,11 +245,7 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     /// The idle timeout in force: the smaller of ours and the peer's.
     idle_timeout: Duration,
 
-    // handshake
-    cookie: Vec<u8>,
-    init_pending: bool,
-    init_deadline: Option<Instant>,
-    init_attempts: u32,
+    /// Server: the Accept is (re)sent (the client did not get it).
     accept_pending: bool,
 
     // sending
@@ -205,9 +285,7 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     /// blocked probe's timer base), and how many probes went unanswered by credit.
     credit_wait: Option<Instant>,
     credit_probes: u32,
-    fin_requested: bool,
-    fin_sent: bool,
-    fin_acked: bool,
+    fin: Fin,
     close_requested: bool,
     writable_wanted: bool,
 
@@ -228,11 +306,12 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     keepalive_pending: bool,
     control_out: Option<ControlOut>,
     closed_after_control: Option<CloseReason>,
-    closing_deadline: Option<Instant>,
-    reason: Option<CloseReason>,
     events: VecDeque<Event>,
     blocked: Option<(Blocked, Instant)>,
     stats: ConnectionStats,
+    /// The `connection` tracing span (local id, side, peer) every event of this
+    /// connection is logged in.
+    span: tracing::Span,
 }
 
 impl<S: SendStorage, R: RecvStorage> std::fmt::Debug for Connection<S, R> {
@@ -251,8 +330,8 @@ impl<S: SendStorage, R: RecvStorage> std::fmt::Debug for Connection<S, R> {
             .field("loss_time", &self.loss_time)
             .field("pacing_wait", &self.pacing_wait)
             .field("ack_deadline", &self.acks.deadline())
-            .field("timeout", &self.poll_timeout())
-            .field("fin", &(self.fin_requested, self.fin_sent, self.fin_acked))
+            .field("timers", &self.timers())
+            .field("fin", &self.fin)
             .field("peer_fin", &self.peer_fin)
             .finish()
     }
@@ -282,7 +361,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let recv = RecvBuffer::with_storage(p.recv_storage, cfg.recv_buffer);
         let mut c = Self {
             side: p.side,
-            state: State::Handshake,
+            state: State::Handshake(Handshake {
+                init_pending: p.side == Side::Client,
+                ..Handshake::default()
+            }),
             local_cid: p.local_cid,
             remote_cid: p.remote_cid,
             remote: p.remote,
@@ -291,10 +373,6 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             peer_ts: 0,
             peer_max_ack_delay: cfg.max_ack_delay,
             idle_timeout: cfg.idle_timeout,
-            cookie: Vec::new(),
-            init_pending: p.side == Side::Client,
-            init_deadline: None,
-            init_attempts: 0,
             accept_pending: false,
             next_pn: p.initial_pn,
             // Room for a full initial window of packet numbers (as the runtime's
@@ -321,7 +399,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             recv_tune: RecvAutotune::with_capacity(LOSS_RANGES_RESERVED),
             pacer: Pacer::new(
                 cfg.pacing_burst_packets * cfg.max_datagram as u64,
-                2 * cfg.max_datagram as u64,
+                INITIAL_PACING_DATAGRAMS * cfg.max_datagram as u64,
             ),
             pacing_wait: None,
             send: p.storage,
@@ -331,9 +409,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             peer_max_data: 0,
             credit_wait: None,
             credit_probes: 0,
-            fin_requested: false,
-            fin_sent: false,
-            fin_acked: false,
+            fin: Fin::Open,
             close_requested: false,
             writable_wanted: false,
             advertised_max_data: recv.limit(),
@@ -348,11 +424,15 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             keepalive_pending: false,
             control_out: None,
             closed_after_control: None,
-            closing_deadline: None,
-            reason: None,
             events: VecDeque::new(),
             blocked: None,
             stats: ConnectionStats::default(),
+            span: tracing::debug_span!(
+                "connection",
+                cid = p.local_cid,
+                side = ?p.side,
+                remote = %p.remote
+            ),
             cfg,
         };
         c.next_skip = c.next_pn + next_skip_gap(&mut c.skip_rng);
@@ -401,17 +481,20 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     /// Whether the handshake completed and the connection has not ended.
     pub fn is_established(&self) -> bool {
-        self.state == State::Established
+        self.state.is_established()
     }
 
     /// Whether the connection ended.
     pub fn is_closed(&self) -> bool {
-        self.state == State::Closed
+        self.state.is_closed()
     }
 
     /// Why the connection ended, once it has.
     pub fn close_reason(&self) -> Option<CloseReason> {
-        self.reason
+        match self.state {
+            State::Closed(r) => Some(r),
+            _ => None,
+        }
     }
 
     /// The send storage (a runtime reaches its packet memory through this).
@@ -502,10 +585,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     fn check_writable(&self) -> Result<(), WriteError> {
-        if let Some(r) = self.reason {
+        if let Some(r) = self.close_reason() {
             return Err(WriteError::Closed(r));
         }
-        if self.fin_requested {
+        if self.fin >= Fin::Requested {
             return Err(WriteError::Finished);
         }
         Ok(())
@@ -574,7 +657,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             // Reopen the window early (after a quarter of the buffer) so the
             // sender does not stall on credit.
             let limit = self.recv.limit();
-            if limit - self.advertised_max_data >= self.recv.window() / 4 {
+            if limit - self.advertised_max_data >= self.recv.window() / WINDOW_UPDATE_FRACTION {
                 self.acks.request();
             }
         }
@@ -592,7 +675,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     /// No more data from this side (the peer sees end of stream after the last byte).
     pub fn finish(&mut self) {
-        self.fin_requested = true;
+        self.fin = self.fin.max(Fin::Requested);
     }
 
     /// Graceful close: finishes this side's stream; the connection ends
@@ -605,10 +688,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     /// Aborts at once; the peer learns `code`.
     pub fn reset(&mut self, code: u32) {
-        if self.state == State::Closed {
+        if self.state.is_closed() {
             return;
         }
-        if self.state == State::Handshake {
+        if self.state.is_handshake() {
             self.set_closed(CloseReason::LocalReset(code));
             return;
         }
@@ -618,17 +701,19 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     /// Whether everything written was acknowledged (and the finish too, if requested).
     pub fn is_send_complete(&self) -> bool {
-        self.acked.contiguous_end(0) >= self.send.end() && (!self.fin_requested || self.fin_acked)
+        self.acked.contiguous_end(0) >= self.send.end()
+            && (self.fin == Fin::Open || self.fin == Fin::Acked)
     }
 
     // ---------------------------------------------------------------- timers
 
     fn pto(&self) -> Duration {
-        self.rtt.pto_base(self.peer_max_ack_delay) * 2u32.saturating_pow(self.pto_count.min(16))
+        self.rtt.pto_base(self.peer_max_ack_delay)
+            * 2u32.saturating_pow(self.pto_count.min(MAX_BACKOFF_EXP))
     }
 
     fn loss_deadline(&self) -> Option<Instant> {
-        if self.state != State::Established {
+        if !self.state.is_established() {
             return None;
         }
         if self.loss_time.is_some() {
@@ -654,80 +739,98 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             .map(|t| t + base * 2u32.saturating_pow(self.credit_probes.min(MAX_BACKOFF_EXP)))
     }
 
-    /// When [`Connection::handle_timeout`] must be called next.
-    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
-        if self.state == State::Closed {
-            return None;
-        }
-        let mut t = Some(self.last_recv + self.idle_timeout);
-        let mut min = |x: Option<Instant>| {
-            if let Some(x) = x {
-                t = Some(t.map_or(x, |t| t.min(x)));
-            }
-        };
-        min(self.init_deadline);
-        min(self.closing_deadline);
-        // Only timers for what this state can send (a past deadline the state never
-        // acts on would spin the caller).
-        if self.state == State::Established {
-            min(self.loss_deadline());
-            min(self.acks.deadline());
-            min(self.pacing_wait);
-            if !self.keepalive_pending {
-                min(self.credit_probe_deadline());
-                min(self.cfg.keepalive.map(|k| self.last_send + k));
-            }
-        }
-        t
-    }
-
-    /// Advances timers to `now`.
-    pub(crate) fn handle_timeout(&mut self, now: Instant) {
-        if self.state == State::Closed {
-            return;
-        }
-        if now >= self.last_recv + self.idle_timeout {
-            let r = if self.state == State::Handshake {
-                CloseReason::Unreachable
-            } else {
-                CloseReason::TimedOut
-            };
-            self.set_closed(r);
-            return;
-        }
-        if self.closing_deadline.is_some_and(|d| now >= d) {
-            self.set_closed(CloseReason::Graceful);
-            return;
-        }
-        if self.init_deadline.is_some_and(|d| now >= d) {
-            self.init_deadline = None;
-            self.init_pending = true;
-        }
-        if self.loss_time.is_some_and(|t| now >= t) {
-            self.detect_lost(now);
-        } else if self.loss_deadline().is_some_and(|t| now >= t) {
-            self.pto_count += 1;
-            self.stats.pto_count += 1;
-            self.probes = 2;
-        }
-        if self.pacing_wait.is_some_and(|t| now >= t) {
-            self.pacing_wait = None;
-        }
-        if self.state == State::Established
-            && self.credit_probe_deadline().is_some_and(|t| now >= t)
-        {
-            self.keepalive_pending = true;
-            self.credit_probes = self.credit_probes.saturating_add(1);
-            self.credit_wait = Some(now);
-        }
-        self.acks.on_timeout(now);
-        if self.state == State::Established
-            && self
+    /// The deadline of `timer` in the current state, if armed. Only timers for
+    /// what the state can act on are armed (a past deadline the state never acts
+    /// on would spin the caller).
+    fn deadline(&self, timer: Timer) -> Option<Instant> {
+        let established = self.state.is_established();
+        let probing = established && !self.keepalive_pending;
+        match timer {
+            Timer::Idle => (!self.state.is_closed()).then(|| self.last_recv + self.idle_timeout),
+            Timer::Close => match self.state {
+                State::Closing { deadline } => Some(deadline),
+                _ => None,
+            },
+            Timer::InitRetry => match &self.state {
+                State::Handshake(h) => h.retry_at,
+                _ => None,
+            },
+            Timer::LossDetection => self.loss_deadline(),
+            Timer::Pacing => self.pacing_wait.filter(|_| established),
+            Timer::CreditProbe => self.credit_probe_deadline().filter(|_| probing),
+            Timer::Ack => self.acks.deadline().filter(|_| established),
+            Timer::Keepalive => self
                 .cfg
                 .keepalive
-                .is_some_and(|k| now >= self.last_send + k)
-        {
-            self.keepalive_pending = true;
+                .map(|k| self.last_send + k)
+                .filter(|_| probing),
+        }
+    }
+
+    /// Every timer's deadline now.
+    fn timers(&self) -> TimerTable {
+        let mut table = TimerTable::default();
+        for timer in Timer::ALL {
+            table.set(timer, self.deadline(timer));
+        }
+        table
+    }
+
+    /// When [`Connection::handle_timeout`] must be called next.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.timers().next()
+    }
+
+    /// Runs the timers expired at `now`, in [`Timer::ALL`] order. Each deadline is
+    /// derived again after the ones before it ran: one timer can arm another
+    /// (loss detection that empties the flight arms the credit probe).
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        for timer in Timer::ALL {
+            if self.deadline(timer).is_some_and(|t| now >= t) {
+                self.on_timer(timer, now);
+                if self.state.is_closed() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn on_timer(&mut self, timer: Timer, now: Instant) {
+        tracing::trace!(parent: &self.span, ?timer, "timer");
+        match timer {
+            Timer::Idle => {
+                let r = if self.state.is_handshake() {
+                    CloseReason::Unreachable
+                } else {
+                    CloseReason::TimedOut
+                };
+                self.set_closed(r);
+            }
+            Timer::Close => self.set_closed(CloseReason::Graceful),
+            Timer::InitRetry => {
+                if let State::Handshake(h) = &mut self.state {
+                    h.retry_at = None;
+                    h.init_pending = true;
+                }
+            }
+            Timer::LossDetection => {
+                if self.loss_time.is_some() {
+                    self.detect_lost(now);
+                } else {
+                    self.pto_count += 1;
+                    self.stats.pto_count += 1;
+                    self.probes = PTO_PROBES;
+                    tracing::debug!(parent: &self.span, pto_count = self.pto_count, "probe timeout");
+                }
+            }
+            Timer::Pacing => self.pacing_wait = None,
+            Timer::CreditProbe => {
+                self.keepalive_pending = true;
+                self.credit_probes = self.credit_probes.saturating_add(1);
+                self.credit_wait = Some(now);
+            }
+            Timer::Ack => self.acks.on_timeout(now),
+            Timer::Keepalive => self.keepalive_pending = true,
         }
     }
 
@@ -741,9 +844,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         len: usize,
         memory: &R::Packet,
     ) {
-        if self.state == State::Closed {
+        if self.state.is_closed() {
             // Our Close may have been lost while the peer still waits for it.
-            if self.reason == Some(CloseReason::Graceful)
+            if self.close_reason() == Some(CloseReason::Graceful)
                 && !matches!(pkt.body, Body::Close { .. } | Body::Reset { .. })
             {
                 self.control_out = Some(ControlOut::Close(0));
@@ -755,7 +858,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         // Handshake packets carry no packet number to validate (they are answered
         // statelessly or repeated); everything else counts as hearing from the peer
         // only once its number passed the window check below.
-        if self.state == State::Handshake
+        if self.state.is_handshake()
             || matches!(
                 pkt.body,
                 Body::Accept { .. } | Body::Retry { .. } | Body::Init { .. }
@@ -766,15 +869,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         match &pkt.body {
             Body::Accept { params } => {
-                if self.side == Side::Client && self.state == State::Handshake {
+                if self.side == Side::Client && self.state.is_handshake() {
                     self.apply_peer_params(params);
                     self.state = State::Established;
-                    self.init_deadline = None;
-                    self.init_pending = false;
+                    tracing::debug!(parent: &self.span, "connected");
                     let echo = pkt.header.timestamp_echo;
                     if echo != 0 {
                         let rtt_us = self.timestamp(now).wrapping_sub(echo);
-                        if rtt_us < 60_000_000 {
+                        if rtt_us < MAX_TIMESTAMP_RTT_US {
                             let rtt =
                                 Duration::from_micros(rtt_us as u64).max(Duration::from_micros(1));
                             self.rtt.update(rtt, Duration::ZERO, self.cfg.max_ack_delay);
@@ -787,20 +889,20 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 return;
             }
             Body::Retry { cookie } => {
-                if self.side == Side::Client && self.state == State::Handshake {
-                    self.cookie = cookie.to_vec();
-                    self.init_pending = true;
+                if let (Side::Client, State::Handshake(h)) = (self.side, &mut self.state) {
+                    h.cookie = cookie.to_vec();
+                    h.init_pending = true;
                 }
                 return;
             }
             Body::Init { .. } => {
                 // The client did not get our Accept: send it again.
-                if self.side == Side::Server && self.state == State::Established {
+                if self.side == Side::Server && self.state.is_established() {
                     self.accept_pending = true;
                 }
                 return;
             }
-            Body::Reset { code } if self.state == State::Handshake => {
+            Body::Reset { code } if self.state.is_handshake() => {
                 if self.side == Side::Client && *code == REFUSED_CODE {
                     self.set_closed(CloseReason::Refused);
                 } else {
@@ -808,7 +910,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 }
                 return;
             }
-            _ if self.state == State::Handshake => return,
+            _ if self.state.is_handshake() => return,
             _ => {}
         }
         // Packet numbers grow by one per packet: a number far beyond the largest seen
@@ -818,6 +920,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         // packet out of the window for good.
         if let Some(l) = self.largest_pn_received {
             if pkt.header.pn > l.saturating_add(self.max_pn_jump()) {
+                tracing::debug!(parent: &self.span, pn = pkt.header.pn, largest = l, "packet number out of window");
                 self.stats.out_of_window += 1;
                 return;
             }
@@ -839,12 +942,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             Body::Close { code } => {
                 // A peer sends Close only once it holds all our data and our finish,
                 // so with its stream complete here this is a graceful end.
-                let r = if *code == 0 && self.fin_sent && self.peer_fin_complete() {
+                let r = if *code == 0 && self.fin >= Fin::Sent && self.peer_fin_complete() {
                     CloseReason::Graceful
                 } else {
                     CloseReason::PeerClosed(*code)
                 };
-                if self.state == State::Closing {
+                if self.state.is_closing() {
                     self.set_closed(r);
                 } else {
                     self.control_out = Some(ControlOut::Close(0));
@@ -854,7 +957,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
             _ => {}
         }
-        if self.state == State::Closing {
+        if self.state.is_closing() {
             // Still hearing from the peer: repeat the close.
             self.control_out = Some(ControlOut::Close(0));
         }
@@ -997,6 +1100,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             .any(|r| self.skipped.iter().any(|&s| (r.start..=r.end).contains(&s)))
         {
             // A number never sent was acknowledged: the peer acks optimistically.
+            tracing::debug!(parent: &self.span, "optimistic ack of a skipped packet number");
             self.stats.invalid_acks += 1;
             self.reset(PROTOCOL_VIOLATION_CODE);
             return;
@@ -1025,7 +1129,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 if let Some(c) = p.chunk {
                     self.acked.insert(c.offset..c.end());
                     if c.fin {
-                        self.fin_acked = true;
+                        self.fin = Fin::Acked;
                     }
                 }
                 self.cc
@@ -1076,8 +1180,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         // scan for them at most once per probe timeout, not on every ack.
         if now >= self.next_lost_prune {
             self.next_lost_prune = now + self.pto();
-            self.sent
-                .forget_lost_before(now.checked_sub(self.pto() * 4).unwrap_or(now));
+            self.sent.forget_lost_before(
+                now.checked_sub(self.pto() * LOST_RECORD_PTOS)
+                    .unwrap_or(now),
+            );
         }
     }
 
@@ -1085,7 +1191,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let Some(largest) = self.largest_acked else {
             return;
         };
-        let loss_delay = (self.rtt.conservative() * 9 / 8).max(GRANULARITY);
+        let (num, den) = TIME_THRESHOLD;
+        let loss_delay = (self.rtt.conservative() * num / den).max(GRANULARITY);
         let lost_before = now.checked_sub(loss_delay);
         self.loss_time = None;
         let mut lost = std::mem::take(&mut self.lost_scratch);
@@ -1120,6 +1227,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         self.rate_sampler.on_lost(lost_bytes);
         let persistent = self.in_persistent_congestion(&lost);
+        tracing::trace!(
+            parent: &self.span,
+            packets = lost.len(),
+            bytes = lost_bytes,
+            persistent,
+            "lost"
+        );
         lost.clear();
         self.lost_scratch = lost;
         self.cc
@@ -1181,27 +1295,30 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let data = c.len == 0
             || self.acked.contains_range(c.offset..c.end())
             || c.end() <= self.send.start();
-        data && (!c.fin || self.fin_acked)
+        data && (!c.fin || self.fin == Fin::Acked)
     }
 
     fn check_graceful(&mut self, now: Instant) {
         if self.close_requested
-            && self.state == State::Established
-            && self.fin_acked
+            && self.state.is_established()
+            && self.fin == Fin::Acked
             && self.peer_fin_complete()
         {
-            self.state = State::Closing;
+            let period = (self.pto() * CLOSING_PTOS).min(self.idle_timeout / CLOSING_IDLE_FRACTION);
+            self.state = State::Closing {
+                deadline: now + period,
+            };
             self.control_out = Some(ControlOut::Close(0));
-            self.closing_deadline = Some(now + (self.pto() * 3).min(self.idle_timeout / 2));
+            tracing::debug!(parent: &self.span, ?period, "closing");
         }
     }
 
     fn set_closed(&mut self, r: CloseReason) {
-        if self.state == State::Closed {
+        if self.state.is_closed() {
             return;
         }
-        self.state = State::Closed;
-        self.reason = Some(r);
+        self.state = State::Closed(r);
+        tracing::debug!(parent: &self.span, reason = %r, "closed");
         self.events.push_back(Event::Closed(r));
         self.blocked = None;
         // Nothing will be sent again: release the tracking state.
@@ -1252,7 +1369,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             return None;
         }
         let srtt = self.rtt.smoothed().as_nanos().max(1);
-        Some((self.cc.window() as u128 * 5 / 4 * 1_000_000_000 / srtt).min(u64::MAX as u128) as u64)
+        let (num, den) = PACING_GAIN;
+        Some(
+            (self.cc.window() as u128 * num / den * 1_000_000_000 / srtt).min(u64::MAX as u128)
+                as u64,
+        )
     }
 
     fn note_blocked(&mut self, now: Instant, why: Option<Blocked>) {
@@ -1288,7 +1409,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         now: Instant,
         buf: &mut [u8],
     ) -> Option<Transmit> {
-        if self.state == State::Closed && self.control_out.is_none() {
+        if self.state.is_closed() && self.control_out.is_none() {
             return None;
         }
         self.expire_ancient(now);
@@ -1314,7 +1435,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     fn next_datagram(&mut self, now: Instant, buf: &mut [u8]) -> Option<Transmit> {
-        if self.state == State::Closing && self.acks.has_unacked() {
+        if self.state.is_closing() && self.acks.has_unacked() {
             // Acknowledge the peer's last data (its finish) before our Close.
             if let Some(t) = self.send_ack(now, buf) {
                 return Some(t);
@@ -1331,22 +1452,23 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
             return t;
         }
-        match self.state {
-            State::Closed | State::Closing => return None,
-            State::Handshake => {
-                if !self.init_pending {
+        let initial_rtt = self.cfg.initial_rtt;
+        let init_retry_most = (self.idle_timeout / 8).max(initial_rtt);
+        match &mut self.state {
+            State::Closed(_) | State::Closing { .. } => return None,
+            State::Handshake(h) => {
+                if !h.init_pending {
                     return None;
                 }
-                self.init_pending = false;
-                self.init_attempts += 1;
+                h.init_pending = false;
+                h.attempts += 1;
                 // Doubling from the initial RTT, up to an eighth of the idle timeout:
                 // several more tries before the handshake is given up.
                 let backoff =
-                    self.cfg.initial_rtt * 2u32.saturating_pow(self.init_attempts.min(10));
-                let most = (self.idle_timeout / 8).max(self.cfg.initial_rtt);
-                self.init_deadline = Some(now + backoff.min(most));
+                    initial_rtt * 2u32.saturating_pow(h.attempts.min(MAX_INIT_BACKOFF_EXP));
+                h.retry_at = Some(now + backoff.min(init_retry_most));
+                let cookie = std::mem::take(&mut h.cookie);
                 let params = self.local_params();
-                let cookie = std::mem::take(&mut self.cookie);
                 let t = self.control(
                     now,
                     Body::Init {
@@ -1355,7 +1477,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                     },
                     buf,
                 );
-                self.cookie = cookie;
+                if let State::Handshake(h) = &mut self.state {
+                    h.cookie = cookie;
+                }
                 return t;
             }
             State::Established => {}
@@ -1470,7 +1594,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 _ => return None,
             },
             None => {
-                let why = if self.state == State::Established
+                let why = if self.state.is_established()
                     && self.send_next < self.send.end()
                     && self.send_next >= self.peer_max_data
                 {
@@ -1533,7 +1657,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.send_next = chunk.end();
             self.stats.stream_bytes_sent += chunk.len as u64;
             if chunk.fin {
-                self.fin_sent = true;
+                self.fin = self.fin.max(Fin::Sent);
             }
         }
         let rate = self
@@ -1569,14 +1693,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 .min(max_payload)
                 .min(self.send.contiguous_len(una));
             let end = una + len;
-            let fin = self.fin_sent && end == self.send.end();
+            let fin = self.fin >= Fin::Sent && end == self.send.end();
             return (len > 0).then_some(Chunk {
                 offset: una,
                 len: len as u32,
                 fin,
             });
         }
-        (self.fin_sent && !self.fin_acked).then_some(Chunk {
+        (self.fin == Fin::Sent).then_some(Chunk {
             offset: self.send.end(),
             len: 0,
             fin: true,
@@ -1584,7 +1708,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     fn new_chunk(&self, max_payload: u64) -> Option<Chunk> {
-        if self.state != State::Established {
+        if !self.state.is_established() {
             return None;
         }
         let avail = self.send.end() - self.send_next;
@@ -1594,7 +1718,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             len = len.min(self.send.contiguous_len(self.send_next));
         }
         let end = self.send_next + len;
-        let fin = self.fin_requested && !self.fin_sent && end == self.send.end();
+        let fin = self.fin == Fin::Requested && end == self.send.end();
         if len == 0 && !fin {
             return None;
         }

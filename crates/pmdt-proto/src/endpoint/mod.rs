@@ -27,6 +27,12 @@ use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::EndpointStats;
 use crate::wire::{self, Body, HandshakeParams, Header, Packet, PacketType};
 
+/// Most stateless answers (Retry, Reset) waiting to be sent: under a handshake
+/// flood the rest are dropped rather than queued without bound.
+const MAX_STATELESS_QUEUED: usize = 1024;
+/// Room for one stateless answer: a Retry with the largest cookie, or a Reset.
+const STATELESS_MAX_LEN: usize = 64;
+
 /// Handle of a connection within its endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct ConnectionHandle(pub usize);
@@ -61,7 +67,7 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     /// `set_initial_recv_budget`).
     initial_recv_budget: Option<u64>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
-    stateless: VecDeque<(SocketAddr, [u8; 64], usize)>,
+    stateless: VecDeque<(SocketAddr, [u8; STATELESS_MAX_LEN], usize)>,
     accept_queue: VecDeque<ConnectionHandle>,
     events: VecDeque<(ConnectionHandle, Event)>,
     /// Scratch list of `handle_timeout` (kept to reuse its memory).
@@ -339,7 +345,8 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         self.stats.datagrams_in += 1;
         let pkt = match wire::decode(data) {
             Ok(p) => p,
-            Err(_) => {
+            Err(error) => {
+                tracing::trace!(%remote, %error, "undecodable datagram");
                 self.stats.malformed += 1;
                 return;
             }
@@ -397,6 +404,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             return;
         }
         if !self.cfg.accept || self.by_cid.len() >= self.cfg.max_connections {
+            tracing::debug!(%remote, "connection refused");
             self.stats.refused += 1;
             self.queue_stateless(remote, params.src_cid, Body::Reset { code: REFUSED_CODE });
             return;
@@ -413,20 +421,23 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             .cookie_key
             .verify(cookie, &remote, params.src_cid, secs, lifetime)
         {
+            tracing::debug!(%remote, "handshake with an invalid or stale cookie");
             self.stats.bad_cookies += 1;
             return;
         }
         let mut conn = self.new_connection(now, Side::Server, remote, Some(*params));
         conn.handle_packet(now, pkt, len, memory);
         let h = self.insert(conn, Some((remote, params.src_cid)));
+        tracing::debug!(%remote, handle = h.0, "connection accepted");
         self.accept_queue.push_back(h);
     }
 
     fn queue_stateless(&mut self, remote: SocketAddr, dst_cid: u64, body: Body<'_>) {
-        if self.stateless.len() >= 1024 {
-            return; // under a flood, drop rather than grow
+        if self.stateless.len() >= MAX_STATELESS_QUEUED {
+            tracing::debug!(%remote, "stateless answer dropped: queue full");
+            return;
         }
-        let mut buf = [0u8; 64];
+        let mut buf = [0u8; STATELESS_MAX_LEN];
         let header = Header {
             dst_cid,
             pn: 0,

@@ -5,7 +5,7 @@ use std::any::{Any, TypeId};
 use std::fmt;
 use std::sync::Arc;
 
-use super::Buffer;
+use super::{Buffer, WriteBuf};
 
 /// A backend's pool of packet memory, usable from any thread.
 pub trait PacketPool: Send + Sync + fmt::Debug + 'static {
@@ -27,6 +27,24 @@ pub trait PacketPool: Send + Sync + fmt::Debug + 'static {
     ) -> Option<Buffer> {
         let _ = stash;
         self.copy_from(data, max)
+    }
+    /// Empty packet memory to fill in place, for up to `max` bytes (less if one
+    /// buffer holds less), taken from `stash` where the pool keeps one; `None`
+    /// when the pool is exhausted or only `keep_free` buffers are free in it (what
+    /// it keeps for others, e.g. receiving; checked when the stash is refilled).
+    /// The default: `None`, a pool that only copies.
+    fn take_writable(
+        &self,
+        max: usize,
+        keep_free: usize,
+        stash: &mut BufferStash,
+    ) -> Option<WriteBuf> {
+        let _ = (max, keep_free, stash);
+        None
+    }
+    /// Whether [`PacketPool::take_writable`] hands out memory (the default: no).
+    fn writable(&self) -> bool {
+        false
     }
     /// The pool as `Any` (to recover the backend's type, see
     /// [`BufferPool::downcast_ref`]).
@@ -73,6 +91,22 @@ impl BufferPool {
         stash: &mut BufferStash,
     ) -> Option<Buffer> {
         self.0.copy_from_stashed(data, max, stash)
+    }
+
+    /// See [`PacketPool::take_writable`].
+    #[inline]
+    pub fn take_writable(
+        &self,
+        max: usize,
+        keep_free: usize,
+        stash: &mut BufferStash,
+    ) -> Option<WriteBuf> {
+        self.0.take_writable(max, keep_free, stash)
+    }
+
+    /// See [`PacketPool::writable`].
+    pub fn writable(&self) -> bool {
+        self.0.writable()
     }
 
     /// The backend's pool, if it is a `P`.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crossbeam_queue::ArrayQueue;
 
-use super::{Buffer, BufferStash, PacketMemory, PacketPool};
+use super::{Buffer, BufferStash, PacketMemory, PacketPool, WriteBuf};
 
 /// A block and its bookkeeping. Lives in a `Box` that moves between the pool's
 /// free queue and the buffers referring to it.
@@ -246,6 +246,15 @@ impl PacketPool for HeapPool {
     }
     fn copy_from_stashed(&self, data: &[u8], max: usize, _: &mut BufferStash) -> Option<Buffer> {
         PacketPool::copy_from(self, data, max)
+    }
+    fn take_writable(&self, max: usize, keep_free: usize, _: &mut BufferStash) -> Option<WriteBuf> {
+        if PacketPool::available(self) <= keep_free {
+            return None;
+        }
+        self.take().map(|h| WriteBuf::heap(h, max))
+    }
+    fn writable(&self) -> bool {
+        true
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self

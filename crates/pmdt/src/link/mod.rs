@@ -21,6 +21,7 @@ pub mod memory;
 pub mod pcap;
 mod stats;
 pub mod udp;
+mod write_buf;
 
 use std::net::SocketAddr;
 use std::time::Instant;
@@ -29,6 +30,7 @@ pub use buffer::{Buffer, PacketMemory};
 pub use buffer_pool::{BufferPool, BufferStash, PacketPool};
 pub use heap_buf::{HeapBuf, HeapBufMut, HeapPool};
 pub use stats::LinkStats;
+pub use write_buf::{WritableMemory, WriteBuf};
 
 /// A received datagram: `buf.bytes()[start..start + len]` is the UDP payload.
 #[derive(Debug)]

@@ -334,7 +334,7 @@ impl RuntimeBuilder {
             telemetry::forget_dead();
             let weak = loops.iter().map(|l| Arc::downgrade(&l.stats)).collect();
             if let Err(e) = telemetry::publish(weak, Arc::downgrade(&directory)) {
-                tracing::warn!("telemetry commands not registered: {e}");
+                tracing::warn!(error = %e, "telemetry commands not registered");
             }
         }
         Ok(Runtime {

@@ -120,10 +120,10 @@ impl Member {
     /// Hands `buf` to its connection (the caller checked `can_take`).
     fn push(&mut self, buf: Buffer) {
         let n = buf.bytes().len() as u64;
-        self.stream.shared.ring_bytes.fetch_add(n, Ordering::AcqRel);
         if self.stream.tx.push(buf).is_err() {
             unreachable!("the member had a free slot");
         }
+        self.stream.shared.ring_bytes.queued(n);
     }
 
     /// Moves what it can of its backlog to its connection.

@@ -764,6 +764,9 @@ impl IoLoop {
             return;
         };
         s.shared.queued.store(false, Ordering::Release);
+        // Pairs with the fence in `StreamShared::ring_doorbell`: what the
+        // application pushed before ringing is seen below, or it queues again.
+        std::sync::atomic::fence(Ordering::SeqCst);
         if std::mem::take(&mut s.waiting_for_reader) && !s.in_deliver {
             s.in_deliver = true;
             self.deliver.push(i);
@@ -784,6 +787,7 @@ impl IoLoop {
             let mut left_over = false;
             let writer = |st: &mut ChunkSend| {
                 let mut total = 0;
+                let mut taken = 0;
                 while let Ok(b) = from_app.peek() {
                     let len = b.bytes().len() as u64;
                     let held = st.end() - st.start();
@@ -791,9 +795,10 @@ impl IoLoop {
                         break;
                     }
                     let b = from_app.pop().expect("peeked");
-                    shared.ring_bytes.fetch_sub(len, Ordering::AcqRel);
+                    taken += len;
                     total += st.push(b).unwrap_or(0);
                 }
+                shared.ring_bytes.taken(taken);
                 // Data left in the ring did not fit: the connection signals
                 // Writable once the storage frees space. (Data the writer pushes
                 // after this look rings the doorbell again.)
@@ -817,10 +822,11 @@ impl IoLoop {
                 Err(WriteError::Blocked) => s.blocked = true,
                 Err(_) => {
                     // Closed or finished: nothing more will be sent; free the data.
+                    let mut taken = 0;
                     while let Ok(b) = s.from_app.pop() {
-                        let len = b.bytes().len() as u64;
-                        s.shared.ring_bytes.fetch_sub(len, Ordering::AcqRel);
+                        taken += b.bytes().len() as u64;
                     }
+                    s.shared.ring_bytes.taken(taken);
                     popped = true;
                 }
             }

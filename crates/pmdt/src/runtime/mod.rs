@@ -31,6 +31,7 @@ mod cycles;
 mod dedicated;
 mod directory;
 mod group;
+mod in_place;
 mod io_loop;
 mod memory_budget;
 mod reader_wake;
@@ -55,6 +56,7 @@ use directory::Directory;
 
 pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
 pub use group::{Group, LagPolicy, MemberReport, MemberState, LAGGING_CODE};
+pub use in_place::{ReadSegment, SubmitError};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
 use io_loop::Control;

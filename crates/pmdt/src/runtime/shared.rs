@@ -68,6 +68,53 @@ impl Waiter {
     }
 }
 
+/// A counter on a cache line of its own, written by one thread only.
+#[derive(Default)]
+#[repr(align(128))]
+struct OwnLine(AtomicU64);
+
+impl OwnLine {
+    /// Adds `n` (the one writing thread only: a load and a store, no locked
+    /// read-modify-write).
+    #[inline]
+    fn add(&self, n: u64) {
+        self.0
+            .store(self.0.load(Ordering::Relaxed) + n, Ordering::Release);
+    }
+}
+
+/// Bytes in a writer's ring to the I/O loop, as two counters that each side
+/// writes alone (the writer what it queued, the loop what it took): neither
+/// side's update contends with the other's, as one shared counter updated per
+/// packet buffer did (it dominated the writer's own time).
+#[derive(Default)]
+pub(crate) struct RingBytes {
+    queued: OwnLine,
+    taken: OwnLine,
+}
+
+impl RingBytes {
+    /// Bytes in the ring. The loop may have taken buffers the writer has not
+    /// counted yet (it counts after pushing): never below zero.
+    #[inline]
+    pub fn held(&self) -> u64 {
+        let taken = self.taken.0.load(Ordering::Acquire);
+        self.queued.0.load(Ordering::Acquire).saturating_sub(taken)
+    }
+
+    /// The writer queued `n` more bytes (the writer only).
+    #[inline]
+    pub fn queued(&self, n: u64) {
+        self.queued.add(n);
+    }
+
+    /// The I/O loop took `n` bytes out (the loop only).
+    #[inline]
+    pub fn taken(&self, n: u64) {
+        self.taken.add(n);
+    }
+}
+
 /// Per-stream shared state.
 pub(crate) struct StreamShared {
     pub id: usize,
@@ -95,7 +142,7 @@ pub(crate) struct StreamShared {
     pub wake_on_read: AtomicBool,
     /// Bytes of application data in the ring to the I/O loop (packet memory the
     /// writer holds) and the most it may hold: its share of the pool.
-    pub ring_bytes: AtomicU64,
+    pub ring_bytes: RingBytes,
     pub write_ahead: AtomicU64,
     pub waiter: Waiter,
     pub stats: Mutex<ConnectionStats>,
@@ -125,7 +172,7 @@ impl StreamShared {
             queued: AtomicBool::new(false),
             app_read: AtomicU64::new(0),
             wake_on_read: AtomicBool::new(false),
-            ring_bytes: AtomicU64::new(0),
+            ring_bytes: RingBytes::default(),
             write_ahead: AtomicU64::new(u64::MAX),
             waiter: Waiter::new(park),
             stats: Mutex::new(ConnectionStats::default()),
@@ -134,10 +181,15 @@ impl StreamShared {
         }
     }
 
-    /// Tells the I/O loop this stream has something for it.
+    /// Tells the I/O loop this stream has something for it. Cheap while the
+    /// stream is queued already: a fence and a read, no write to the shared flag.
     #[inline]
     pub fn ring_doorbell(&self) {
-        if !self.queued.swap(true, Ordering::AcqRel) {
+        // Pairs with the fence in `IoLoop::drain_app` after it clears `queued`:
+        // either the loop sees what was pushed before this call, or this sees the
+        // flag cleared and queues the stream again.
+        fence(Ordering::SeqCst);
+        if !self.queued.load(Ordering::Relaxed) && !self.queued.swap(true, Ordering::AcqRel) {
             // Capacity covers every live stream and each is queued at most once.
             let _ = self.doorbell.push(self.id);
         }
@@ -160,7 +212,7 @@ impl StreamShared {
     /// Whether the writer may queue more data (its ring's share of packet memory).
     #[inline]
     pub fn may_write(&self) -> bool {
-        self.ring_bytes.load(Ordering::Acquire) < self.write_ahead.load(Ordering::Relaxed)
+        self.ring_bytes.held() < self.write_ahead.load(Ordering::Relaxed)
     }
 
     /// Whether a writer that found its ring full resumes: once half the ring is
@@ -170,8 +222,7 @@ impl StreamShared {
     #[inline]
     pub fn writer_may_resume(&self, free_slots: usize, capacity: usize) -> bool {
         free_slots * 2 >= capacity
-            && self.ring_bytes.load(Ordering::Acquire)
-                <= self.write_ahead.load(Ordering::Relaxed) / 2
+            && self.ring_bytes.held() <= self.write_ahead.load(Ordering::Relaxed) / 2
     }
 
     pub fn close_reason(&self) -> Option<CloseReason> {

@@ -154,7 +154,7 @@ impl Stream {
         }
     }
 
-    fn check_writable(&self) -> io::Result<()> {
+    pub(super) fn check_writable(&self) -> io::Result<()> {
         if let Some(r) = self.shared.close_reason() {
             return Err(io::Error::from(r));
         }
@@ -185,13 +185,14 @@ impl Stream {
             else {
                 break;
             };
-            done += b.bytes().len();
-            self.shared
-                .ring_bytes
-                .fetch_add(b.bytes().len() as u64, Ordering::AcqRel);
+            let n = b.bytes().len();
             if self.tx.push(b).is_err() {
                 unreachable!("a slot was free and this is the only producer");
             }
+            // Counted per buffer (the loop may take it at once), published by the
+            // writer alone: no contention with the loop.
+            self.shared.ring_bytes.queued(n as u64);
+            done += n;
         }
         if done > 0 {
             self.shared.ring_doorbell();
@@ -329,7 +330,7 @@ impl Stream {
         }
     }
 
-    fn wait_io(&self, writing: bool) {
+    pub(super) fn wait_io(&self, writing: bool) {
         let s = &self.shared;
         let tx = &self.tx;
         let rx = &self.rx;

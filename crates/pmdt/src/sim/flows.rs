@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::loop_net::{LoopNet, Observer};
 use super::pattern;
 use super::NodeId;
-use crate::link::impair_model::{ImpairConfig, ImpairStats};
+use crate::link::impair_model::{ImpairConfig, ImpairConfigError, ImpairStats};
 use crate::link::LinkStats;
 use crate::runtime::{ConnectionEntry, Runtime, Stream};
 use pmdt_proto::EndpointStats;
@@ -212,8 +212,20 @@ fn fill(flow: usize, seed: u64, offset: u64, out: &mut [u8]) {
     }
 }
 
+/// Why a flows scenario cannot run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FlowsError {
+    /// A runtime could not be started, or a connection not opened.
+    #[error("runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+    /// A path's impairments are invalid.
+    #[error("path: {0}")]
+    Path(#[from] ImpairConfigError),
+}
+
 /// Runs the scenario (see the module documentation).
-pub fn run_flows(sc: &FlowsScenario) -> Result<FlowsReport, String> {
+pub fn run_flows(sc: &FlowsScenario) -> Result<FlowsReport, FlowsError> {
     run_flows_observed(sc, None)
 }
 
@@ -221,7 +233,7 @@ pub fn run_flows(sc: &FlowsScenario) -> Result<FlowsReport, String> {
 pub fn run_flows_observed(
     sc: &FlowsScenario,
     observer: Option<Observer>,
-) -> Result<FlowsReport, String> {
+) -> Result<FlowsReport, FlowsError> {
     let max_datagram = sc.transport.max_datagram as usize;
     let mut net = LoopNet::new(sc.seed);
     if let Some(o) = observer {
@@ -235,19 +247,12 @@ pub fn run_flows_observed(
             .shutdown_timeout(Duration::from_secs(1))
             .seed(seed)
     };
-    let io = |e: std::io::Error| e.to_string();
     let ca: SocketAddr = "10.0.0.1:4000".parse().expect("address");
     let sa: SocketAddr = "10.0.0.2:5000".parse().expect("address");
-    let client = net
-        .add_node(ca, builder(sc.seed ^ 0xc1), sc.client_buffers, max_datagram)
-        .map_err(io)?;
-    let server = net
-        .add_node(sa, builder(sc.seed ^ 0x5e), sc.server_buffers, max_datagram)
-        .map_err(io)?;
-    net.set_path(client, server, sc.forward.clone())
-        .map_err(|e| e.to_string())?;
-    net.set_path(server, client, sc.reverse.clone())
-        .map_err(|e| e.to_string())?;
+    let client = net.add_node(ca, builder(sc.seed ^ 0xc1), sc.client_buffers, max_datagram)?;
+    let server = net.add_node(sa, builder(sc.seed ^ 0x5e), sc.server_buffers, max_datagram)?;
+    net.set_path(client, server, sc.forward.clone())?;
+    net.set_path(server, client, sc.reverse.clone())?;
     net.session(server).listen();
     let mut writers: Vec<Writer> = Vec::new();
     let limit = net.now() + sc.time_limit;
@@ -283,7 +288,7 @@ pub fn run_flows_observed(
                     .last()
                     .is_none_or(|w| w.stream.as_ref().is_none_or(|s| s.is_established())))
         {
-            let stream = net.session(client).connect(now, sa).map_err(io)?;
+            let stream = net.session(client).connect(now, sa)?;
             writers.push(Writer {
                 stream: Some(stream),
                 written: 0,

@@ -14,8 +14,8 @@ pub mod sweep;
 pub use crate::link::impair_model::{GilbertElliott, ImpairConfig, ImpairConfigError, ImpairStats};
 pub use bulk::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport};
 pub use flows::{
-    run_flows, run_flows_observed, Connects, FlowOutcome, FlowsReport, FlowsScenario, ReadersStart,
-    SideReport,
+    run_flows, run_flows_observed, Connects, FlowOutcome, FlowsError, FlowsReport, FlowsScenario,
+    ReadersStart, SideReport,
 };
 pub use loop_net::{LoopNet, Observer};
 pub use port::SimPort;

@@ -5,7 +5,7 @@ use std::ptr::NonNull;
 
 use dpdk::{Mbuf, MbufBatch, Mempool};
 
-use crate::link::{Buffer, BufferStash, PacketMemory, PacketPool};
+use crate::link::{Buffer, BufferStash, PacketMemory, PacketPool, WriteBuf};
 
 /// Mbufs a thread's stash takes from the mempool at once.
 const STASH_BULK: usize = 32;
@@ -57,6 +57,25 @@ impl PacketPool for Mempool {
             return PacketPool::copy_from(self, data, max);
         }
         fill(mbufs.pop()?, data, max)
+    }
+    fn take_writable(
+        &self,
+        max: usize,
+        keep_free: usize,
+        stash: &mut BufferStash,
+    ) -> Option<WriteBuf> {
+        let mbufs = stash.get_or_insert_with(MbufBatch::<STASH_BULK>::new);
+        let m = match mbufs.pop() {
+            Some(m) => m,
+            // Counting free mbufs walks every lcore's cache: only per refill.
+            None if PacketPool::available(self) <= keep_free => return None,
+            None if self.alloc_bulk(mbufs, STASH_BULK).is_ok() => mbufs.pop()?,
+            None => self.alloc().ok()?,
+        };
+        WriteBuf::mbuf(m, max)
+    }
+    fn writable(&self) -> bool {
+        true
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
