@@ -23,6 +23,10 @@ pub const MAX_ACK_RANGES: usize = 32;
 pub const MIN_MAX_DATAGRAM: u16 = DATA_HEADER_LEN as u16 + 64;
 /// Longest handshake cookie.
 pub const MAX_COOKIE_LEN: usize = 32;
+/// Packet numbers lie below this (as in QUIC): a sender starts below 2^32 and
+/// never gets near it, and arithmetic on numbers (`pn + 1`, ranges) cannot
+/// overflow. A larger one is malformed.
+pub const MAX_PN: u64 = 1 << 62;
 
 /// Why a datagram could not be decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -258,6 +262,9 @@ pub fn peek_header(buf: &[u8]) -> Result<(Header, PacketType), DecodeError> {
         timestamp: r.u32()?,
         timestamp_echo: r.u32()?,
     };
+    if header.pn >= MAX_PN {
+        return Err(DecodeError::Malformed("packet number beyond 2^62"));
+    }
     Ok((header, ty))
 }
 
@@ -348,6 +355,9 @@ pub fn decode(buf: &[u8]) -> Result<Packet<'_>, DecodeError> {
 
 fn read_ack(r: &mut Reader<'_>) -> Result<Ack, DecodeError> {
     let largest = r.u64()?;
+    if largest >= MAX_PN {
+        return Err(DecodeError::Malformed("acknowledged number beyond 2^62"));
+    }
     let ack_delay_us = r.u32()?;
     let data_cumulative = r.u64()?;
     let max_data = r.u64()?;
