@@ -400,6 +400,9 @@ fn read_ack(r: &mut Reader<'_>) -> Result<Ack, DecodeError> {
 }
 
 fn write_header(w: &mut Writer<'_>, ty: PacketType, h: &Header) -> Result<(), EncodeError> {
+    if h.pn >= MAX_PN {
+        return Err(EncodeError::Invalid("packet number beyond 2^62"));
+    }
     w.u16(MAGIC)?;
     w.u8(VERSION)?;
     w.u8(ty as u8)?;
@@ -483,6 +486,9 @@ fn write_ack(w: &mut Writer<'_>, a: &Ack) -> Result<(), EncodeError> {
         .ok_or(EncodeError::Invalid("ack without ranges"))?;
     if a.ranges.len() > 1 + MAX_ACK_RANGES {
         return Err(EncodeError::Invalid("too many ack ranges"));
+    }
+    if first.end >= MAX_PN {
+        return Err(EncodeError::Invalid("acknowledged number beyond 2^62"));
     }
     if first.start > first.end || first.end - first.start > u32::MAX as u64 {
         return Err(EncodeError::Invalid("ack range"));
