@@ -3,7 +3,7 @@ SHELL := /bin/bash
 # rustup installs into ~/.cargo/bin, which may not be on PATH yet on a fresh machine.
 CARGO ?= $(shell command -v cargo 2>/dev/null || echo $$HOME/.cargo/bin/cargo)
 
-.PHONY: setup build test lint bench fmt clean demo
+.PHONY: setup build test lint bench fmt clean demo msrv install-check
 
 setup:
 	@scripts/setup.sh
@@ -17,6 +17,25 @@ test: setup lint
 	$(CARGO) test --workspace --all-targets
 	$(CARGO) test --workspace --doc
 	$(CARGO) build -q -p pmdt --no-default-features   # the transport without DPDK
+
+# The minimum supported Rust version (`rust-version` in Cargo.toml), checked with
+# that very toolchain (rustup installs it, minimal profile) against the locked
+# dependencies. CI runs it after `make test`.
+MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+RUSTUP ?= $(shell command -v rustup 2>/dev/null || echo $$HOME/.cargo/bin/rustup)
+msrv: setup
+	$(RUSTUP) toolchain install $(MSRV) --profile minimal --no-self-update
+	$(RUSTUP) run $(MSRV) cargo check --workspace --locked
+
+# The README's `cargo install --path bins/pmdt-tools --locked`, into a scratch
+# root; a debug build reusing this tree's target directory, so it costs little
+# after `make test` (the release build differs only in the profile). CI runs it.
+install-check: setup
+	root=$$(mktemp -d) && \
+	CARGO_TARGET_DIR=$${CARGO_TARGET_DIR:-$(CURDIR)/target} \
+	  $(CARGO) install -q --path bins/pmdt-tools --locked --debug --root $$root && \
+	for b in pmdt-send pmdt-recv pmdt-wanem; do $$root/bin/$$b --version || exit 1; done && \
+	rm -rf $$root
 
 lint:
 	$(CARGO) fmt --all -- --check

@@ -118,4 +118,7 @@ pub struct EndpointStats {
     pub refused: u64,
     /// Connections opened (accepted or connected).
     pub connections_opened: u64,
+    /// Datagrams for a connection that closed gracefully and was released,
+    /// answered with a Close (its peer missed the end; see `linger`).
+    pub lingering_answered: u64,
 }

@@ -8,7 +8,16 @@
 //! drives it: the [`sim`] module over a deterministic simulated network, the
 //! [`runtime`] (DPDK or kernel UDP) on an I/O core, through the [`link`]s.
 //!
-//! The wire format is specified in `docs/PROTOCOL.md`.
+//! The wire format is specified in `docs/PROTOCOL.md`; how data flows through
+//! the crates, in `ARCHITECTURE.md`.
+//!
+//! # Cargo features
+//!
+//! - `dpdk` (default): the DPDK backend, `link::dpdk_port` and
+//!   `runtime::Backend::Dpdk`, through the `dpdk` crate; building it needs DPDK
+//!   22.11 (`pkg-config libdpdk`) and clang for its bindings. Without it
+//!   (`default-features = false`) the transport, the simulator and the runtime build
+//!   with the kernel UDP and in-memory links only, on any Linux machine.
 #![warn(missing_docs)]
 
 pub mod link;

@@ -67,3 +67,36 @@ fn sixteen_flows_through_a_small_pool_with_late_readers() {
         assert_eq!(r.client.link.rx_no_buffer, 0, "{cc:?}: {}", summary(&r));
     }
 }
+
+/// Found by the reliability sweep (seeds 2988 and 6968): with a 1,023-buffer
+/// pool, a connection short of receive memory (its grant near zero while the
+/// first one holds the rest for a reader that has not started) still had its
+/// data handed to its reader's ring up to 64 KiB ahead, each delivery
+/// extending its credit by another datagram: 15 such connections pinned more
+/// buffers than the pool had, the receiver dropped every later datagram and
+/// handshake, and connections timed out. Delivery now runs ahead of the reader
+/// by at most half the grant (at least two datagrams).
+#[test]
+fn connections_short_of_memory_do_not_drain_a_small_pool() {
+    for write_size in [19, 4096] {
+        let r = run_flows(&FlowsScenario {
+            transport: transport(CongestionKind::NewReno),
+            flows: 16,
+            bytes_per_flow: 50_000,
+            write_size,
+            server_buffers: 1023,
+            client_buffers: 1023,
+            connects: Connects::OneAfterAnother,
+            readers: ReadersStart::AfterAllAccepted(Duration::from_millis(100)),
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(r.ok(), "writes of {write_size}: {}", summary(&r));
+        assert_eq!(
+            r.server.link.rx_no_buffer,
+            0,
+            "writes of {write_size}: {}",
+            summary(&r)
+        );
+    }
+}

@@ -616,6 +616,18 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
     }
 
+    /// The peer's connection id (0 until the handshake gave it).
+    pub(crate) fn remote_cid(&self) -> u64 {
+        self.remote_cid
+    }
+
+    /// Until when a released connection that closed gracefully answers its peer
+    /// with a Close: the peer's idle timer fires by then (it last heard from us
+    /// at our last send, and the idle timeout in force is the smaller of both).
+    pub(crate) fn linger_deadline(&self) -> Instant {
+        self.last_recv.max(self.last_send) + self.idle_timeout
+    }
+
     /// The receive credit limit: the stream offset up to which the peer may send
     /// (advertised, or about to be with the next acknowledgement). Credit is never
     /// taken back, so the bytes between the read offset and this limit are what
@@ -1441,6 +1453,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             return t;
         }
         let initial_rtt = self.cfg.initial_rtt;
+        let init_retry_most = (self.idle_timeout / 8).max(initial_rtt);
         match &mut self.state {
             State::Closed(_) | State::Closing { .. } => return None,
             State::Handshake(h) => {
@@ -1449,9 +1462,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 }
                 h.init_pending = false;
                 h.attempts += 1;
-                h.retry_at = Some(
-                    now + initial_rtt * 2u32.saturating_pow(h.attempts.min(MAX_INIT_BACKOFF_EXP)),
-                );
+                // Doubling from the initial RTT, up to an eighth of the idle timeout:
+                // several more tries before the handshake is given up.
+                let backoff =
+                    initial_rtt * 2u32.saturating_pow(h.attempts.min(MAX_INIT_BACKOFF_EXP));
+                h.retry_at = Some(now + backoff.min(init_retry_most));
                 let cookie = std::mem::take(&mut h.cookie);
                 let params = self.local_params();
                 let t = self.control(
@@ -1542,7 +1557,18 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.retransmit.pop_front();
         }
         let mut retx = true;
-        let chunk = if let Some(c) = self.retransmit.front().copied() {
+        // After two probe timeouts in a row with nothing acknowledged, the first
+        // unacknowledged bytes go first (as a TCP retransmission timeout resends
+        // from the first unacknowledged byte): a receiver out of memory drops
+        // packets unacknowledged, keeping only data that repairs the hole it
+        // waits for, so neither an ack nor a probe of new data would ever get the
+        // stream moving again.
+        let stale = if probe && self.pto_count >= 2 {
+            self.first_unacked(max_payload)
+        } else {
+            None
+        };
+        let chunk = if let Some(c) = stale.or_else(|| self.retransmit.front().copied()) {
             let start = c.offset.max(self.send.start());
             Some(Chunk {
                 offset: start,
@@ -1655,6 +1681,29 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 offset: chunk.offset,
                 len: chunk.len as usize,
             }),
+        })
+    }
+
+    /// The first stream bytes sent and not acknowledged (or the unacknowledged
+    /// finish), up to `max_payload` of them.
+    fn first_unacked(&self, max_payload: u64) -> Option<Chunk> {
+        let una = self.acked.contiguous_end(0).max(self.send.start());
+        if una < self.send_next {
+            let len = (self.send_next - una)
+                .min(max_payload)
+                .min(self.send.contiguous_len(una));
+            let end = una + len;
+            let fin = self.fin >= Fin::Sent && end == self.send.end();
+            return (len > 0).then_some(Chunk {
+                offset: una,
+                len: len as u32,
+                fin,
+            });
+        }
+        (self.fin == Fin::Sent).then_some(Chunk {
+            offset: self.send.end(),
+            len: 0,
+            fin: true,
         })
     }
 

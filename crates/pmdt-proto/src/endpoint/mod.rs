@@ -19,8 +19,11 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::{ConfigError, EndpointConfig};
-use crate::connection::{Connection, ConnectionParams, Event, Side, Transmit, REFUSED_CODE};
+use crate::connection::{
+    CloseReason, Connection, ConnectionParams, Event, Side, Transmit, REFUSED_CODE,
+};
 use crate::cookie::CookieKey;
+use crate::linger::Lingering;
 use crate::recv_buffer::{RecvRing, RecvStorage};
 use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::EndpointStats;
@@ -75,6 +78,8 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     events: VecDeque<(ConnectionHandle, Event)>,
     /// Scratch list of `handle_timeout` (kept to reuse its memory).
     due: Vec<usize>,
+    /// Released connections that closed gracefully, still answering their peer.
+    lingering: Lingering,
     storage: StorageFactory<S>,
     recv_storage: StorageFactory<R>,
     stats: EndpointStats,
@@ -114,6 +119,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             None => ChaCha8Rng::from_os_rng(),
         };
         let cookie_key = CookieKey::new(rng.random(), rng.random());
+        let max_connections = cfg.max_connections;
         Ok(Self {
             transport: Arc::new(cfg.transport.clone()),
             cfg,
@@ -131,6 +137,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             accept_queue: VecDeque::new(),
             events: VecDeque::new(),
             due: Vec::new(),
+            lingering: Lingering::new(max_connections),
             storage,
             recv_storage,
             stats: EndpointStats::default(),
@@ -282,7 +289,16 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         let closed = self.connection(h).is_some_and(|c| c.is_closed());
         if closed {
             if let Some(slot) = self.slots[h.0].take() {
-                self.by_cid.remove(&slot.conn.local_cid());
+                let c = &slot.conn;
+                self.by_cid.remove(&c.local_cid());
+                if c.close_reason() == Some(CloseReason::Graceful) {
+                    self.lingering.insert(
+                        c.local_cid(),
+                        c.remote(),
+                        c.remote_cid(),
+                        c.linger_deadline(),
+                    );
+                }
                 if let Some(k) = slot.init_key {
                     self.by_init.remove(&k);
                 }
@@ -347,6 +363,12 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         }
         let Some(&i) = self.by_cid.get(&pkt.header.dst_cid) else {
             self.stats.unknown_connection += 1;
+            if !matches!(pkt.body, Body::Close { .. } | Body::Reset { .. }) {
+                if let Some(peer) = self.lingering.answer(pkt.header.dst_cid, remote, now) {
+                    self.stats.lingering_answered += 1;
+                    self.queue_stateless(remote, peer, Body::Close { code: 0 });
+                }
+            }
             return;
         };
         let Some(slot) = self.slots[i].as_mut() else {

@@ -92,6 +92,23 @@ struct IoStream {
     wake_deferred: Option<Instant>,
 }
 
+/// How receive memory is counted: stream bytes a packet buffer carries at most,
+/// and the slots of a reader's ring.
+#[derive(Debug, Clone, Copy)]
+struct Memory {
+    max_payload: u64,
+    ring_slots: usize,
+}
+
+impl IoStream {
+    /// What the reader has not read yet: bytes, and segments (packet buffers) in
+    /// its ring.
+    fn unread(&self, mem: Memory) -> (u64, usize) {
+        let bytes = self.delivered - self.discarded - self.shared.app_read.load(Ordering::SeqCst);
+        (bytes, mem.ring_slots - self.to_app.slots())
+    }
+}
+
 /// Reset code a peer sees when this runtime shuts down while the application
 /// still held a stream with data arriving.
 pub const SHUTDOWN_CODE: u32 = 0xffff_0003;
@@ -160,6 +177,8 @@ pub(crate) struct IoLoop {
     accept: Option<SyncSender<Stream>>,
     rx: Vec<Received>,
     hdr: Vec<u8>,
+    /// Stream bytes one datagram carries at most.
+    max_payload: u64,
     /// The receive memory every connection shares (bytes of packet memory).
     recv_mem: RecvMemory,
     /// Connections below their fair share of `recv_mem` may get more once this
@@ -196,6 +215,7 @@ impl IoLoop {
     ) -> Self {
         let pool = link.pool();
         let max_datagram = ep.config().transport.max_datagram as usize;
+        let max_payload = ep.config().transport.max_payload();
         // One received datagram pins one buffer, holding up to a payload of stream.
         let recv_budget = (pool.capacity() as f64
             * RECV_POOL_SHARE
@@ -222,6 +242,7 @@ impl IoLoop {
             // The connection sizes packets by this buffer (only headers are written
             // into it; payloads stay in their buffers).
             hdr: vec![0; max_datagram.max(2048)],
+            max_payload,
             recv_mem: RecvMemory::new(recv_budget),
             regrant_at: None,
             balanced_for: usize::MAX,
@@ -599,6 +620,7 @@ impl IoLoop {
             self.send_share = self.send_budget / self.live.max(1) as u64;
         }
         let write_ahead = self.write_ahead();
+        let mem = self.memory();
         let mut short = false;
         for i in 0..self.streams.len() {
             let Some(s) = &mut self.streams[i] else {
@@ -610,7 +632,7 @@ impl IoLoop {
                 s.shared.waiter.wake();
             }
             if self.recv_mem.regrant(&mut s.share) {
-                Self::apply_credit(&mut self.ep, ConnectionHandle(i), s);
+                Self::apply_credit(&mut self.ep, ConnectionHandle(i), s, mem);
             }
             short |= self.recv_mem.starved(&s.share);
         }
@@ -628,31 +650,53 @@ impl IoLoop {
         self.ep.set_initial_recv_budget(Some(c));
     }
 
-    /// Sizes a connection's credit to its grant: what its reader's ring holds
-    /// counts against it.
-    fn apply_credit(ep: &mut Endpoint<ChunkSend, ChunkRecv>, h: ConnectionHandle, s: &IoStream) {
-        let ring = s.delivered - s.discarded - s.shared.app_read.load(Ordering::SeqCst);
+    /// Sizes a connection's credit and the segments its storage may hold to its
+    /// grant: what its reader's ring holds counts against both (bytes for the
+    /// credit, packet buffers for the segments, as small segments pin a whole
+    /// buffer each).
+    fn apply_credit(
+        ep: &mut Endpoint<ChunkSend, ChunkRecv>,
+        h: ConnectionHandle,
+        s: &IoStream,
+        mem: Memory,
+    ) {
+        let (ring_bytes, ring_segments) = s.unread(mem);
         if let Some(mut c) = ep.connection_mut(h) {
-            c.set_recv_budget(s.share.grant.saturating_sub(ring));
+            c.set_recv_budget(s.share.grant.saturating_sub(ring_bytes));
+            let buffers = (s.share.grant / mem.max_payload) as usize;
+            c.recv_storage_mut()
+                .set_segment_cap(buffers.saturating_sub(ring_segments));
         }
     }
 
     /// Records what a connection commits now (credit beyond what it delivered,
-    /// plus its reader's unread data) and hands memory that freed to connections
-    /// short of their share.
+    /// plus its reader's unread data; packet buffers where small segments pin
+    /// more than their bytes) and hands memory that freed to connections short
+    /// of their share.
     fn account(&mut self, i: usize) {
         let h = ConnectionHandle(i);
+        let mem = self.memory();
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
         };
         let Some(c) = self.ep.connection(h) else {
             return;
         };
-        let released = s.discarded + s.shared.app_read.load(Ordering::SeqCst);
-        self.recv_mem
-            .update(&mut s.share, c.recv_limit().saturating_sub(released));
+        let (ring_bytes, ring_segments) = s.unread(mem);
+        let stored = (c.recv_storage().len() as u64) * mem.max_payload;
+        let committed = c.recv_limit().saturating_sub(s.delivered).max(stored)
+            + ring_bytes.max(ring_segments as u64 * mem.max_payload);
+        self.recv_mem.update(&mut s.share, committed);
         if self.regrant_at.is_some_and(|t| self.recv_mem.free() >= t) {
             self.rebalance();
+        }
+    }
+
+    /// The sizes receive memory is counted in.
+    fn memory(&self) -> Memory {
+        Memory {
+            max_payload: self.max_payload,
+            ring_slots: self.cfg.ring_slots,
         }
     }
 
@@ -816,21 +860,27 @@ impl IoLoop {
     /// stream and close once everything before them was handed over.
     fn deliver_to_app(&mut self, i: usize, now: Instant) {
         let h = ConnectionHandle(i);
+        let mem = self.memory();
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
         };
         // Delivery runs ahead of the reader by at most half its grant (the rest
-        // stays credit for the peer), and at least a few datagrams.
-        let ahead = (s.share.grant / 2).clamp(READ_AHEAD_MIN, READ_AHEAD_MAX);
+        // stays credit for the peer), and at least two datagrams whatever the
+        // grant (a reader always finds data; a connection short of memory holds
+        // little beyond its grant).
+        let ahead = (s.share.grant / 2).clamp(2 * mem.max_payload, READ_AHEAD_MAX);
+        let ahead_segments = ((ahead / mem.max_payload) as usize).max(2);
         let discard = s.shared.discard.load(Ordering::Acquire);
         let mut moved = 0u64;
         // Data handed over (the last segment's length), and whether the reader
         // must learn something at once (end of stream, delivery waiting for it).
         let mut last_pushed = None;
         let mut pushed = false;
-        let unread =
-            |s: &IoStream| s.delivered - s.discarded - s.shared.app_read.load(Ordering::SeqCst);
-        let room = |s: &IoStream| s.to_app.slots() > 0 && unread(s) < ahead;
+        let unread = |s: &IoStream| s.unread(mem).0;
+        let room = |s: &IoStream| {
+            let (bytes, segments) = s.unread(mem);
+            s.to_app.slots() > 0 && bytes < ahead && segments < ahead_segments
+        };
         if let Some(mut c) = self.ep.connection_mut(h) {
             let storage = c.recv_storage_mut();
             while discard || room(s) {
@@ -850,7 +900,7 @@ impl IoLoop {
         // Credit: the grant less what the reader has not read yet (set before the
         // consumed bytes extend it).
         let read_before = s.shared.app_read.load(Ordering::SeqCst);
-        Self::apply_credit(&mut self.ep, h, s);
+        Self::apply_credit(&mut self.ep, h, s, mem);
         if moved > 0 {
             if let Some(mut c) = self.ep.connection_mut(h) {
                 c.consume(moved);

@@ -158,10 +158,16 @@ pub struct Segment {
 /// offset (arrivals in order append at the back; no allocation once warm).
 pub struct ChunkRecv {
     segs: VecDeque<Segment>,
-    /// Most out-of-order segments held at once: each pins a packet buffer of a
-    /// pool shared by every connection of the port, so one peer sending tiny
-    /// segments must not drain it. In-order data may use [`HEAD_RESERVE`] more.
+    /// Most out-of-order segments held at once by the credit: each pins a packet
+    /// buffer of a pool shared by every connection of the port, so one peer
+    /// sending tiny segments must not drain it. In-order data may use
+    /// [`HEAD_RESERVE`] more.
     max_segs: usize,
+    /// The owner's cap on held segments (its share of the pool in buffers), if
+    /// set: it bounds both limits, whatever the credit.
+    cap: Option<usize>,
+    /// Stream offset the reader has consumed up to (from `release_to`).
+    read: u64,
 }
 
 /// Receive credit per held segment the budget allows: full-size datagrams carry
@@ -181,7 +187,18 @@ impl ChunkRecv {
         Self {
             segs: VecDeque::with_capacity((cap as usize / 1024).min(1 << 16) + 1),
             max_segs: (cap / CREDIT_BYTES_PER_SEGMENT) as usize + MIN_SEGMENT_BUDGET,
+            cap: None,
+            read: 0,
         }
+    }
+
+    /// Caps the segments held at `segments` (packet buffers the owner's memory
+    /// budget gives this connection; at least one), in-order data included: a
+    /// sixteenth more for in-order data, at least one, so a hole can always be
+    /// repaired. Beyond it, data is refused (dropped unacknowledged) until the
+    /// reader takes some.
+    pub fn set_segment_cap(&mut self, segments: usize) {
+        self.cap = Some(segments.max(1));
     }
 
     /// Takes the first segment if it starts at `offset` (in-order data).
@@ -217,11 +234,17 @@ impl RecvStorage for ChunkRecv {
     }
 
     fn has_room(&self, pieces: usize, at_head: bool) -> bool {
-        let limit = if at_head {
-            self.max_segs + HEAD_RESERVE
-        } else {
-            self.max_segs
+        if at_head && self.segs.front().is_none_or(|s| s.offset > self.read) {
+            // Nothing readable is held: this repairs the first hole, which must
+            // never be refused (whatever out-of-order data holds, e.g. after the
+            // cap was lowered below it), or the stream could never move again.
+            return true;
+        }
+        let (max, reserve) = match self.cap {
+            Some(cap) => (self.max_segs.min(cap), (cap / 16).clamp(1, HEAD_RESERVE)),
+            None => (self.max_segs, HEAD_RESERVE),
         };
+        let limit = if at_head { max + reserve } else { max };
         self.segs.len() + pieces <= limit
     }
 
@@ -263,6 +286,7 @@ impl RecvStorage for ChunkRecv {
     }
 
     fn release_to(&mut self, offset: u64) {
+        self.read = self.read.max(offset);
         while let Some(s) = self.segs.front_mut() {
             let end = s.offset + s.len as u64;
             if end <= offset {

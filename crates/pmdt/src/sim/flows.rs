@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use super::loop_net::LoopNet;
+use super::loop_net::{LoopNet, Observer};
 use super::pattern;
 use super::NodeId;
 use crate::link::impair_model::{ImpairConfig, ImpairConfigError, ImpairStats};
 use crate::link::LinkStats;
-use crate::runtime::{Runtime, Stream};
+use crate::runtime::{ConnectionEntry, Runtime, Stream};
 use pmdt_proto::EndpointStats;
 use pmdt_proto::TransportConfig;
 
@@ -129,6 +129,9 @@ pub struct SideReport {
     pub endpoint: EndpointStats,
     /// Packet buffers not back in the pool after shutdown (must be 0).
     pub buffers_in_use: usize,
+    /// Connections still open when the transfer phase ended (none after a
+    /// clean run): what they were doing.
+    pub open_connections: Vec<ConnectionEntry>,
 }
 
 /// The outcome of a run.
@@ -223,8 +226,19 @@ pub enum FlowsError {
 
 /// Runs the scenario (see the module documentation).
 pub fn run_flows(sc: &FlowsScenario) -> Result<FlowsReport, FlowsError> {
+    run_flows_observed(sc, None)
+}
+
+/// [`run_flows`], showing every datagram to `observer` (debugging a seed).
+pub fn run_flows_observed(
+    sc: &FlowsScenario,
+    observer: Option<Observer>,
+) -> Result<FlowsReport, FlowsError> {
     let max_datagram = sc.transport.max_datagram as usize;
     let mut net = LoopNet::new(sc.seed);
+    if let Some(o) = observer {
+        net.observe(o);
+    }
     let builder = |seed: u64| {
         Runtime::builder()
             .transport(sc.transport.clone())
@@ -342,6 +356,8 @@ pub fn run_flows(sc: &FlowsScenario) -> Result<FlowsReport, FlowsError> {
         }
     }
     let elapsed = net.elapsed();
+    let open_client = net.stats(client).connection_list;
+    let open_server = net.stats(server).connection_list;
     for (o, w) in outcomes.iter_mut().zip(&writers) {
         // (Flows never opened keep written 0 and no close.)
         o.written = w.written.saturating_sub(FLOW_TAG as u64);
@@ -368,20 +384,21 @@ pub fn run_flows(sc: &FlowsScenario) -> Result<FlowsReport, FlowsError> {
     net.session(server).shut_down(now);
     let end = net.now() + Duration::from_secs(5);
     net.run_until(end, |n| n.stopped(client) && n.stopped(server));
-    let side = |net: &mut LoopNet, n: NodeId| {
+    let side = |net: &mut LoopNet, n: NodeId, open_connections| {
         let st = net.stats(n);
         SideReport {
             link: st.link,
             endpoint: st.endpoint,
             buffers_in_use: net.buffers_in_use(n),
+            open_connections,
         }
     };
     Ok(FlowsReport {
         all_delivered,
         all_closed_gracefully,
         elapsed,
-        client: side(&mut net, client),
-        server: side(&mut net, server),
+        client: side(&mut net, client, open_client),
+        server: side(&mut net, server, open_server),
         forward_path,
         reverse_path,
         busy_overflows: net.busy_overflows(),

@@ -60,6 +60,10 @@ impl Ord for InFlight {
     }
 }
 
+/// Sees every datagram a node sends: when, from, to, the bytes, and whether the
+/// path delivers it (at least once).
+pub type Observer = Box<dyn FnMut(Instant, SocketAddr, SocketAddr, &[u8], bool) + Send>;
+
 /// The network (see the module documentation).
 pub struct LoopNet {
     seed: u64,
@@ -73,6 +77,7 @@ pub struct LoopNet {
     seq: u64,
     busy_overflows: u64,
     unroutable: u64,
+    observer: Option<Observer>,
 }
 
 impl LoopNet {
@@ -92,6 +97,7 @@ impl LoopNet {
             seq: 0,
             busy_overflows: 0,
             unroutable: 0,
+            observer: None,
         }
     }
 
@@ -187,6 +193,11 @@ impl LoopNet {
             .get(&(a.0, b.0))
             .map(|p| p.stats().clone())
             .unwrap_or_default()
+    }
+
+    /// Shows every datagram sent from now on to `f` (debugging a seed).
+    pub fn observe(&mut self, f: Observer) {
+        self.observer = Some(f);
     }
 
     /// Times a node was still busy after 64 polls at one
@@ -297,6 +308,9 @@ impl LoopNet {
             }
             let path = self.paths.get_mut(&(i, j)).expect("inserted");
             let fate = path.decide(self.now, data.len());
+            if let Some(f) = self.observer.as_mut() {
+                f(self.now, from, to, &data, !fate.deliveries().is_empty());
+            }
             for d in fate.deliveries() {
                 let mut copy = data.clone();
                 if let Some(flip) = d.flip {

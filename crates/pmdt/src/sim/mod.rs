@@ -9,14 +9,15 @@ mod flows;
 mod loop_net;
 pub mod pattern;
 mod port;
+pub mod sweep;
 
 pub use crate::link::impair_model::{GilbertElliott, ImpairConfig, ImpairConfigError, ImpairStats};
 pub use bulk::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport};
 pub use flows::{
-    run_flows, Connects, FlowOutcome, FlowsError, FlowsReport, FlowsScenario, ReadersStart,
-    SideReport,
+    run_flows, run_flows_observed, Connects, FlowOutcome, FlowsError, FlowsReport, FlowsScenario,
+    ReadersStart, SideReport,
 };
-pub use loop_net::LoopNet;
+pub use loop_net::{LoopNet, Observer};
 pub use port::SimPort;
 
 use std::cmp::Reverse;
