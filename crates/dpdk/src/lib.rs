@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 mod batch;
+mod dynfield;
 mod eal;
 mod error;
 mod hugepages;
@@ -38,6 +39,7 @@ pub mod ring;
 pub mod telemetry;
 
 pub use batch::{Drain, MbufBatch, DEFAULT_BURST};
+pub use dynfield::DynFieldU32;
 pub use eal::{Eal, EalBuilder, MemoryMode};
 pub use error::{strerror, Error, ErrorKind, Result};
 pub use hugepages::HugepageInfo;

@@ -38,6 +38,10 @@ pub struct LinkStats {
     /// Payloads that had to be copied into the frame (not sent from the original
     /// buffer by reference). The zero-copy path keeps this at 0.
     pub payload_copies: u64,
+    /// Datagrams whose UDP checksum used the payload sum the payload's writer
+    /// stamped in its mbuf (DPDK without checksum offload): the I/O loop read
+    /// none of their payload bytes.
+    pub tx_payload_sums_reused: u64,
     /// Impairment: datagrams dropped by random or burst loss.
     pub impair_lost: u64,
     /// Impairment: datagrams duplicated.

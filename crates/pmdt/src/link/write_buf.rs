@@ -152,6 +152,8 @@ impl WriteBuf {
             Writable::Mbuf(mut m) => {
                 m.trim(self.cap - len)
                     .expect("a reserved mbuf has one owner and `cap` bytes");
+                // Summed while the bytes are in the writer's cache.
+                super::dpdk_port::payload_sum::stamp(&mut m);
                 Buffer::new(m)
             }
             Writable::Other(o) => o.freeze(len),

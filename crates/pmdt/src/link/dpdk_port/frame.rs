@@ -130,12 +130,13 @@ fn parse_ipv4(frame: &[u8], src_mac: [u8; 6], ip: Ipv4Addr, verified: RxVerified
                 return Frame::Malformed;
             }
             if u.checksum() != 0 && !verified.udp {
+                let body_sum = super::payload_sum::ones_complement_sum(&body[..ulen]);
                 let sum = Sum16BitWords::new()
                     .add_4bytes(h.source())
                     .add_4bytes(h.destination())
                     .add_2bytes([0, IpNumber::UDP.0])
                     .add_2bytes((ulen as u16).to_be_bytes())
-                    .add_slice(&body[..ulen]);
+                    .add_2bytes(body_sum.to_be_bytes());
                 // Summing a correct datagram including its checksum gives 0xffff.
                 if sum.ones_complement() != 0 {
                     return Frame::BadChecksum;
@@ -174,11 +175,12 @@ fn parse_ipv4(frame: &[u8], src_mac: [u8; 6], ip: Ipv4Addr, verified: RxVerified
     }
 }
 
-/// Writes Ethernet + IPv4 + UDP headers for a datagram of `udp_payload_len` bytes
-/// into `out[..HEADERS_LEN]`. The UDP checksum covers `payload_parts` (which must
-/// add up to `udp_payload_len`; every part but the last of even length); with
-/// `offload` the IPv4 checksum is left 0 and the UDP field holds the pseudo-header
-/// sum, as DPDK's checksum offload expects.
+/// Writes Ethernet + IPv4 + UDP headers into `out[..HEADERS_LEN]` for a datagram
+/// whose UDP payload is `header` then `payload`. The UDP checksum covers both;
+/// `payload_sum`, when given, is the payload's ones' complement sum already
+/// computed ([`payload_sum::ones_complement_sum`](super::payload_sum)), so the
+/// payload is not read here. With `offload` the IPv4 checksum is left 0 and the
+/// UDP field holds the pseudo-header sum, as DPDK's checksum offload expects.
 #[allow(clippy::too_many_arguments)]
 pub fn write_udp_headers(
     out: &mut [u8],
@@ -186,11 +188,12 @@ pub fn write_udp_headers(
     dst_mac: [u8; 6],
     src: SocketAddrV4,
     dst: SocketAddrV4,
-    udp_payload_len: usize,
-    payload_parts: &[&[u8]],
+    header: &[u8],
+    payload: &[u8],
+    payload_sum: Option<u16>,
     offload: bool,
 ) {
-    let udp_len = (UDP_LEN + udp_payload_len) as u16;
+    let udp_len = (UDP_LEN + header.len() + payload.len()) as u16;
     out[0..6].copy_from_slice(&dst_mac);
     out[6..12].copy_from_slice(&src_mac);
     out[12..14].copy_from_slice(&EtherType::IPV4.0.to_be_bytes());
@@ -219,14 +222,21 @@ pub fn write_udp_headers(
         // Folded pseudo-header sum, not complemented.
         !pseudo.ones_complement()
     } else {
-        let mut s = pseudo
+        let sum = payload_sum.unwrap_or_else(|| super::payload_sum::ones_complement_sum(payload));
+        // After an odd-length header every payload byte sits in the other half
+        // of its 16-bit word: the payload's sum is byte-swapped (RFC 1071).
+        let sum = if header.len() % 2 == 1 {
+            sum.swap_bytes()
+        } else {
+            sum
+        };
+        pseudo
             .add_2bytes(src.port().to_be_bytes())
             .add_2bytes(dst.port().to_be_bytes())
-            .add_2bytes(udp_len.to_be_bytes());
-        for p in payload_parts {
-            s = s.add_slice(p);
-        }
-        s.to_ones_complement_with_no_zero()
+            .add_2bytes(udp_len.to_be_bytes())
+            .add_slice(header)
+            .add_2bytes(sum.to_be_bytes())
+            .to_ones_complement_with_no_zero()
     };
     u[6..8].copy_from_slice(&ck.to_be().to_be_bytes());
 }
@@ -299,18 +309,43 @@ mod tests {
         let dst = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), 9000);
         let mut f = vec![0u8; HEADERS_LEN];
         let (a, b) = payload.split_at(payload.len().min(40));
-        write_udp_headers(
-            &mut f,
-            MAC_A,
-            MAC_B,
-            src,
-            dst,
-            payload.len(),
-            &[a, b],
-            offload,
-        );
+        write_udp_headers(&mut f, MAC_A, MAC_B, src, dst, a, b, None, offload);
         f.extend_from_slice(payload);
         f
+    }
+
+    #[test]
+    fn a_precomputed_payload_sum_gives_the_same_checksum_after_any_header() {
+        let src = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 4000);
+        let dst = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), 9000);
+        let payload: Vec<u8> = (0..1433u32).map(|i| (i * 13 + 5) as u8).collect();
+        for hlen in [0usize, 1, 2, 17, 32, 33] {
+            let header: Vec<u8> = (0..hlen as u8).map(|i| i ^ 0x5a).collect();
+            let sum = super::super::payload_sum::ones_complement_sum(&payload);
+            let (mut f, mut g) = (vec![0u8; HEADERS_LEN], vec![0u8; HEADERS_LEN]);
+            write_udp_headers(
+                &mut f, MAC_A, MAC_B, src, dst, &header, &payload, None, false,
+            );
+            write_udp_headers(
+                &mut g,
+                MAC_A,
+                MAC_B,
+                src,
+                dst,
+                &header,
+                &payload,
+                Some(sum),
+                false,
+            );
+            assert_eq!(f, g, "header of {hlen} bytes");
+            let mut all = header.clone();
+            all.extend_from_slice(&payload);
+            let (uh, _) = UdpHeader::from_slice(&f[ETH_LEN + IPV4_LEN..]).unwrap();
+            let expect = uh
+                .calc_checksum_ipv4_raw([10, 0, 0, 1], [10, 0, 0, 2], &all)
+                .unwrap();
+            assert_eq!(uh.checksum, expect, "header of {hlen} bytes");
+        }
     }
 
     #[test]

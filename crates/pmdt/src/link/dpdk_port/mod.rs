@@ -10,6 +10,7 @@
 mod arp_table;
 pub mod frame;
 mod packet_memory;
+pub mod payload_sum;
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::sync::Arc;
@@ -163,6 +164,7 @@ impl DpdkLink {
             pc.mtu_required = false; // memif has no MTU setting and carries jumbo frames
         }
         let (rxqs, txqs) = port.configure(&pc, &pool)?;
+        payload_sum::register(eal)?;
         let need = (dpdk::sys::RTE_ETH_TX_OFFLOAD_IPV4_CKSUM
             | dpdk::sys::RTE_ETH_TX_OFFLOAD_UDP_CKSUM) as u64;
         let offload = cfg.checksum_offload && port.enabled_tx_offloads() & need == need;
@@ -324,6 +326,9 @@ impl Link for DpdkLink {
                     }
                     self.stats.rx_datagrams += 1;
                     self.stats.rx_bytes += len as u64;
+                    let mut m = m;
+                    // Whatever this mbuf's last use stamped is not its sum now.
+                    payload_sum::clear(&mut m);
                     out.push(Received {
                         from: SocketAddr::V4(from),
                         buf: Buffer::new(m),
@@ -398,6 +403,21 @@ impl Link for DpdkLink {
                 .flatten(),
             _ => None,
         };
+        // The payload's sum, when its writer stamped one for exactly this slice:
+        // the checksum then reads no payload byte here.
+        let payload_sum = match pkt.payload {
+            Some(p) if !self.offload => p
+                .buf
+                .with(|pm: &Mbuf| {
+                    if p.start == 0 && p.len == pm.len() {
+                        payload_sum::stamped(pm)
+                    } else {
+                        None
+                    }
+                })
+                .flatten(),
+            _ => None,
+        };
         let inline = if chain.is_some() { 0 } else { payload.len() };
         let hdr_len = HEADERS_LEN + pkt.header.len();
         let Ok(room) = m.append(hdr_len + inline) else {
@@ -411,8 +431,9 @@ impl Link for DpdkLink {
             dst_mac,
             src,
             dst,
-            udp_payload,
-            &[pkt.header, payload],
+            pkt.header,
+            payload,
+            payload_sum,
             self.offload,
         );
         room[HEADERS_LEN..hdr_len].copy_from_slice(pkt.header);
@@ -436,6 +457,7 @@ impl Link for DpdkLink {
         }
         self.stats.tx_datagrams += 1;
         self.stats.tx_bytes += udp_payload as u64;
+        self.stats.tx_payload_sums_reused += payload_sum.is_some() as u64;
         let _ = self.tx.push(m);
         true
     }

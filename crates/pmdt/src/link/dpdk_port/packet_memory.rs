@@ -87,5 +87,7 @@ impl PacketPool for Mempool {
 fn fill(mut m: Mbuf, data: &[u8], max: usize) -> Option<Buffer> {
     let n = data.len().min(max).min(m.tailroom());
     m.extend_from_slice(&data[..n]).ok()?;
+    // Summed while the bytes are in this thread's cache (see `payload_sum`).
+    super::payload_sum::stamp(&mut m);
     Some(Buffer::new(m))
 }
