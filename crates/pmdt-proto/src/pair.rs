@@ -78,6 +78,7 @@ impl Pair {
     /// Two endpoints (the server accepting), nothing connected yet, a 5 ms path.
     pub fn new(client: TransportConfig, server: TransportConfig) -> Self {
         let now = Instant::now();
+        let buf_len = client.max_datagram.max(server.max_datagram) as usize;
         let client = Endpoint::new(
             EndpointConfig {
                 transport: client,
@@ -108,7 +109,7 @@ impl Pair {
             delay: Duration::from_millis(5),
             in_flight: VecDeque::new(),
             filter: None,
-            buf: vec![0; 1 << 16],
+            buf: vec![0; buf_len],
         }
     }
 
