@@ -186,7 +186,8 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
                 },
             });
             ep.handle(now, ca, &dup);
-            // 7. forged acks at the client: acknowledging packets never sent
+            // 7. forged acks at the client: acknowledging packets never sent (the
+            // largest number an ack may carry, 2^62 - 1, and beyond what was sent)
             let forged = enc(&Packet {
                 header: Header {
                     dst_cid: client_cid,
@@ -196,8 +197,8 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
                 },
                 body: Body::Ack(Ack {
                     ranges: vec![AckRange {
-                        start: u64::MAX / 2 - 10,
-                        end: u64::MAX / 2,
+                        start: wire::MAX_PN - 11,
+                        end: wire::MAX_PN - 1,
                     }]
                     .into(),
                     ack_delay_us: 0,

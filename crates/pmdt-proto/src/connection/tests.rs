@@ -2,202 +2,67 @@
 //! through a pair of endpoints on a virtual clock, with a filter that can drop or
 //! inspect any datagram, and hand-crafted datagrams where a peer misbehaves.
 
-use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::config::{EndpointConfig, TransportConfig};
-use crate::endpoint::{ConnectionHandle, ConnectionMut, Endpoint};
+use crate::config::TransportConfig;
+use crate::endpoint::ConnectionMut;
+use crate::pair::{self, Direction, Pair, Verdict};
 use crate::wire::{Ack, AckRange, AckRanges};
 
-/// Decides whether a datagram is delivered: `(to_server, packet) -> deliver`.
-type Filter = Box<dyn FnMut(bool, &Packet<'_>) -> bool>;
-
-/// A client and a server endpoint joined by a lossless fixed-delay path whose
-/// datagrams pass through [`Pair::filter`].
-struct Pair {
-    now: Instant,
-    client: Endpoint,
-    server: Endpoint,
-    ch: ConnectionHandle,
-    sh: Option<ConnectionHandle>,
-    ca: SocketAddr,
-    sa: SocketAddr,
-    delay: Duration,
-    queue: VecDeque<(Instant, bool, Vec<u8>)>,
-    filter: Filter,
+/// The shared two-endpoint harness ([`crate::pair::Pair`]) under the names these
+/// tests use.
+trait PairExt {
+    fn client_conn(&mut self) -> ConnectionMut<'_, ByteRing, RecvRing>;
+    fn server_conn(&mut self) -> ConnectionMut<'_, ByteRing, RecvRing>;
+    /// Hands a datagram to the server (`to_server`) or the client at once.
+    fn deliver(&mut self, to_server: bool, d: &[u8]);
+    /// Runs for `d` of virtual time.
+    fn step_for(&mut self, d: Duration);
+    /// Reads everything readable on the server; returns the byte count.
+    fn server_read(&mut self) -> u64;
 }
 
-impl Pair {
-    /// A connected pair (handshake done) with a 5 ms one-way delay.
-    fn new(cfg: TransportConfig) -> Self {
-        Self::with(cfg.clone(), cfg)
-    }
-
-    /// Like [`Pair::new`], each side with its own configuration.
-    fn with(cfg: TransportConfig, server_cfg: TransportConfig) -> Self {
-        let now = Instant::now();
-        let ca: SocketAddr = "10.11.0.1:1000".parse().unwrap();
-        let sa: SocketAddr = "10.11.0.2:2000".parse().unwrap();
-        let mut client = Endpoint::new(
-            EndpointConfig {
-                transport: cfg.clone(),
-                seed: Some(1),
-                ..Default::default()
-            },
-            now,
-        )
-        .unwrap();
-        let server = Endpoint::new(
-            EndpointConfig {
-                transport: server_cfg,
-                seed: Some(2),
-                accept: true,
-                ..Default::default()
-            },
-            now,
-        )
-        .unwrap();
-        let ch = client.connect(now, sa);
-        let mut p = Self {
-            now,
-            client,
-            server,
-            ch,
-            sh: None,
-            ca,
-            sa,
-            delay: Duration::from_millis(5),
-            queue: VecDeque::new(),
-            filter: Box::new(|_, _| true),
-        };
-        let limit = now + Duration::from_secs(2);
-        while p.sh.is_none() && p.step(limit) {
-            p.sh = p.server.accept();
-        }
-        let sh = p.sh.expect("handshake");
-        let _ = sh;
-        // Let the handshake settle (the client's first ack, if any).
-        p.step_for(Duration::from_millis(20));
-        p
-    }
-
+impl PairExt for Pair {
     fn client_conn(&mut self) -> ConnectionMut<'_, ByteRing, RecvRing> {
-        self.client.connection_mut(self.ch).unwrap()
+        self.client_connection()
     }
-
     fn server_conn(&mut self) -> ConnectionMut<'_, ByteRing, RecvRing> {
-        let sh = self.sh.unwrap();
-        self.server.connection_mut(sh).unwrap()
+        self.server_connection()
     }
-
-    /// Queues everything both sides want to send now (through the filter).
-    fn flush(&mut self) {
-        let mut buf = vec![0u8; 65536];
-        for to_server in [true, false] {
-            let ep = if to_server {
-                &mut self.client
-            } else {
-                &mut self.server
-            };
-            let mut out = Vec::new();
-            while let Some(t) = ep.poll_transmit(self.now, &mut buf) {
-                out.push(buf[..t.transmit().len].to_vec());
-            }
-            for d in out {
-                let pkt = wire::decode(&d).expect("a side sent an undecodable datagram");
-                if (self.filter)(to_server, &pkt) {
-                    self.queue.push_back((self.now + self.delay, to_server, d));
-                }
-            }
-        }
-    }
-
-    /// Hands a datagram to the server (`to_server`) or the client at once.
     fn deliver(&mut self, to_server: bool, d: &[u8]) {
-        if to_server {
-            self.server.handle(self.now, self.ca, d);
+        let dir = if to_server {
+            Direction::ToServer
         } else {
-            self.client.handle(self.now, self.sa, d);
-        }
-    }
-
-    /// One event (a delivery or a timer), not beyond `limit`; false when nothing is
-    /// left to do before it.
-    fn step(&mut self, limit: Instant) -> bool {
-        self.flush();
-        let next = [
-            self.queue.front().map(|q| q.0),
-            self.client.poll_timeout(),
-            self.server.poll_timeout(),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let Some(t) = next else {
-            self.now = self.now.max(limit);
-            return false;
+            Direction::ToClient
         };
-        if t > limit {
-            self.now = self.now.max(limit);
-            return false;
-        }
-        self.now = self.now.max(t);
-        while self.queue.front().is_some_and(|q| q.0 <= self.now) {
-            let (_, to_server, d) = self.queue.pop_front().unwrap();
-            self.deliver(to_server, &d);
-        }
-        self.client.handle_timeout(self.now);
-        self.server.handle_timeout(self.now);
-        true
+        self.inject(dir, d);
     }
-
-    /// Runs for `d` of virtual time.
     fn step_for(&mut self, d: Duration) {
-        let limit = self.now + d;
-        while self.step(limit) {}
+        self.drive_for(d);
     }
-
-    /// Reads everything readable on the server; returns the byte count.
     fn server_read(&mut self) -> u64 {
-        let sh = self.sh.unwrap();
-        let mut buf = vec![0u8; 1 << 16];
-        let mut total = 0;
-        loop {
-            let n = self.server.connection_mut(sh).unwrap().read(&mut buf);
-            if n == 0 {
-                return total;
-            }
-            total += n as u64;
+        self.server_read_all().len() as u64
+    }
+}
+
+/// A connected pair, each side with its own configuration.
+fn connected_with(cfg: TransportConfig, server_cfg: TransportConfig) -> Pair {
+    let mut p = Pair::new(cfg, server_cfg);
+    p.connect();
+    p
+}
+
+/// A filter on decoded packets: `(to_server, packet) -> deliver`.
+fn filter(mut f: impl FnMut(bool, &Packet<'_>) -> bool + Send + 'static) -> pair::Filter {
+    Box::new(move |_, dir, d| {
+        let pkt = wire::decode(d).expect("a side sent an undecodable datagram");
+        if f(dir == Direction::ToServer, &pkt) {
+            Verdict::Deliver
+        } else {
+            Verdict::Drop
         }
-    }
-
-    /// Writes as much of `data` as the client takes; returns how much.
-    fn client_write(&mut self, data: &[u8]) -> usize {
-        self.client_conn().write(data).unwrap_or(0)
-    }
-
-    /// A datagram from the client as if the client sent it (its cid, `pn`).
-    fn client_packet(&mut self, pn: u64, body: Body<'_>) -> Vec<u8> {
-        let dst_cid = self.server_conn().local_cid;
-        let mut b = vec![0u8; 2048];
-        let n = wire::encode(
-            &mut b,
-            &Packet {
-                header: Header {
-                    dst_cid,
-                    pn,
-                    timestamp: 1,
-                    timestamp_echo: 0,
-                },
-                body,
-            },
-        )
-        .unwrap();
-        b.truncate(n);
-        b
-    }
+    })
 }
 
 /// A configuration whose packet window cannot grow past 2048 packets, so the
@@ -229,7 +94,7 @@ fn ack_of(largest: u64, max_data: u64) -> Ack {
 #[test]
 fn item06_pure_acks_after_a_keepalive_keep_later_packets_in_window() {
     // A small window keeps the accepted jump at its floor (65,536).
-    let mut p = Pair::new(small_window());
+    let mut p = Pair::connected(small_window());
     assert_eq!(p.server_conn().max_pn_jump(), 1 << 16);
     let pn0 = p.client_conn().next_pn + 10;
     let server_largest = p.server_conn().next_pn - 1;
@@ -263,7 +128,7 @@ fn item06_pure_acks_after_a_keepalive_keep_later_packets_in_window() {
 #[test]
 fn item07_a_lost_credit_update_does_not_stall_the_sender() {
     let credit = 64 * 1024;
-    let mut p = Pair::new(TransportConfig {
+    let mut p = Pair::connected(TransportConfig {
         recv_buffer: credit,
         keepalive: None,
         ..Default::default()
@@ -277,7 +142,7 @@ fn item07_a_lost_credit_update_does_not_stall_the_sender() {
     assert_eq!(p.client_conn().sent.in_flight(), 0);
     // The first credit update (the ack the read triggers) is lost.
     let mut dropped = 0;
-    p.filter = Box::new(move |to_server, pkt| {
+    p.set_filter(filter(move |to_server, pkt| {
         if !to_server && dropped == 0 {
             if let Body::Ack(a) = &pkt.body {
                 if a.max_data > credit {
@@ -287,7 +152,7 @@ fn item07_a_lost_credit_update_does_not_stall_the_sender() {
             }
         }
         true
-    });
+    }));
     let mut received = p.server_read();
     let limit = p.now + Duration::from_secs(5);
     while p.step(limit) {
@@ -353,7 +218,7 @@ fn item08_cwnd_does_not_grow_when_not_congestion_limited() {
             },
         ),
     ] {
-        let mut p = Pair::new(cfg);
+        let mut p = Pair::connected(cfg);
         let initial = p.client_conn().cc.window();
         let total = 2 << 20;
         assert_eq!(bulk(&mut p, total), total as u64, "{name}: transfer");
@@ -379,7 +244,7 @@ fn keepalives(p: &mut Pair, pns: impl IntoIterator<Item = u64>) {
 /// the ack state is kept for the next transmission.
 #[test]
 fn item14_an_ack_too_big_for_the_datagram_is_truncated_not_lost() {
-    let mut p = Pair::new(TransportConfig::default());
+    let mut p = Pair::connected(TransportConfig::default());
     let base = p.client_conn().next_pn + 100;
     // Five ranges: base, base+2, ..., base+8.
     keepalives(&mut p, (0..5).map(|i| base + 2 * i));
@@ -448,7 +313,7 @@ fn item14_handshake_rejects_a_max_datagram_too_small_for_an_ack() {
 fn item13_minimum_window_holds_two_full_datagrams() {
     use crate::congestion::CongestionKind;
     for kind in [CongestionKind::NewReno, CongestionKind::Cubic] {
-        let mut p = Pair::new(TransportConfig {
+        let mut p = Pair::connected(TransportConfig {
             congestion: kind,
             ..Default::default()
         });
@@ -468,7 +333,7 @@ fn item13_minimum_window_holds_two_full_datagrams() {
 /// check uses the highest offset received, not the contiguous end.
 #[test]
 fn item15_fin_below_the_highest_offset_received_is_rejected() {
-    let mut p = Pair::new(TransportConfig::default());
+    let mut p = Pair::connected(TransportConfig::default());
     let pn = p.client_conn().next_pn + 100;
     let data = [5u8; 100];
     let d = p.client_packet(
@@ -502,8 +367,8 @@ fn item15_fin_below_the_highest_offset_received_is_rejected() {
 /// sent since, acks included): packets too far behind are declared lost.
 #[test]
 fn item10_sent_packets_stay_bounded_when_an_old_packet_is_never_acked() {
-    let mut p = Pair::new(small_window());
-    let sh = p.sh.unwrap();
+    let mut p = Pair::connected(small_window());
+    let sh = p.server_conn.unwrap();
     let now = p.now;
     let mut buf = vec![0u8; 2048];
     // The server sends data the client never acknowledges (never delivered).
@@ -674,7 +539,7 @@ fn item11_an_acked_packet_between_losses_breaks_persistent_congestion() {
         ..Default::default()
     };
     for ack_middle in [false, true] {
-        let mut p = Pair::new(cfg.clone());
+        let mut p = Pair::connected(cfg.clone());
         p.client_write(&[3u8; 64 * 1024]);
         let t0 = p.now;
         let mut guard = p.client_conn();
@@ -753,7 +618,7 @@ fn item16_max_ack_delay_and_idle_timeout_are_exchanged() {
         idle_timeout: Duration::from_secs(1),
         ..Default::default()
     };
-    let mut p = Pair::with(client, server);
+    let mut p = connected_with(client, server);
     let c = p.client_conn();
     assert_eq!(c.peer_max_ack_delay, Duration::from_millis(50));
     assert!(c.pto() >= Duration::from_millis(50), "pto {:?}", c.pto());
@@ -771,7 +636,7 @@ fn item16_max_ack_delay_and_idle_timeout_are_exchanged() {
 #[test]
 fn item17_close_and_reset_outside_the_pn_window_are_ignored() {
     for body in [Body::Reset { code: 9 }, Body::Close { code: 0 }] {
-        let mut p = Pair::new(small_window());
+        let mut p = Pair::connected(small_window());
         let pn = p.client_conn().next_pn;
         let k = p.client_packet(pn, Body::Keepalive);
         p.deliver(true, &k);
@@ -791,12 +656,14 @@ fn item17_close_and_reset_outside_the_pn_window_are_ignored() {
 /// the window) is caught and the connection closed with a protocol error.
 #[test]
 fn item17_an_optimistic_ack_of_a_skipped_number_closes_the_connection() {
-    let mut p = Pair::new(TransportConfig {
+    let mut p = Pair::connected(TransportConfig {
         congestion: crate::congestion::CongestionKind::NewReno,
         ..Default::default()
     });
     // Only the forged acks below reach the client.
-    p.filter = Box::new(|to_server, pkt| to_server || !matches!(pkt.body, Body::Ack(_)));
+    p.set_filter(filter(|to_server, pkt| {
+        to_server || !matches!(pkt.body, Body::Ack(_))
+    }));
     let first = p.client_conn().next_pn;
     let data = vec![2u8; 1 << 20];
     let limit = p.now + Duration::from_secs(5);

@@ -2,6 +2,7 @@
 //! (server) and opens (client) connections, and schedules transmissions fairly.
 
 mod connection_mut;
+mod timer_heap;
 mod transmit;
 
 pub use connection_mut::ConnectionMut;
@@ -593,14 +594,15 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     fn sync(&mut self, i: usize) {
         if self.timers.len() == self.timers.capacity() && self.timers.len() >= 2 * self.slots.len()
         {
-            // Full, and at least half the entries are stale (one live entry per
-            // connection): drop those rather than grow (allocate). Amortized O(1).
+            // Full, and at least half the entries are stale or copies (one live
+            // entry per connection): drop those rather than grow (allocate).
+            // Amortized O(log n) per push.
             let slots = &self.slots;
-            self.timers.retain(|Reverse((t, i))| {
+            timer_heap::purge(&mut self.timers, |t, i| {
                 slots
-                    .get(*i)
+                    .get(i)
                     .and_then(|s| s.as_ref())
-                    .is_some_and(|s| s.scheduled == Some(*t))
+                    .is_some_and(|s| s.scheduled == Some(t))
             });
         }
         let Some(Some(slot)) = self.slots.get_mut(i) else {

@@ -23,6 +23,10 @@ pub const MAX_ACK_RANGES: usize = 32;
 pub const MIN_MAX_DATAGRAM: u16 = DATA_HEADER_LEN as u16 + 64;
 /// Longest handshake cookie.
 pub const MAX_COOKIE_LEN: usize = 32;
+/// Packet numbers lie below this (as in QUIC): a sender starts below 2^32 and
+/// never gets near it, and arithmetic on numbers (`pn + 1`, ranges) cannot
+/// overflow. A larger one is malformed.
+pub const MAX_PN: u64 = 1 << 62;
 
 /// Why a datagram could not be decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -258,6 +262,9 @@ pub fn peek_header(buf: &[u8]) -> Result<(Header, PacketType), DecodeError> {
         timestamp: r.u32()?,
         timestamp_echo: r.u32()?,
     };
+    if header.pn >= MAX_PN {
+        return Err(DecodeError::Malformed("packet number beyond 2^62"));
+    }
     Ok((header, ty))
 }
 
@@ -348,6 +355,9 @@ pub fn decode(buf: &[u8]) -> Result<Packet<'_>, DecodeError> {
 
 fn read_ack(r: &mut Reader<'_>) -> Result<Ack, DecodeError> {
     let largest = r.u64()?;
+    if largest >= MAX_PN {
+        return Err(DecodeError::Malformed("acknowledged number beyond 2^62"));
+    }
     let ack_delay_us = r.u32()?;
     let data_cumulative = r.u64()?;
     let max_data = r.u64()?;
@@ -390,6 +400,9 @@ fn read_ack(r: &mut Reader<'_>) -> Result<Ack, DecodeError> {
 }
 
 fn write_header(w: &mut Writer<'_>, ty: PacketType, h: &Header) -> Result<(), EncodeError> {
+    if h.pn >= MAX_PN {
+        return Err(EncodeError::Invalid("packet number beyond 2^62"));
+    }
     w.u16(MAGIC)?;
     w.u8(VERSION)?;
     w.u8(ty as u8)?;
@@ -473,6 +486,9 @@ fn write_ack(w: &mut Writer<'_>, a: &Ack) -> Result<(), EncodeError> {
         .ok_or(EncodeError::Invalid("ack without ranges"))?;
     if a.ranges.len() > 1 + MAX_ACK_RANGES {
         return Err(EncodeError::Invalid("too many ack ranges"));
+    }
+    if first.end >= MAX_PN {
+        return Err(EncodeError::Invalid("acknowledged number beyond 2^62"));
     }
     if first.start > first.end || first.end - first.start > u32::MAX as u64 {
         return Err(EncodeError::Invalid("ack range"));

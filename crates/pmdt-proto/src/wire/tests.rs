@@ -4,7 +4,7 @@ use proptest::prelude::*;
 fn hdr() -> Header {
     Header {
         dst_cid: 0x1122_3344_5566_7788,
-        pn: 0xdead_beef_0000_0001,
+        pn: 0x0ead_beef_0000_0001,
         timestamp: 7,
         timestamp_echo: 9,
     }
@@ -155,7 +155,7 @@ proptest! {
     }
 
     #[test]
-    fn acks_round_trip(largest in 1000u64..u64::MAX / 2, gaps in proptest::collection::vec((0u64..50, 0u64..50), 0..MAX_ACK_RANGES)) {
+    fn acks_round_trip(largest in 1000u64..MAX_PN, gaps in proptest::collection::vec((0u64..50, 0u64..50), 0..MAX_ACK_RANGES)) {
         let mut ranges = vec![AckRange { start: largest - 10, end: largest }];
         let mut smallest = largest - 10;
         for (gap, len) in gaps {
