@@ -2,17 +2,25 @@
 # The one-host demo: pmdt-recv (memif server, 10.88.0.2:9000, I/O lcore on CPU 1)
 # and pmdt-send (memif client, 10.88.0.1, I/O lcore on CPU 0) as two DPDK processes;
 # sends PMDT_DEMO_BYTES (default 2G) of generated data and prints both summaries.
+# PMDT_DEMO_MODE=rtc runs both ends to completion (--rtc) instead of the pipeline
+# (an I/O lcore plus an application thread per side), which measured faster here
+# with one core per side (docs/RESULTS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
 BYTES=${PMDT_DEMO_BYTES:-2G}
+case "${PMDT_DEMO_MODE:-pipeline}" in
+  pipeline) MODE=(); echo "demo: pipeline mode (an I/O lcore and an application thread per side: faster than --rtc on this 2-core host, docs/RESULTS.md)";;
+  rtc) MODE=(--rtc); echo "demo: run-to-completion mode (--rtc: each side's flow thread runs its I/O loop)";;
+  *) echo "PMDT_DEMO_MODE must be pipeline or rtc" >&2; exit 2;;
+esac
 
 "$CARGO" build --release -q -p pmdt-tools
 BIN=target/release
 rm -f /tmp/pmdt-demo.sock
 log=$(mktemp /tmp/pmdt-demo-recv.XXXXXX)
 
-"$BIN/pmdt-recv" --json >"$log.json" 2>"$log" &
+"$BIN/pmdt-recv" "${MODE[@]}" --json >"$log.json" 2>"$log" &
 recv=$!
 trap 'kill $recv 2>/dev/null || true; rm -f "$log" "$log.json"' EXIT
 for _ in $(seq 100); do
@@ -21,7 +29,7 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 echo "demo: receiver up ($(grep -o 'listening on.*' "$log")); sending $BYTES"
-"$BIN/pmdt-send" -n "$BYTES"
+"$BIN/pmdt-send" "${MODE[@]}" -n "$BYTES"
 wait $recv
 echo "demo: receiver side:"
 grep -v '^EAL\|memif_probe\|^TELEMETRY\|^pmdt: EAL' "$log" | grep -v '^pmdt-recv: \[' || true

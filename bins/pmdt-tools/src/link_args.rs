@@ -100,6 +100,11 @@ pub struct LinkArgs {
     /// Busy-poll the I/O core (lowest latency; default backs off when idle).
     #[arg(long)]
     pub busy_poll: bool,
+    /// Run to completion: no I/O lcore or thread; each flow's own thread runs the
+    /// I/O loop inside its reads and writes, on the I/O core (one core per side
+    /// does everything, no hand-off between threads). One queue.
+    #[arg(long = "run-to-completion", visible_alias = "rtc")]
+    pub run_to_completion: bool,
 }
 
 fn parse_mac(s: &str) -> Option<[u8; 6]> {
@@ -328,11 +333,23 @@ impl LinkArgs {
                     ));
                 }
                 let ids = workers[workers.len() - queues as usize..].to_vec();
-                Ok(b.io_core(IoCore::Lcores {
-                    eal: eal.clone(),
-                    ids,
-                })
-                .backend(Backend::Dpdk {
+                let io_core = if self.run_to_completion {
+                    if queues != 1 {
+                        return Err(CliError::new(format!(
+                            "--run-to-completion drives one queue, --rxq/--txq ask for {queues}"
+                        )));
+                    }
+                    // Not pinned: on a 2-vCPU host shared with other work, a flow
+                    // thread pinned to the I/O lcore's CPU ran 30x slower than one
+                    // the kernel may move (measured; see docs/RESULTS.md).
+                    IoCore::Caller { cpu: None }
+                } else {
+                    IoCore::Lcores {
+                        eal: eal.clone(),
+                        ids,
+                    }
+                };
+                Ok(b.io_core(io_core).backend(Backend::Dpdk {
                     eal: eal.clone(),
                     cfg: DpdkLinkConfig {
                         port: self.port_name(),
@@ -358,10 +375,13 @@ impl LinkArgs {
                     Role::Sender => 0,
                 };
                 let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-                Ok(b.io_core(IoCore::Thread {
-                    cpu: (cpus > 1).then_some(cpu % cpus),
-                })
-                .backend(Backend::Udp(UdpLinkConfig {
+                let cpu = (cpus > 1).then_some(cpu % cpus);
+                let io_core = if self.run_to_completion {
+                    IoCore::Caller { cpu: None }
+                } else {
+                    IoCore::Thread { cpu }
+                };
+                Ok(b.io_core(io_core).backend(Backend::Udp(UdpLinkConfig {
                     bind,
                     ..Default::default()
                 })))

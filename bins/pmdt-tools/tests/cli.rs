@@ -56,6 +56,41 @@ fn file_over_memif_between_two_processes_arrives_intact() {
     assert!(!stderr(&ro).contains("warning:"), "{}", stderr(&ro));
 }
 
+/// `--rtc` on both ends: no I/O lcore; each side's flow thread runs its loop.
+#[test]
+fn file_over_memif_run_to_completion_arrives_intact() {
+    let _g = serial();
+    let d = tmp("memif-rtc");
+    let src = d.join("src.bin");
+    let want = random_file(&src, 8_000_000);
+    let sock = d.join("m.sock");
+    let out = d.join("got.bin");
+    let (so, ro) = run_pair(
+        &[
+            "--rtc",
+            "--vdev",
+            &memif("server", &sock),
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+        &[
+            "--rtc",
+            "--vdev",
+            &memif("client", &sock),
+            "-F",
+            src.to_str().unwrap(),
+            "--json",
+        ],
+        Duration::from_millis(1500),
+    );
+    let (sj, rj) = (end(&so), end(&ro));
+    assert_eq!(rj["bytes"], 8_000_000);
+    assert_eq!(rj["sha256"], want.as_str());
+    assert_eq!(sj["flows"][0]["receipt"]["matches"], true, "{sj}");
+    assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
+}
+
 #[test]
 fn through_wanem_with_loss_reordering_and_duplication() {
     let _g = serial();

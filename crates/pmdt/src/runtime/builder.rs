@@ -66,6 +66,13 @@ pub enum IoCore {
         /// Worker lcore ids.
         ids: Vec<u32>,
     },
+    /// Run-to-completion: no core of its own; the application's threads poll the
+    /// loop inside their stream calls whenever they would wait (see
+    /// [`Runtime::poll`](super::Runtime::poll)). One link (one queue).
+    Caller {
+        /// CPU a thread is moved to when it first polls (the I/O core).
+        cpu: Option<usize>,
+    },
 }
 
 impl std::fmt::Debug for IoCore {
@@ -74,6 +81,7 @@ impl std::fmt::Debug for IoCore {
             IoCore::Thread { cpu } => write!(f, "Thread(cpu {cpu:?})"),
             #[cfg(feature = "dpdk")]
             IoCore::Lcores { ids, .. } => write!(f, "Lcores({ids:?})"),
+            IoCore::Caller { cpu } => write!(f, "Caller(cpu {cpu:?})"),
         }
     }
 }
@@ -312,6 +320,15 @@ impl RuntimeBuilder {
         #[cfg(feature = "dpdk")]
         let is_dpdk = matches!(self.backend, Some(Backend::Dpdk { .. }));
         let links = self.open_links()?;
+        if matches!(self.io_core, IoCore::Caller { .. }) && links.len() != 1 {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "run-to-completion drives one link, the backend has {} (one per queue)",
+                    links.len()
+                ),
+            ));
+        }
         let local = links[0].local_addr();
         let mut link_name = String::new();
         let mut loops = Vec::new();
@@ -372,6 +389,12 @@ impl RuntimeBuilder {
     fn launch(&self, i: usize, lp: IoLoop) -> io::Result<Join> {
         let idle = self.idle;
         match &self.io_core {
+            IoCore::Caller { cpu } => {
+                let c = Arc::new(super::caller::CallerLoop::new(lp, idle, *cpu));
+                // Streams of this loop poll it when they wait.
+                c.with_loop(|lp| lp.set_driver(Arc::downgrade(&c)));
+                Ok(Join::Caller(c))
+            }
             IoCore::Thread { cpu } => {
                 let cpu = *cpu;
                 let h = std::thread::Builder::new()
@@ -400,7 +423,8 @@ impl RuntimeBuilder {
     }
 }
 
-fn pin_to(cpu: usize) {
+/// Moves the calling thread to `cpu`.
+pub(crate) fn pin_to(cpu: usize) {
     // SAFETY: cpu_set_t is plain old data; CPU_SET writes inside it; the call only
     // affects this thread.
     unsafe {

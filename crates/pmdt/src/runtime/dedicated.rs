@@ -1,7 +1,9 @@
-//! An I/O loop on a core of its own (a std thread or a DPDK lcore): it reads the
-//! clock, polls the loop, feeds the load estimator, and when the loop is idle
-//! applies the idle policy (spin, then sleep in doubling steps, never past the
-//! loop's next deadline).
+//! Polling an I/O loop on a real core: read the clock, poll the loop, feed the
+//! load estimator, and when the loop is idle apply the idle policy (spin, then
+//! sleep in doubling steps, never past the loop's next deadline). A core of its
+//! own (a std thread or a DPDK lcore) runs [`run`]; in run-to-completion mode the
+//! application's threads take [`Poller::step`]s inside their stream calls
+//! (`super::caller`).
 
 use std::time::{Duration, Instant};
 
@@ -11,9 +13,30 @@ use super::IdlePolicy;
 
 /// Polls `lp` until it stops (shutdown finished).
 pub(crate) fn run(mut lp: IoLoop, idle: IdlePolicy) {
-    let mut idle_run = 0u32;
-    let mut sleep = Duration::from_micros(1);
-    loop {
+    let mut p = Poller::new(idle);
+    while p.step(&mut lp).0 != Next::Stopped {}
+}
+
+/// The idle policy's state between polls.
+pub(crate) struct Poller {
+    idle: IdlePolicy,
+    idle_run: u32,
+    sleep: Duration,
+}
+
+impl Poller {
+    pub fn new(idle: IdlePolicy) -> Self {
+        Self {
+            idle,
+            idle_run: 0,
+            sleep: Duration::from_micros(1),
+        }
+    }
+
+    /// One poll at the current time with the load accounting, then, when the loop
+    /// is idle, the idle policy's pause. Says when the loop wants the next poll,
+    /// and the time the poll ran at.
+    pub fn step(&mut self, lp: &mut IoLoop) -> (Next, Instant) {
         let now = Instant::now();
         let tsc = cycles::now();
         if lp.publish_due(now) {
@@ -29,30 +52,30 @@ pub(crate) fn run(mut lp: IoLoop, idle: IdlePolicy) {
             lp.publish(now);
         }
         let deadline = match polled.next {
-            Next::Stopped => return,
-            Next::Immediately => {
-                idle_run = 0;
-                sleep = Duration::from_micros(1);
-                continue;
-            }
             Next::Idle(t) => t,
+            next => {
+                self.idle_run = 0;
+                self.sleep = Duration::from_micros(1);
+                return (next, now);
+            }
         };
-        idle_run = idle_run.saturating_add(1);
+        self.idle_run = self.idle_run.saturating_add(1);
         if let IdlePolicy::Backoff {
             spin_iterations,
             max_sleep,
-        } = idle
+        } = self.idle
         {
-            if idle_run > spin_iterations {
-                let s = sleep.min(deadline.saturating_duration_since(now));
+            if self.idle_run > spin_iterations {
+                let s = self.sleep.min(deadline.saturating_duration_since(now));
                 if !s.is_zero() {
                     std::thread::sleep(s);
                     lp.note_idle_sleep();
                     // Slept on purpose: idle time, not time taken by others.
                     lp.estimator_mut().on_idle(cycles::now());
                 }
-                sleep = (sleep * 2).min(max_sleep);
+                self.sleep = (self.sleep * 2).min(max_sleep);
             }
         }
+        (polled.next, now)
     }
 }

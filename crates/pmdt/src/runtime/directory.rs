@@ -51,6 +51,7 @@ mod tests {
             "10.0.0.1:9000".parse().unwrap(),
             Arc::new(ArrayQueue::new(1)),
             std::time::Duration::from_millis(5),
+            std::sync::Weak::new(),
         ))
     }
 

@@ -406,7 +406,10 @@ impl Group {
                 });
             }
             // Everyone has room but the packet pool is exhausted: back off.
-            None => std::thread::sleep(Duration::from_micros(100)),
+            None => match self.members.first() {
+                Some(m) => m.stream.shared.waiter.backoff(),
+                None => std::thread::sleep(Duration::from_micros(100)),
+            },
         }
     }
 

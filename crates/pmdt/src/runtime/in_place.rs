@@ -56,17 +56,12 @@ use std::io;
 use std::ops::Deref;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::shared::StreamShared;
 use super::storage::Segment;
 use super::stream::Stream;
 use crate::link::WriteBuf;
 use pmdt_proto::CloseReason;
-
-/// How long a writer waiting for packet memory (the pool's free part is down to
-/// the reserve kept for receiving) sleeps before trying again.
-const POOL_BACKOFF: Duration = Duration::from_micros(100);
 
 /// A received payload, read in the packet memory it arrived in (see the module
 /// documentation). Dereferences to its bytes; dropping it releases the memory.
@@ -179,7 +174,7 @@ impl Stream {
     pub fn reserve(&mut self) -> io::Result<WriteBuf> {
         loop {
             match self.try_reserve() {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POOL_BACKOFF),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.shared.waiter.backoff(),
                 r => return r,
             }
         }
@@ -207,6 +202,10 @@ impl Stream {
         }
         self.shared.ring_bytes.queued(len);
         self.shared.ring_doorbell();
+        if self.tx.slots().is_multiple_of(32) {
+            // Run to completion: send a burst's worth now and then.
+            self.shared.waiter.nudge();
+        }
         Ok(())
     }
 
@@ -231,6 +230,10 @@ impl Stream {
         // Flags before the ring (see `try_read`).
         let fin = self.shared.peer_finished.load(Ordering::Acquire);
         let closed = self.shared.closed_flag.load(Ordering::Acquire);
+        if self.cur.is_none() && self.rx.is_empty() {
+            // Run to completion: take what arrived (and acknowledge it).
+            self.shared.waiter.nudge();
+        }
         if let Some(seg) = self.cur.take().or_else(|| self.rx.pop().ok()) {
             return Ok(Some(ReadSegment {
                 seg,

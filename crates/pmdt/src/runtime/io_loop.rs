@@ -9,13 +9,14 @@
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use crossbeam_queue::ArrayQueue;
 use load_estimator::{EstimatorConfig, LoadEstimator};
 
+use super::caller::CallerLoop;
 use super::cycles;
 use super::reader_wake;
 use super::recv_memory::{RecvMemory, Share};
@@ -173,6 +174,8 @@ pub(crate) struct IoLoop {
     retrying: Vec<usize>,
     /// Streams whose reader's wake-up is deferred (see [`reader_wake`]).
     deferred_wakes: Vec<usize>,
+    /// Run-to-completion: the loop the streams' waits poll (none: they park).
+    driver: Weak<CallerLoop>,
     control: Receiver<Control>,
     accept: Option<SyncSender<Stream>>,
     rx: Vec<Received>,
@@ -237,6 +240,7 @@ impl IoLoop {
             delivering: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             retrying: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             deferred_wakes: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
+            driver: Weak::new(),
             control,
             accept: None,
             // The connection sizes packets by this buffer (only headers are written
@@ -335,6 +339,11 @@ impl IoLoop {
     /// The poller slept on purpose (idle back-off).
     pub fn note_idle_sleep(&mut self) {
         self.idle_sleeps += 1;
+    }
+
+    /// Run-to-completion: streams opened from now on poll `driver` when they wait.
+    pub fn set_driver(&mut self, driver: Weak<CallerLoop>) {
+        self.driver = driver;
     }
 
     /// Live connections.
@@ -568,6 +577,7 @@ impl IoLoop {
             remote,
             self.doorbell.clone(),
             self.cfg.park_timeout,
+            self.driver.clone(),
         ));
         let (app_tx, from_app) = rtrb::RingBuffer::new(self.cfg.ring_slots);
         let (to_app, app_rx) = rtrb::RingBuffer::new(self.cfg.ring_slots);

@@ -27,6 +27,7 @@
 //! ```
 
 mod builder;
+mod caller;
 mod cycles;
 mod dedicated;
 mod directory;
@@ -68,6 +69,8 @@ pub use stream::{AbortHandle, StatsHandle, Stream};
 
 enum Join {
     Thread(std::thread::JoinHandle<()>),
+    /// Run-to-completion: the loop runs in the application's calls.
+    Caller(Arc<caller::CallerLoop>),
     #[cfg(feature = "dpdk")]
     Lcore(dpdk::lcore::LcoreJoinHandle<()>),
 }
@@ -76,6 +79,16 @@ struct LoopHandle {
     control: Sender<Control>,
     join: Option<Join>,
     stats: Arc<ArcSwap<LoopStats>>,
+}
+
+impl LoopHandle {
+    /// The loop, when the application's calls drive it (run-to-completion).
+    fn driver(&self) -> Option<&Arc<caller::CallerLoop>> {
+        match &self.join {
+            Some(Join::Caller(c)) => Some(c),
+            _ => None,
+        }
+    }
 }
 
 /// A running pmdt runtime: one or more I/O loops and their links. Dropping it shuts
@@ -96,6 +109,8 @@ pub struct Listener {
     local: SocketAddr,
     listening: Arc<AtomicBool>,
     directory: Arc<Directory>,
+    /// Run-to-completion: the loop `accept` drives while it waits.
+    driver: Option<Arc<caller::CallerLoop>>,
 }
 
 impl Drop for Listener {
@@ -108,15 +123,41 @@ impl Drop for Listener {
 impl Listener {
     /// Waits for the next incoming connection (established once returned).
     pub fn accept(&self) -> io::Result<Stream> {
-        let s = self.rx.recv().map_err(|_| {
-            io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
-        })?;
+        let gone = || io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down");
+        let s = match &self.driver {
+            Some(d) => {
+                let mut got = None;
+                d.drive_until(caller::Urgency::Control, || {
+                    got = got.take().or_else(|| self.rx.try_recv().ok());
+                    got.is_some()
+                });
+                got.ok_or_else(gone)?
+            }
+            None => self.rx.recv().map_err(|_| gone())?,
+        };
         self.directory.register(&s.shared);
         Ok(s)
     }
 
     /// Like [`Listener::accept`], giving up after `timeout`.
     pub fn accept_timeout(&self, timeout: Duration) -> io::Result<Stream> {
+        if let Some(d) = &self.driver {
+            let deadline = std::time::Instant::now() + timeout;
+            let mut got = None;
+            d.drive_until(caller::Urgency::Control, || {
+                got = got.take().or_else(|| self.rx.try_recv().ok());
+                got.is_some() || std::time::Instant::now() >= deadline
+            });
+            let s = got.ok_or_else(|| {
+                if d.stopped() {
+                    io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
+                } else {
+                    io::Error::new(io::ErrorKind::TimedOut, "no incoming connection")
+                }
+            })?;
+            self.directory.register(&s.shared);
+            return Ok(s);
+        }
         let s = self.rx.recv_timeout(timeout).map_err(|e| match e {
             mpsc::RecvTimeoutError::Timeout => {
                 io::Error::new(io::ErrorKind::TimedOut, "no incoming connection")
@@ -168,9 +209,18 @@ impl Runtime {
             .map_err(|_| {
                 io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
             })?;
-        let stream = rx.recv().map_err(|_| {
-            io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
-        })??;
+        let gone = || io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down");
+        let stream = match self.loops[i].driver() {
+            Some(d) => {
+                let mut got = None;
+                d.drive_until(caller::Urgency::Data, || {
+                    got = got.take().or_else(|| rx.try_recv().ok());
+                    got.is_some()
+                });
+                got.ok_or_else(gone)??
+            }
+            None => rx.recv().map_err(|_| gone())??,
+        };
         stream.wait_established(timeout)?;
         self.directory.register(&stream.shared);
         Ok(stream)
@@ -205,11 +255,15 @@ impl Runtime {
             local: self.local,
             listening: self.listening.clone(),
             directory: self.directory.clone(),
+            driver: self.loops[0].driver().cloned(),
         })
     }
 
-    /// Statistics of every I/O loop (link, endpoint, load estimate).
+    /// Statistics of every I/O loop (link, endpoint, load estimate). In
+    /// run-to-completion mode a loop nobody is polling is polled once first, so
+    /// the figures are current.
     pub fn stats(&self) -> RuntimeStats {
+        self.poll();
         RuntimeStats {
             loops: self
                 .loops
@@ -217,6 +271,21 @@ impl Runtime {
                 .map(|l| (**l.stats.load()).clone())
                 .collect(),
         }
+    }
+
+    /// Run-to-completion mode ([`IoCore::Caller`]): polls each I/O loop once, if no
+    /// other thread is polling it (stream calls that wait poll it themselves; an
+    /// application busy elsewhere calls this now and then so acknowledgements and
+    /// timers keep going). Returns whether any loop was polled; does nothing for
+    /// loops on cores of their own.
+    pub fn poll(&self) -> bool {
+        let mut any = false;
+        for l in &self.loops {
+            if let Some(d) = l.driver() {
+                any |= d.drive_once();
+            }
+        }
+        any
     }
 
     /// Graceful shutdown: connections close (up to the shutdown timeout), the loops
@@ -232,6 +301,11 @@ impl Runtime {
         let mut err = None;
         for l in &mut self.loops {
             match l.join.take() {
+                Some(Join::Caller(c)) => {
+                    // Polled here until every connection closed (or the shutdown
+                    // timeout): the loop has no thread of its own.
+                    c.drive_until(caller::Urgency::Data, || false);
+                }
                 Some(Join::Thread(h)) => {
                     err = h
                         .join()

@@ -4,10 +4,12 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::Thread;
 
 use arc_swap::ArcSwapOption;
+
+use super::caller::{CallerLoop, Urgency};
 use std::time::Duration;
 
 use crossbeam_queue::ArrayQueue;
@@ -22,20 +24,61 @@ pub(crate) struct Waiter {
     thread: ArcSwapOption<Thread>,
     /// The longest a park lasts without a wake-up (a safety net).
     timeout: Duration,
+    /// Run-to-completion: the loop a wait polls instead of parking.
+    driver: Weak<CallerLoop>,
 }
 
+/// How long a writer waiting for packet memory sleeps before trying again (the
+/// I/O loop frees it as acknowledgements arrive).
+const POOL_BACKOFF: Duration = Duration::from_micros(100);
+
 impl Waiter {
-    /// A waiter whose parks last at most `timeout` without a wake-up.
-    pub fn new(timeout: Duration) -> Self {
+    /// A waiter whose parks last at most `timeout` without a wake-up; with a
+    /// `driver`, waits poll that loop instead.
+    pub fn new(timeout: Duration, driver: Weak<CallerLoop>) -> Self {
         Self {
             waiting: AtomicBool::new(false),
             thread: ArcSwapOption::empty(),
             timeout,
+            driver,
         }
     }
 
-    /// Parks until `ready()` or a wake-up (or the timeout, a safety net).
+    /// Run-to-completion: polls the loop once (unless another thread is), so data
+    /// just queued leaves and data arriving comes in while the application keeps
+    /// writing or reading without waiting. Nothing otherwise.
+    #[inline]
+    pub fn nudge(&self) {
+        if let Some(d) = self.driver.upgrade() {
+            d.drive_once();
+        }
+    }
+
+    /// Waits a little for packet memory to be freed: one poll of the loop in
+    /// run-to-completion mode, a short sleep otherwise.
+    pub fn backoff(&self) {
+        match self.driver.upgrade() {
+            Some(d) if !d.stopped() => {
+                if !d.drive_once() {
+                    std::thread::yield_now();
+                }
+            }
+            _ => std::thread::sleep(POOL_BACKOFF),
+        }
+    }
+
+    /// Parks until `ready()` or a wake-up (or the timeout, a safety net). In
+    /// run-to-completion mode, polls the loop until `ready()` instead.
     pub fn wait(&self, ready: impl Fn() -> bool) {
+        if let Some(d) = self.driver.upgrade() {
+            if d.drive_until(Urgency::Data, &ready) || !d.stopped() {
+                return;
+            }
+            // The loop has stopped (its connections are closed): nothing will
+            // change; the caller sees the close.
+            std::thread::sleep(POOL_BACKOFF);
+            return;
+        }
         let me = std::thread::current();
         if self
             .thread
@@ -157,6 +200,7 @@ impl StreamShared {
         remote: SocketAddr,
         doorbell: Arc<ArrayQueue<usize>>,
         park: Duration,
+        driver: Weak<CallerLoop>,
     ) -> Self {
         Self {
             id,
@@ -174,7 +218,7 @@ impl StreamShared {
             wake_on_read: AtomicBool::new(false),
             ring_bytes: RingBytes::default(),
             write_ahead: AtomicU64::new(u64::MAX),
-            waiter: Waiter::new(park),
+            waiter: Waiter::new(park, driver),
             stats: Mutex::new(ConnectionStats::default()),
             directory_id: AtomicU64::new(0),
             doorbell,

@@ -13,6 +13,10 @@ use super::storage::Segment;
 use crate::link::{Buffer, BufferPool, BufferStash};
 use pmdt_proto::{CloseReason, ConnectionStats};
 
+/// Buffers a write queues between two polls of the loop in run-to-completion
+/// mode (a transmit burst).
+const NUDGE_EVERY: usize = 32;
+
 /// An established pmdt connection, as seen by an application thread. Dropping it
 /// finishes the stream gracefully in the background (like a socket's close).
 pub struct Stream {
@@ -178,6 +182,7 @@ impl Stream {
             return Err(io::ErrorKind::WouldBlock.into());
         }
         let mut done = 0;
+        let mut pushed = 0usize;
         while done < data.len() && self.tx.slots() > 0 && self.shared.may_write() {
             let Some(b) = self
                 .pool
@@ -193,9 +198,16 @@ impl Stream {
             // writer alone: no contention with the loop.
             self.shared.ring_bytes.queued(n as u64);
             done += n;
+            pushed += 1;
+            if pushed.is_multiple_of(NUDGE_EVERY) {
+                // Run to completion: a burst's worth queued, send it now.
+                self.shared.ring_doorbell();
+                self.shared.waiter.nudge();
+            }
         }
         if done > 0 {
             self.shared.ring_doorbell();
+            self.shared.waiter.nudge();
             Ok(done)
         } else if data.is_empty() {
             Ok(0)
@@ -207,6 +219,8 @@ impl Stream {
     /// Reads what is available without blocking. `Ok(0)`: end of stream (the peer
     /// finished and everything was read); `WouldBlock`: nothing yet.
     pub fn try_read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        // Run to completion: take what arrived (and acknowledge it) first.
+        self.shared.waiter.nudge();
         // Read the flag before the ring: the I/O loop sets it after pushing the
         // last data, so seeing it means every segment is visible.
         let fin = self.shared.peer_finished.load(Ordering::Acquire);
@@ -353,7 +367,7 @@ impl io::Write for Stream {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if self.tx.slots() > 0 && self.shared.may_write() {
                         // Ring has room but the packet pool is exhausted: back off.
-                        std::thread::sleep(Duration::from_micros(100));
+                        self.shared.waiter.backoff();
                     } else {
                         self.wait_io(true);
                     }

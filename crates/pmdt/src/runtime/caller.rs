@@ -1,0 +1,150 @@
+//! Run-to-completion: the I/O loop has no core of its own; it runs inside the
+//! application's stream calls, on the application's thread ([`IoCore::Caller`]).
+//! A call that would wait (a blocking `read` with nothing received, a `write` with
+//! its ring full, `connect`, `accept`, `close`) polls the loop itself until it can
+//! go on, instead of parking until an I/O thread wakes it. One core per side then
+//! does everything: no second busy thread, no wake-ups, the data handed between
+//! stream and loop stays in that core's cache. The loop, the protocol core and
+//! the links are the ones the pipeline mode runs.
+//!
+//! Between stream calls nobody polls: an application that computes for long
+//! without calling into its streams delays acknowledgements and timers (as a
+//! single-threaded event loop would); [`Runtime::poll`](super::Runtime::poll)
+//! runs the loop once when it wants to.
+//!
+//! [`IoCore::Caller`]: super::IoCore::Caller
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, TryLockError};
+use std::time::{Duration, Instant};
+
+use super::dedicated::Poller;
+use super::io_loop::{IoLoop, Next};
+use super::IdlePolicy;
+
+/// How long a control wait (accept, connect) naps while another thread drives
+/// the loop.
+const CONTROL_NAP: Duration = Duration::from_millis(1);
+/// A control wait leaves the driving to others that drove this recently.
+const RECENTLY: Duration = Duration::from_millis(1);
+
+/// Who is waiting, and how eagerly it drives the loop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Urgency {
+    /// A data path call (read, write, close): drives the loop.
+    Data,
+    /// Accept or connect: drives the loop only when no other thread has lately
+    /// (a server's accepting thread must not steal the core from its flows).
+    Control,
+}
+
+/// An I/O loop driven by the threads that wait on it.
+pub(crate) struct CallerLoop {
+    lp: Mutex<(IoLoop, Poller)>,
+    stopped: AtomicBool,
+    epoch: Instant,
+    /// When some thread last polled, nanoseconds since `epoch`.
+    last_drive: AtomicU64,
+    /// Which thread that was ([`thread_token`]).
+    last_driver: AtomicU64,
+    /// CPU that driving threads are moved to.
+    cpu: Option<usize>,
+}
+
+thread_local! {
+    /// This thread was moved to its caller loop's CPU.
+    static PINNED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// This thread's token (see [`thread_token`]).
+    static TOKEN: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// A number unique to the calling thread (never 0).
+fn thread_token() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    TOKEN.with(|t| {
+        if t.get() == 0 {
+            t.set(NEXT.fetch_add(1, Ordering::Relaxed));
+        }
+        t.get()
+    })
+}
+
+impl CallerLoop {
+    pub fn new(lp: IoLoop, idle: IdlePolicy, cpu: Option<usize>) -> Self {
+        Self {
+            lp: Mutex::new((lp, Poller::new(idle))),
+            stopped: AtomicBool::new(false),
+            epoch: Instant::now(),
+            last_drive: AtomicU64::new(0),
+            last_driver: AtomicU64::new(0),
+            cpu,
+        }
+    }
+
+    /// Runs `f` on the loop (e.g. to set it up), waiting for a thread driving it.
+    pub fn with_loop<R>(&self, f: impl FnOnce(&mut IoLoop) -> R) -> R {
+        let mut g = self.lp.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut g.0)
+    }
+
+    /// Whether the loop has stopped (shut down).
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
+    }
+
+    /// One step of the loop if no other thread is taking one; whether one was.
+    pub fn drive_once(&self) -> bool {
+        if self.stopped() {
+            return false;
+        }
+        let mut g = match self.lp.try_lock() {
+            Ok(g) => g,
+            Err(TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(TryLockError::WouldBlock) => return false,
+        };
+        if let Some(cpu) = self.cpu {
+            if !PINNED.with(|p| p.replace(true)) {
+                super::builder::pin_to(cpu);
+            }
+        }
+        let (lp, poller) = &mut *g;
+        let (next, now) = poller.step(lp);
+        if next == Next::Stopped {
+            self.stopped.store(true, Ordering::Release);
+        }
+        let t = now.saturating_duration_since(self.epoch).as_nanos() as u64;
+        self.last_drive.store(t, Ordering::Relaxed);
+        self.last_driver.store(thread_token(), Ordering::Relaxed);
+        true
+    }
+
+    /// Drives the loop until `done()` (true) or the loop stops (false).
+    pub fn drive_until(&self, urgency: Urgency, mut done: impl FnMut() -> bool) -> bool {
+        loop {
+            if done() {
+                return true;
+            }
+            if self.stopped() {
+                return done();
+            }
+            if urgency == Urgency::Control && self.driven_lately() {
+                std::thread::sleep(CONTROL_NAP);
+                continue;
+            }
+            if !self.drive_once() {
+                // Another thread is polling: it moves our data too.
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// Whether another thread polled within [`RECENTLY`].
+    fn driven_lately(&self) -> bool {
+        if self.last_driver.load(Ordering::Relaxed) == thread_token() {
+            return false;
+        }
+        let last = self.last_drive.load(Ordering::Relaxed);
+        let now = self.epoch.elapsed().as_nanos() as u64;
+        last != 0 && now.saturating_sub(last) < RECENTLY.as_nanos() as u64
+    }
+}

@@ -1,0 +1,178 @@
+//! Run-to-completion mode (`IoCore::Caller`): no I/O thread; the application's
+//! own blocking stream calls poll the loop whenever they would wait. Transfers
+//! over memory links check every byte with each side driven by the one thread
+//! that uses it, then with several threads sharing one runtime's loop, then a
+//! request/response exchange; every packet buffer is back at the end.
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+use std::thread;
+
+use pmdt::link::memory::MemoryLink;
+use pmdt::link::{BufferPool, Link};
+use pmdt::runtime::{Backend, IoCore, Runtime};
+
+mod common;
+use common::data;
+
+/// The client's and server's links and their packet pools.
+fn links() -> (MemoryLink, MemoryLink, SocketAddr, [BufferPool; 2]) {
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, lb) = MemoryLink::pair_with_pool(a, b, 4096, 8192);
+    let pools = [la.pool(), lb.pool()];
+    (la, lb, b, pools)
+}
+
+/// A run-to-completion runtime over `l` (built on the thread that will use it:
+/// a runtime stays on its thread; its streams may move).
+fn caller(l: MemoryLink) -> Runtime {
+    Runtime::builder()
+        .backend(Backend::Links(vec![Box::new(l) as Box<dyn Link>]))
+        .io_core(IoCore::Caller { cpu: None })
+        .start()
+        .unwrap()
+}
+
+fn assert_pools_full(pools: &[BufferPool]) {
+    for p in pools {
+        assert_eq!(p.available(), p.capacity(), "packet buffers not returned");
+    }
+}
+
+#[test]
+fn each_side_driven_by_its_one_thread_moves_every_byte() {
+    let (la, lb, to, pools) = links();
+    let payload = data(8 << 20, 1);
+    let want = payload.clone();
+    // The server's only thread accepts, reads and answers: its calls run its loop.
+    let far = thread::spawn(move || {
+        let server = caller(lb);
+        let listener = server.listen(0).unwrap();
+        let mut s = listener.accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        s.write_all(b"thanks").unwrap();
+        s.close().unwrap();
+        drop(s);
+        server.shutdown().unwrap();
+        got
+    });
+    let client = caller(la);
+    let mut s = client.connect(to).unwrap();
+    for part in payload.chunks(100_003) {
+        s.write_all(part).unwrap();
+    }
+    s.finish();
+    let mut answer = Vec::new();
+    s.read_to_end(&mut answer).unwrap();
+    assert_eq!(answer, b"thanks");
+    s.close().unwrap();
+    let got = far.join().unwrap();
+    assert!(got == want, "received bytes differ");
+    drop(s);
+    client.shutdown().unwrap();
+    assert_pools_full(&pools);
+}
+
+#[test]
+fn threads_sharing_a_loop_take_turns_driving_it() {
+    let (la, lb, to, pools) = links();
+    const FLOWS: usize = 4;
+    let readers = thread::spawn(move || {
+        let server = caller(lb);
+        let listener = server.listen(0).unwrap();
+        // Each reader thread's calls drive the one loop, in turns.
+        let hs: Vec<_> = (0..FLOWS)
+            .map(|_| {
+                let mut s = listener.accept().unwrap();
+                thread::spawn(move || {
+                    let mut v = Vec::new();
+                    s.read_to_end(&mut v).unwrap();
+                    v
+                })
+            })
+            .collect();
+        let mut all: Vec<Vec<u8>> = hs.into_iter().map(|h| h.join().unwrap()).collect();
+        drop(listener);
+        server.shutdown().unwrap();
+        all.sort();
+        all
+    });
+    let client = caller(la);
+    let mut want: Vec<Vec<u8>> = (0..FLOWS)
+        .map(|i| data(1_000_000 + i, 10 + i as u64))
+        .collect();
+    let writers: Vec<_> = want
+        .iter()
+        .cloned()
+        .map(|d| {
+            let mut s = client.connect(to).unwrap();
+            thread::spawn(move || {
+                for part in d.chunks(70_001) {
+                    s.write_all(part).unwrap();
+                }
+                s.close().unwrap();
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    want.sort();
+    assert!(readers.join().unwrap() == want, "received bytes differ");
+    client.shutdown().unwrap();
+    assert_pools_full(&pools);
+}
+
+#[test]
+fn small_requests_and_responses_complete() {
+    let (la, lb, to, pools) = links();
+    let far = thread::spawn(move || {
+        let server = caller(lb);
+        let listener = server.listen(0).unwrap();
+        let mut s = listener.accept().unwrap();
+        let mut buf = [0u8; 64];
+        loop {
+            match s.read(&mut buf).unwrap() {
+                0 => break,
+                n => s.write_all(&buf[..n]).unwrap(),
+            }
+        }
+        s.close().unwrap();
+        drop(s);
+        server.shutdown().unwrap();
+    });
+    let client = caller(la);
+    let mut s = client.connect(to).unwrap();
+    let mut back = [0u8; 64];
+    for i in 0..2000u32 {
+        let msg = i.to_be_bytes();
+        s.write_all(&msg).unwrap();
+        s.read_exact(&mut back[..4]).unwrap();
+        assert_eq!(back[..4], msg);
+    }
+    s.close().unwrap();
+    far.join().unwrap();
+    drop(s);
+    client.shutdown().unwrap();
+    assert_pools_full(&pools);
+}
+
+#[test]
+fn caller_mode_drives_one_link_only() {
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, lb) = MemoryLink::pair(a, b, 64);
+    let err = Runtime::builder()
+        .backend(Backend::Links(vec![
+            Box::new(la) as Box<dyn Link>,
+            Box::new(lb) as Box<dyn Link>,
+        ]))
+        .io_core(IoCore::Caller { cpu: None })
+        .start()
+        .err()
+        .expect("two links refused");
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("one link"), "{err}");
+}
