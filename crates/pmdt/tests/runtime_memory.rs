@@ -195,4 +195,5 @@ fn pcap_capture_is_readable_and_holds_ip_udp_datagrams() {
         assert!(pmdt::wire::decode(u.payload()).is_ok());
     }
     assert!(out > 70 && inb > 0, "sent {out}, received {inb}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,11 +22,34 @@ pub fn serial() -> MutexGuard<'static, ()> {
     M.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-pub fn tmp(name: &str) -> PathBuf {
+/// A scratch directory of one test, removed when dropped (files of a few hundred MB
+/// must not pile up in /tmp over many runs).
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn tmp(name: &str) -> Scratch {
     let d = std::env::temp_dir().join(format!("pmdt-cli-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    Scratch(d)
 }
 
 pub fn random_file(path: &Path, len: usize) -> String {
