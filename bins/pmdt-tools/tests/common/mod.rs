@@ -118,6 +118,31 @@ fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Ve
     })
 }
 
+/// Kills a tool if the test fails while it runs: an emulator that runs until
+/// signalled (no `--duration`: a time limit would cut the path under a transfer
+/// that a busy machine made slow) must not outlive a failed test.
+pub struct KillOnFailure(i32);
+
+impl KillOnFailure {
+    /// Guards `p` until [`KillOnFailure::disarm`].
+    pub fn new(p: &Proc) -> Self {
+        Self(p.id() as i32)
+    }
+
+    /// The tool is being stopped the normal way: the guard is off (its process
+    /// id may be reused once it was waited for).
+    pub fn disarm(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for KillOnFailure {
+    fn drop(&mut self) {
+        // SAFETY: SIGKILL to our own child, not yet waited for (disarm first).
+        unsafe { libc::kill(self.0, libc::SIGKILL) };
+    }
+}
+
 /// Waits for a tool with a limit (kills it after `limit`).
 pub fn finish(mut p: Proc, limit: Duration) -> Output {
     let start = Instant::now();

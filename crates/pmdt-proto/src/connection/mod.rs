@@ -306,6 +306,9 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     keepalive_pending: bool,
     control_out: Option<ControlOut>,
     closed_after_control: Option<CloseReason>,
+    /// The peer's Close arrived: it holds everything and has ended (or ends at
+    /// its closing deadline), so nothing it may still send needs an answer.
+    peer_close_heard: bool,
     events: VecDeque<Event>,
     blocked: Option<(Blocked, Instant)>,
     stats: ConnectionStats,
@@ -424,6 +427,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             keepalive_pending: false,
             control_out: None,
             closed_after_control: None,
+            peer_close_heard: false,
             events: VecDeque::new(),
             blocked: None,
             stats: ConnectionStats::default(),
@@ -626,6 +630,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// at our last send, and the idle timeout in force is the smaller of both).
     pub(crate) fn linger_deadline(&self) -> Instant {
         self.last_recv.max(self.last_send) + self.idle_timeout
+    }
+
+    /// Whether the peer's Close arrived (see [`Connection::linger_deadline`]):
+    /// if not (our closing state ran out without it), the peer may still be
+    /// waiting for ours.
+    pub(crate) fn peer_close_heard(&self) -> bool {
+        self.peer_close_heard
     }
 
     /// The receive credit limit: the stream offset up to which the peer may send
@@ -940,6 +951,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 return;
             }
             Body::Close { code } => {
+                self.peer_close_heard = true;
                 // A peer sends Close only once it holds all our data and our finish,
                 // so with its stream complete here this is a graceful end.
                 let r = if *code == 0 && self.fin >= Fin::Sent && self.peer_fin_complete() {

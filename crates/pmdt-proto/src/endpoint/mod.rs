@@ -280,6 +280,16 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         self.accept_queue.pop_front()
     }
 
+    /// Until when a connection that closed gracefully without hearing its
+    /// peer's Close may still be needed: its own Close may have been lost, and
+    /// the peer, still waiting, gets one only in answer to what it sends
+    /// meanwhile (TCP's TIME-WAIT). Whoever runs the endpoint keeps it running
+    /// (receiving and transmitting) until then before stopping, or that peer
+    /// ends "timed out" although every byte arrived. None: no peer waits.
+    pub fn lingering_until(&mut self, now: Instant) -> Option<Instant> {
+        self.lingering.awaited_until(now)
+    }
+
     /// Next connection event.
     pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
         self.events.pop_front()
@@ -298,6 +308,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
                         c.remote(),
                         c.remote_cid(),
                         c.linger_deadline(),
+                        !c.peer_close_heard(),
                     );
                 }
                 if let Some(k) = slot.init_key {
@@ -364,10 +375,15 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         }
         let Some(&i) = self.by_cid.get(&pkt.header.dst_cid) else {
             self.stats.unknown_connection += 1;
-            if !matches!(pkt.body, Body::Close { .. } | Body::Reset { .. }) {
-                if let Some(peer) = self.lingering.answer(pkt.header.dst_cid, remote, now) {
-                    self.stats.lingering_answered += 1;
-                    self.queue_stateless(remote, peer, Body::Close { code: 0 });
+            match pkt.body {
+                Body::Close { .. } | Body::Reset { .. } => {
+                    self.lingering.peer_closed(pkt.header.dst_cid, remote);
+                }
+                _ => {
+                    if let Some(peer) = self.lingering.answer(pkt.header.dst_cid, remote, now) {
+                        self.stats.lingering_answered += 1;
+                        self.queue_stateless(remote, peer, Body::Close { code: 0 });
+                    }
                 }
             }
             return;

@@ -286,8 +286,13 @@ impl IoLoop {
             // publish period) still get true figures.
             self.publish(now);
         }
+        // A peer whose last Close from us may have been lost gets one in answer
+        // to its retransmissions as long as the loop runs: a shutdown waits for
+        // those (bounded by the shutdown timeout), or the peer of a transfer
+        // that fully succeeded would end "timed out".
+        let lingering = self.ep.lingering_until(now);
         if let Some(t) = self.shutting_down {
-            if self.live == 0 || now >= t {
+            if (self.live == 0 && lingering.is_none()) || now >= t {
                 self.publish(now);
                 self.abandon_streams();
                 return Polled {
@@ -304,6 +309,7 @@ impl IoLoop {
                 self.ep.poll_timeout(),
                 self.link.next_deadline(),
                 self.shutting_down,
+                lingering.filter(|_| self.shutting_down.is_some()),
                 self.next_deferred_wake(),
             ]
             .into_iter()

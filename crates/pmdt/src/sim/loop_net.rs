@@ -64,6 +64,11 @@ impl Ord for InFlight {
 /// path delivers it (at least once).
 pub type Observer = Box<dyn FnMut(Instant, SocketAddr, SocketAddr, &[u8], bool) + Send>;
 
+/// Decides, for every datagram a node sends (from, to, the bytes), whether the
+/// network loses it before the path's impairments: a test's way to lose one
+/// chosen packet (a Close, the last ack) rather than a random share.
+pub type DropRule = Box<dyn FnMut(SocketAddr, SocketAddr, &[u8]) -> bool + Send>;
+
 /// The network (see the module documentation).
 pub struct LoopNet {
     seed: u64,
@@ -78,6 +83,7 @@ pub struct LoopNet {
     busy_overflows: u64,
     unroutable: u64,
     observer: Option<Observer>,
+    drop_rule: Option<DropRule>,
 }
 
 impl LoopNet {
@@ -98,6 +104,7 @@ impl LoopNet {
             busy_overflows: 0,
             unroutable: 0,
             observer: None,
+            drop_rule: None,
         }
     }
 
@@ -200,6 +207,12 @@ impl LoopNet {
         self.observer = Some(f);
     }
 
+    /// Loses every datagram sent from now on for which `rule` holds (counted in
+    /// no path's statistics; the observer sees it as not delivered).
+    pub fn drop_when(&mut self, rule: DropRule) {
+        self.drop_rule = Some(rule);
+    }
+
     /// Times a node was still busy after 64 polls at one
     /// instant (virtual time then moved on by a microsecond for it).
     pub fn busy_overflows(&self) -> u64 {
@@ -271,6 +284,10 @@ impl LoopNet {
     fn poll_all(&mut self) {
         let now = self.now;
         for i in 0..self.nodes.len() {
+            if self.nodes[i].next.is_none() {
+                // Stopped: its process would have exited; nothing answers for it.
+                continue;
+            }
             let mut polls = 0;
             let next = loop {
                 polls += 1;
@@ -306,6 +323,12 @@ impl LoopNet {
                     .expect("the default path is valid");
                 self.paths.insert((i, j), path);
             }
+            if self.drop_rule.as_mut().is_some_and(|r| r(from, to, &data)) {
+                if let Some(f) = self.observer.as_mut() {
+                    f(self.now, from, to, &data, false);
+                }
+                continue;
+            }
             let path = self.paths.get_mut(&(i, j)).expect("inserted");
             let fate = path.decide(self.now, data.len());
             if let Some(f) = self.observer.as_mut() {
@@ -328,3 +351,7 @@ impl LoopNet {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "close_loss_tests.rs"]
+mod close_loss_tests;

@@ -17,7 +17,7 @@ pub use flows::{
     run_flows, run_flows_observed, Connects, FlowOutcome, FlowsError, FlowsReport, FlowsScenario,
     ReadersStart, SideReport,
 };
-pub use loop_net::{LoopNet, Observer};
+pub use loop_net::{DropRule, LoopNet, Observer};
 pub use port::SimPort;
 
 use std::cmp::Reverse;
