@@ -5,6 +5,8 @@
 //! runtime's link counters; a flow is dropped once its last interval is reported,
 //! so a long-running server holds only its live connections.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use pmdt::runtime::{RuntimeStats, StatsHandle};
@@ -116,10 +118,47 @@ pub struct Interval {
     pub port: PortDrops,
 }
 
+/// Where a flow's payload starts in the stream its interval bytes count (the
+/// request line the client sends first is control, not payload), told by the
+/// flow's thread once it wrote or read that line. Until then the flow counts no
+/// bytes (a server learns it only when the request arrived).
+#[derive(Debug, Clone)]
+pub struct PayloadStart(Arc<AtomicU64>);
+
+impl PayloadStart {
+    const UNKNOWN: u64 = u64::MAX;
+
+    /// Not known yet.
+    pub fn unknown() -> Self {
+        Self(Arc::new(AtomicU64::new(Self::UNKNOWN)))
+    }
+
+    /// Known: the payload starts at stream offset `offset`.
+    pub fn at(offset: u64) -> Self {
+        let s = Self::unknown();
+        s.set(offset);
+        s
+    }
+
+    /// The payload starts at stream offset `offset`.
+    pub fn set(&self, offset: u64) {
+        self.0.store(offset, Ordering::Release);
+    }
+
+    /// Payload bytes among the first `total` of the stream.
+    pub fn payload(&self, total: u64) -> u64 {
+        match self.0.load(Ordering::Acquire) {
+            Self::UNKNOWN => 0,
+            offset => total.saturating_sub(offset),
+        }
+    }
+}
+
 struct Tracked {
     flow: usize,
     direction: Direction,
     handle: StatsHandle,
+    start: PayloadStart,
     bytes: u64,
     retransmits: u64,
     /// The connection had ended at the last sample: its figures are final.
@@ -145,12 +184,19 @@ impl Meter {
         }
     }
 
-    /// Follows a flow from now on.
-    pub fn track(&mut self, flow: usize, direction: Direction, handle: StatsHandle) {
+    /// Follows a flow from now on; its payload starts where `start` says.
+    pub fn track(
+        &mut self,
+        flow: usize,
+        direction: Direction,
+        handle: StatsHandle,
+        start: PayloadStart,
+    ) {
         self.flows.push(Tracked {
             flow,
             direction,
             handle,
+            start,
             bytes: 0,
             retransmits: 0,
             ended: false,
@@ -162,6 +208,15 @@ impl Meter {
         self.flows.len()
     }
 
+    /// Whether some followed flow moved payload no interval reported yet (the
+    /// last, partial interval is then reported however short: the intervals add
+    /// up to the flows' bytes).
+    pub fn unreported(&self) -> bool {
+        self.flows
+            .iter()
+            .any(|f| f.start.payload(f.total()) > f.bytes)
+    }
+
     /// The interval from the last sample to `now`.
     pub fn sample(&mut self, now: Instant, rt: &RuntimeStats) -> Interval {
         let start = self.last.duration_since(self.started).as_secs_f64();
@@ -171,10 +226,7 @@ impl Meter {
         for f in &mut self.flows {
             let s = f.handle.stats();
             f.ended = f.handle.close_reason().is_some();
-            let total = match f.direction {
-                Direction::Send => s.stream_bytes_acked,
-                Direction::Receive => s.stream_bytes_received,
-            };
+            let total = f.start.payload(f.total_of(&s));
             let bytes = total.saturating_sub(f.bytes);
             let retransmits = s.packets_retransmitted.saturating_sub(f.retransmits);
             f.bytes = f.bytes.max(total);
@@ -217,6 +269,36 @@ impl Meter {
         self.port = port_now;
         self.last = now;
         Interval { streams, sum, port }
+    }
+}
+
+impl Tracked {
+    /// Stream bytes acknowledged (sending) or received (receiving), control
+    /// lines included.
+    fn total_of(&self, s: &pmdt::ConnectionStats) -> u64 {
+        match self.direction {
+            Direction::Send => s.stream_bytes_acked,
+            Direction::Receive => s.stream_bytes_received,
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.total_of(&self.handle.stats())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PayloadStart;
+
+    #[test]
+    fn payload_counts_from_its_start_and_nothing_before_it_is_known() {
+        let s = PayloadStart::unknown();
+        assert_eq!(s.payload(500), 0, "request not read yet");
+        s.set(120);
+        assert_eq!(s.payload(100), 0);
+        assert_eq!(s.payload(1120), 1000);
+        assert_eq!(PayloadStart::at(0).payload(7), 7);
     }
 }
 

@@ -108,6 +108,9 @@ pub enum Opening {
         request: Request,
         /// Bytes after the request line.
         rest: Vec<u8>,
+        /// Length of the request line, its newline included (where the data
+        /// starts in the stream).
+        line_len: u64,
     },
     /// Not a tools client: `data` is the start of its stream.
     Raw {
@@ -140,7 +143,11 @@ pub fn read_opening(r: &mut impl Read) -> io::Result<Opening> {
                 return Err(invalid("the client's request has a bad duration"));
             }
             let rest = buf[end + 1..].to_vec();
-            return Ok(Opening::Request { request, rest });
+            return Ok(Opening::Request {
+                request,
+                rest,
+                line_len: end as u64 + 1,
+            });
         }
         if buf.len() > MAX_LINE {
             return Err(invalid("the client's request is longer than 4096 bytes"));
@@ -183,8 +190,13 @@ mod tests {
         wire.extend_from_slice(b"DATA");
         for step in [1, 7, 4096] {
             match read_opening(&mut Trickle(&wire, step)).unwrap() {
-                Opening::Request { request, rest } => {
+                Opening::Request {
+                    request,
+                    rest,
+                    line_len,
+                } => {
                     assert_eq!(request, req);
+                    assert_eq!(line_len, wire.len() as u64 - 4, "all but DATA");
                     assert!(b"DATA".starts_with(&rest), "{step}: {rest:?}");
                     if step == 4096 {
                         assert_eq!(rest, b"DATA");

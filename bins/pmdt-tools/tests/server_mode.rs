@@ -96,3 +96,51 @@ fn a_server_reports_each_connection_as_it_ends_and_keeps_bounded_state() {
     assert!(err.contains("seconds with a connection open"), "{err}");
     assert_eq!(err.matches(": flow ").count(), 301, "a line per connection");
 }
+
+/// Issue 17: a server's interval reports count payload only (not the client's
+/// request line), and the last, partial interval is reported, so the intervals
+/// add up to exactly the bytes the client sent, on both sides.
+#[test]
+fn server_intervals_count_payload_only_and_add_up_to_the_flow() {
+    let _g = serial();
+    let port = free_udp_port();
+    let bind = format!("127.0.0.1:{port}");
+    let (so, ro) = run_pair(
+        &[
+            "--backend",
+            "udp",
+            "--bind",
+            &bind,
+            "--json",
+            "-i",
+            "0.2",
+        ],
+        &[
+            "--backend",
+            "udp",
+            "-c",
+            &bind,
+            "-n",
+            "3M",
+            "--json",
+            "-i",
+            "0.2",
+            "--cc",
+            "paced",
+            "--rate",
+            "40m",
+        ],
+        Duration::from_millis(500),
+    );
+    for (who, o) in [("receiver", &ro), ("sender", &so)] {
+        let doc = json(o);
+        let summed: u64 = doc["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["sum"]["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(summed, 3 << 20, "{who}'s intervals: {doc}");
+        assert_eq!(doc["end"]["bytes"], 3 << 20, "{who}");
+    }
+}

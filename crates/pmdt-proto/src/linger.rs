@@ -139,7 +139,11 @@ mod tests {
         l.peer_closed(3, a);
         assert_eq!(l.answer(3, b, t), Some(13), "a Close from another address");
         l.peer_closed(3, b);
-        assert_eq!(l.answer(3, b, t), None, "its peer closed: nothing to answer");
+        assert_eq!(
+            l.answer(3, b, t),
+            None,
+            "its peer closed: nothing to answer"
+        );
         assert_eq!(l.awaited_until(t), Some(t + Duration::from_secs(6)));
         assert_eq!(l.awaited_until(t + Duration::from_secs(6)), None, "expired");
     }

@@ -22,7 +22,7 @@ use pmdt_tools::data_send::{send_data, Payload, SendPlan};
 use pmdt_tools::doc_gen::DocArgs;
 use pmdt_tools::entry::ToolCli;
 use pmdt_tools::interrupt::Interrupt;
-use pmdt_tools::interval::{Direction, Meter};
+use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
 use pmdt_tools::report::{print_dry_run, JsonMode, OutputArgs, Report, Start};
 use pmdt_tools::session::{read_opening, Mode, Opening, Receipt, Request};
@@ -227,11 +227,18 @@ fn serve(
     output: &Option<PathBuf>,
     hash: bool,
     stop: &Interrupt,
+    start: &PayloadStart,
 ) -> Served {
     let started = Instant::now();
     let peer = stream.peer_addr().to_string();
-    let mut summary = match read_opening(&mut stream) {
-        Ok(Opening::Request { request, rest }) => match request.mode {
+    let opening = read_opening(&mut stream);
+    // Interval bytes count payload only: after the request line, if any.
+    start.set(match &opening {
+        Ok(Opening::Request { line_len, .. }) => *line_len,
+        _ => 0,
+    });
+    let mut summary = match opening {
+        Ok(Opening::Request { request, rest, .. }) => match request.mode {
             Mode::Send => receive(
                 &mut stream,
                 Some(&request),
@@ -461,11 +468,17 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 Ok(s) => {
                     accepted += 1;
                     state.busy.opened(Instant::now());
-                    meter.track(accepted, Direction::Receive, s.stats_handle());
+                    let start = PayloadStart::unknown();
+                    meter.track(
+                        accepted,
+                        Direction::Receive,
+                        s.stats_handle(),
+                        start.clone(),
+                    );
                     let (stop, output) = (stop.clone(), args.output.clone());
                     let (n, hash) = (accepted, !args.no_hash);
                     let abort = s.abort_handle();
-                    let h = std::thread::spawn(move || serve(n, s, &output, hash, &stop));
+                    let h = std::thread::spawn(move || serve(n, s, &output, hash, &stop, &start));
                     state.live.push((h, abort));
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
@@ -500,7 +513,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let rt_stats = rt.stats();
     load.sample(&rt_stats); // the report published when the last flow ended
     if let (Some(i), Some(t)) = (interval, next_tick) {
-        if (t - i).elapsed() > i / 10 && meter.tracked() > 0 {
+        if meter.tracked() > 0 && ((t - i).elapsed() > i / 10 || meter.unreported()) {
             report.interval(meter.sample(Instant::now(), &rt_stats));
         }
     }

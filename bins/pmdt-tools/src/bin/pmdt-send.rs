@@ -19,7 +19,7 @@ use pmdt_tools::data_send::{send_data, Payload, SendPlan};
 use pmdt_tools::doc_gen::DocArgs;
 use pmdt_tools::entry::ToolCli;
 use pmdt_tools::interrupt::Interrupt;
-use pmdt_tools::interval::{Direction, Meter};
+use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
 use pmdt_tools::peer_addr;
 use pmdt_tools::report::{print_dry_run, Connected, JsonMode, OutputArgs, Report, Start};
@@ -141,6 +141,9 @@ struct Job {
     seconds: Option<f64>,
     deadline: Option<Instant>,
     hash: bool,
+    /// Where the payload starts in the stream the interval reports count (after
+    /// the request line, once written).
+    start: PayloadStart,
 }
 
 struct FlowResult {
@@ -161,7 +164,10 @@ fn send_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary {
         hash: job.hash,
     };
     let header = match request.write_to(stream) {
-        Ok(n) => n,
+        Ok(n) => {
+            job.start.set(n);
+            n
+        }
         Err(e) => {
             return FlowSummary {
                 error: Some(e.to_string()),
@@ -249,6 +255,8 @@ fn receive_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary
             ..Default::default()
         };
     }
+    // The server's data starts its stream.
+    job.start.set(0);
     let plan = RecvPlan {
         file: None,
         hash: job.hash,
@@ -292,7 +300,10 @@ fn run_group(job: Job, mut group: Group, stop: &Interrupt) -> Vec<FlowResult> {
         hash: job.hash,
     };
     let (header, mut error) = match request.write_to(&mut group) {
-        Ok(n) => (n, None),
+        Ok(n) => {
+            job.start.set(n);
+            (n, None)
+        }
         Err(e) => (0, Some(e.to_string())),
     };
     let sent = if error.is_none() {
@@ -464,6 +475,7 @@ fn jobs(cli: &SendArgs) -> Result<Vec<Job>, CliError> {
                 seconds,
                 deadline: None,
                 hash: !cli.no_hash,
+                start: PayloadStart::unknown(),
             });
         }
     }
@@ -580,7 +592,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 c.id
             );
             start.connected.push(c);
-            meter.track(k + 1, Direction::Send, stream.stats_handle());
+            meter.track(
+                k + 1,
+                Direction::Send,
+                stream.stats_handle(),
+                planned[0].start.clone(),
+            );
             aborts.push(stream.abort_handle());
         }
         let job = planned.remove(0);
@@ -613,7 +630,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             );
         }
         start.connected.push(c);
-        meter.track(job.flow, job.direction, stream.stats_handle());
+        meter.track(
+            job.flow,
+            job.direction,
+            stream.stats_handle(),
+            job.start.clone(),
+        );
         aborts.push(stream.abort_handle());
         let stop = stop.clone();
         handles.push(std::thread::spawn(move || {
@@ -651,7 +673,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     load.sample(&rt_stats); // the report published when the last flow ended
     if let (Some(i), Some(t)) = (interval, next_tick) {
         // The last, partial interval (iperf3 reports it too), unless negligible.
-        if (t - i).elapsed() > i / 10 && meter.tracked() > 0 {
+        if meter.tracked() > 0 && ((t - i).elapsed() > i / 10 || meter.unreported()) {
             report.interval(meter.sample(Instant::now(), &rt_stats));
         }
     }

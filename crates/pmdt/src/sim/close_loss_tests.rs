@@ -51,7 +51,11 @@ fn transfer_losing_the_clients_close() -> (Result<(), CloseReason>, Option<Durat
             && !closed.load(Ordering::Relaxed)
     }));
     let t0 = net.now();
-    net.observe(Box::new(move |t, from, _, d, ok| if d[3] != 4 || d.len() < 200 { eprintln!("DBG {:?} {} type {} {}", t - t0, from, d[3], ok) }));
+    net.observe(Box::new(move |t, from, _, d, ok| {
+        if d[3] != 4 || d.len() < 200 {
+            eprintln!("DBG {:?} {} type {} {}", t - t0, from, d[3], ok)
+        }
+    }));
     net.session(server).listen();
     let now = net.now();
     let mut out = Some(net.session(client).connect(now, sa).unwrap());
@@ -146,5 +150,8 @@ fn a_lost_close_is_answered_while_the_closing_side_shuts_down() {
     // The server's Close in answer ends the wait: the client does not sit out
     // its whole shutdown timeout (5 s) or idle timeout.
     let stopped = client_stopped.expect("the client's runtime stopped");
-    assert!(stopped < Duration::from_secs(2), "stopped {stopped:?} after");
+    assert!(
+        stopped < Duration::from_secs(2),
+        "stopped {stopped:?} after"
+    );
 }
