@@ -25,6 +25,10 @@ pub struct StepResult {
     pub dropped: u64,
     /// Packets offered.
     pub offered: u64,
+    /// Packets the worker processed during the measured part of the step.
+    pub processed: u64,
+    /// Bursts not sent because the pool was empty (the generator's own limit).
+    pub alloc_failures: u64,
     /// Mean of the estimator reports published during the step.
     pub mean: LoadReport,
     /// Whether a drop warning was raised during the step.
@@ -47,6 +51,18 @@ pub struct Generator<'a> {
     pub reader: &'a ReportReader,
     pub ctl: &'a WorkerControl,
     pub rng: u64,
+    /// Packets the generator may send late to catch up after losing its core (a
+    /// fraction of the worker's rx ring, so catching up never overflows it).
+    pub max_catch_up: usize,
+}
+
+impl StepResult {
+    /// Packets accepted into the worker's queue during the measured part of the step
+    /// beyond those it processed: a queue that grows is a worker that cannot keep up,
+    /// whether or not the ring has filled yet.
+    pub fn queue_growth(&self) -> u64 {
+        (self.offered - self.dropped).saturating_sub(self.processed)
+    }
 }
 
 impl Generator<'_> {
@@ -70,10 +86,16 @@ impl Generator<'_> {
         let mut reports: Vec<LoadReport> = Vec::new();
         let mut last_report_tsc = 0u64;
         let mut next_sample = start;
+        // Later than this behind schedule, the backlog beyond it is forgiven.
+        let max_behind = (self.max_catch_up as f64 / rate_pps.max(1.0) * hz).max(4.0 * gap);
+        let mut processed_from: Option<u64> = None;
         loop {
             let now = lcore::tsc();
             if now >= end {
                 break;
+            }
+            if processed_from.is_none() && now >= measure_from {
+                processed_from = Some(self.ctl.processed.load(Ordering::Relaxed));
             }
             if now >= next_sample {
                 next_sample = now + self.hz / 200;
@@ -90,16 +112,18 @@ impl Generator<'_> {
             if (now as f64) < next {
                 continue;
             }
-            if now as f64 - next > 4.0 * gap.max(hz / 100_000.0) {
-                // The generator itself was descheduled: resume pacing from now rather
-                // than sending the backlog as one artificial burst.
-                next = now as f64;
+            if now as f64 - next > max_behind {
+                // The generator itself was descheduled for long: catch up only a
+                // bounded backlog (burst by burst, as fast as it can), rather than
+                // sending everything it missed as one artificial burst.
+                next = now as f64 - max_behind;
             }
             next += match self.arrivals {
                 Arrivals::Constant => gap,
                 Arrivals::Poisson => -gap * self.uniform().ln(),
             };
             if self.pool.alloc_bulk(&mut batch, self.burst).is_err() {
+                r.alloc_failures += 1;
                 continue;
             }
             for m in batch.as_mut_slice() {
@@ -118,7 +142,8 @@ impl Generator<'_> {
         }
         r.offered_pps = r.offered as f64 / measure_s;
         r.mean = mean(&reports);
-        let _ = self.ctl.processed.load(Ordering::Relaxed);
+        let processed_to = self.ctl.processed.load(Ordering::Relaxed);
+        r.processed = processed_to.saturating_sub(processed_from.unwrap_or(processed_to));
         r
     }
 }

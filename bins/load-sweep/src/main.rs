@@ -202,6 +202,7 @@ fn run(args: &Args) -> Result<(), Box<dyn std::error::Error>> {
         reader: &reader,
         ctl: &ctl,
         rng: 0x9e37_79b9_7f4a_7c15,
+        max_catch_up: rx_ring_size as usize / 8,
     };
 
     eprintln!(
@@ -349,30 +350,81 @@ fn probe_capacity(gen: &mut Generator<'_>, nominal: f64) -> f64 {
     (r.offered - r.dropped) as f64 / measure
 }
 
-/// Highest offered rate without sustained drops: a step over 0.1% drops counts only
-/// if a second try at the same rate drops too (one vCPU stall is not saturation).
+/// Highest offered rate the worker keeps up with: no drops over the threshold and
+/// no growing queue. An overloaded step counts only if a second try at the same
+/// rate is overloaded too (one vCPU stall is not saturation).
+///
+/// The search starts at half the worker's nominal ceiling (TSC rate over its
+/// per-packet work), climbs by 1.6x until drops, or, if the worker already drops
+/// there (a loaded or slower machine), descends by 1.6x until it does not; then it
+/// bisects between the last rate without and the first with drops. The result
+/// therefore does not depend on a guess of the machine's speed.
 fn find_capacity(gen: &mut Generator<'_>, args: &Args) -> Result<f64, Box<dyn std::error::Error>> {
-    let drops = |r: &StepResult| r.dropped as f64 > args.drop_threshold * r.offered.max(1) as f64;
-    let step = |g: &mut Generator<'_>, rate: f64, w: f64, m: f64| {
-        let r = g.step(rate, w, m);
-        if drops(&r) {
-            g.step(rate, w, m)
-        } else {
-            r
-        }
+    // Overloaded: drops, or a queue that grew during the step by more than a couple
+    // of bursts and 2% of what was offered (the ring has not overflowed yet).
+    let growth_allowed =
+        |r: &StepResult| (0.02 * r.offered as f64).max(2.0 * args.gen_burst as f64);
+    let drops = |r: &StepResult| {
+        r.dropped as f64 > args.drop_threshold * r.offered.max(1) as f64
+            || r.queue_growth() as f64 > growth_allowed(r)
     };
-    let ok = |r: &StepResult| !drops(r);
-    let (mut lo, mut hi) = (0.0f64, 0.0f64);
-    let mut rate = 100_000.0;
-    let mut best_offered: f64 = 0.0;
-    for _ in 0..16 {
-        let mut r = step(gen, rate, 0.5, 0.8);
-        if ok(&r) && r.offered_pps < 0.9 * rate {
-            // Fell short once: the generator may have lost its core for a moment
-            // (pacing then restarts from now). Only a second shortfall is its limit.
-            r = step(gen, rate, 0.5, 0.8);
+    let step = |g: &mut Generator<'_>, rate: f64, w: f64, m: f64| {
+        let mut r = g.step(rate, w, m);
+        if drops(&r) {
+            r = g.step(rate, w, m);
         }
-        if ok(&r) {
+        eprintln!(
+            "  {rate:>10.0} pps: offered {:.0} pps, dropped {}, queue grew by {}, pool empty {}x",
+            r.offered_pps,
+            r.dropped,
+            r.queue_growth(),
+            r.alloc_failures
+        );
+        r
+    };
+    // Below this the search gives up: the worker cannot be measured meaningfully.
+    const FLOOR_PPS: f64 = 100.0;
+    let per_packet =
+        (args.work_cycles + args.burst_work_cycles / args.gen_burst.max(1) as u64).max(1);
+    let nominal = gen.hz as f64 / per_packet as f64;
+    let mut rate = (0.5 * nominal).clamp(FLOOR_PPS, 20_000_000.0);
+    let (mut lo, mut hi) = (0.0f64, 0.0f64);
+    let mut best_offered: f64 = 0.0;
+    let first = step(gen, rate, 0.5, 0.8);
+    if drops(&first) {
+        // Descend: the machine is slower than nominal (or busy).
+        hi = rate;
+        while lo == 0.0 {
+            rate /= 1.6;
+            if rate < FLOOR_PPS {
+                return Err(format!(
+                    "the worker fell behind (dropped or queued packets) even at {hi:.0} pps: lower --work-cycles"
+                )
+                .into());
+            }
+            let r = step(gen, rate, 0.5, 0.8);
+            if drops(&r) {
+                hi = rate;
+            } else {
+                lo = rate;
+                best_offered = r.offered_pps;
+            }
+        }
+    } else {
+        let mut r = first;
+        for _ in 0..16 {
+            for _ in 0..2 {
+                if drops(&r) || r.offered_pps >= 0.9 * rate {
+                    break;
+                }
+                // Fell short: the generator may have lost its core for a while (on a
+                // busy machine, for a whole step). Only a third shortfall is its limit.
+                r = step(gen, rate, 0.5, 0.8);
+            }
+            if drops(&r) {
+                hi = rate;
+                break;
+            }
             lo = rate;
             best_offered = best_offered.max(r.offered_pps);
             if r.offered_pps < 0.9 * rate {
@@ -383,28 +435,21 @@ fn find_capacity(gen: &mut Generator<'_>, args: &Args) -> Result<f64, Box<dyn st
                 .into());
             }
             rate *= 1.6;
-        } else {
-            hi = rate;
-            break;
+            r = step(gen, rate, 0.5, 0.8);
         }
-    }
-    if hi == 0.0 {
-        return Err("the worker never dropped: raise --work-cycles".into());
+        if hi == 0.0 {
+            return Err("the worker never dropped: raise --work-cycles".into());
+        }
     }
     for _ in 0..7 {
         let mid = (lo + hi) / 2.0;
         let r = step(gen, mid, args.warmup.min(0.6), args.measure.min(1.0));
-        if ok(&r) {
+        if drops(&r) {
+            hi = mid;
+        } else {
             lo = mid;
             best_offered = r.offered_pps;
-        } else {
-            hi = mid;
         }
-    }
-    if lo == 0.0 {
-        return Err(
-            format!("the worker dropped packets even at {hi:.0} pps: lower --work-cycles").into(),
-        );
     }
     Ok(best_offered.max(lo * 0.99))
 }

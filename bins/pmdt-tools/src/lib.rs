@@ -22,5 +22,6 @@ pub mod report;
 pub mod session;
 pub mod summary;
 pub mod transport_args;
+pub mod udp_relay;
 pub mod units;
 pub mod wan_path;

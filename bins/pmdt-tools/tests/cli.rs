@@ -481,6 +481,28 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
         (WANEM, &["--loss", "2"], "probability"),
         (WANEM, &["--vdev", "net_null0"], "exactly two ports"),
         (
+            WANEM,
+            &[
+                "--udp-listen",
+                "127.0.0.1:0",
+                "--udp-to",
+                "127.0.0.1:9",
+                "--vdev",
+                "net_null0",
+            ],
+            "do not apply",
+        ),
+        (
+            WANEM,
+            &[
+                "--udp-listen",
+                "127.0.0.1:0",
+                "--udp-to",
+                "nosuchhost.invalid:9",
+            ],
+            "--udp-to nosuchhost.invalid:9",
+        ),
+        (
             SEND,
             &["--backend", "dpdk", "--vdev", "net_nosuchpmd0"],
             "DPDK",

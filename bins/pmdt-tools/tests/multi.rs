@@ -1,8 +1,9 @@
 //! `pmdt-send --multi`: one file to three ordinary `pmdt-recv` at once (kernel UDP
 //! on loopback), every copy identical to the source, one copy into packet memory;
 //! and with `--max-lag`, a receiver killed mid-transfer is reported while the others
-//! finish. (Lossy and slow members are covered against the runtime's group API in
-//! crates/pmdt/tests/group.rs; on one host the tools have no per-receiver path.)
+//! finish; and with two receivers behind their own `pmdt-wanem --udp-listen` paths
+//! (one lossy, reordering and duplicating, one a slow bottleneck), every copy
+//! identical under both policies.
 
 mod common;
 
@@ -138,6 +139,93 @@ fn a_killed_receiver_is_reported_and_the_others_finish() {
         let r = finish(procs.next().unwrap(), Duration::from_secs(30));
         assert!(r.status.success(), "receiver: {}", stderr(&r));
         assert_eq!(sha_hex(&std::fs::read(out).unwrap()), sha);
+    }
+}
+
+/// A `pmdt-wanem` in kernel UDP mode in front of `to`: returns it and the address
+/// to send to.
+fn wanem(to: &str, impairment: &[&str]) -> (Proc, String) {
+    let listen = format!("127.0.0.1:{}", free_udp_port());
+    let mut args = vec!["--udp-listen", listen.as_str(), "--udp-to", to, "--json"];
+    args.extend_from_slice(impairment);
+    (spawn(WANEM, &args), listen)
+}
+
+#[test]
+fn through_a_lossy_and_a_slow_wanem_path_every_copy_is_identical_under_both_policies() {
+    let _g = serial();
+    let dir = tmp("multi-wanem");
+    let src = dir.join("src.bin");
+    let sha = random_file(&src, 8 << 20);
+    // Pace of the slowest (the default), then drop-lagging with a bound no member
+    // reaches on these paths: both must deliver every byte everywhere.
+    for policy in [&[][..], &["--max-lag", "64M"][..]] {
+        let (procs, addrs, outs) = receivers(&dir, 3);
+        let (lossy, lossy_addr) = wanem(
+            &addrs[1],
+            &[
+                "--loss",
+                "0.02",
+                "--delay-ms",
+                "5",
+                "--reorder",
+                "0.01",
+                "--duplicate",
+                "0.01",
+            ],
+        );
+        let (slow, slow_addr) = wanem(&addrs[2], &["--rate", "100mbit", "--delay-ms", "2"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let dests = [addrs[0].as_str(), lossy_addr.as_str(), slow_addr.as_str()];
+        let mut args = vec![
+            "--backend",
+            "udp",
+            "--multi",
+            "-F",
+            src.to_str().unwrap(),
+            "--json",
+        ];
+        args.extend_from_slice(policy);
+        for a in dests {
+            args.extend(["-c", a]);
+        }
+        let s = finish(spawn(SEND, &args), Duration::from_secs(180));
+        assert!(s.status.success(), "{policy:?}: sender: {}", stderr(&s));
+        let end = end(&s);
+        let flows = end["flows"].as_array().unwrap();
+        assert_eq!(flows.len(), 3, "{end}");
+        for f in flows {
+            assert!(f["error"].is_null(), "{policy:?}: {f}");
+            assert_eq!(f["bytes"].as_u64().unwrap(), 8 << 20);
+            assert_eq!(f["receipt"]["sha256"].as_str().unwrap(), sha, "{f}");
+        }
+        assert!(
+            flows[1]["packets_retransmitted"].as_u64().unwrap() > 0,
+            "the lossy member recovered losses: {}",
+            flows[1]
+        );
+        for (p, out) in procs.into_iter().zip(&outs) {
+            let r = finish(p, Duration::from_secs(30));
+            assert!(r.status.success(), "receiver: {}", stderr(&r));
+            assert_eq!(sha_hex(&std::fs::read(out).unwrap()), sha);
+            let _ = std::fs::remove_file(out);
+        }
+        for w in [&lossy, &slow] {
+            signal(w, libc::SIGINT);
+        }
+        let lossy = finish(lossy, Duration::from_secs(10));
+        let slow = finish(slow, Duration::from_secs(10));
+        let lost = json(&lossy)["a_to_b"]["lost"].as_u64().unwrap();
+        assert!(
+            lost > 0,
+            "the lossy path lost datagrams: {}",
+            stderr(&lossy)
+        );
+        assert!(
+            json(&slow)["a_to_b"]["forwarded"].as_u64().unwrap() > (8 << 20) / 9000,
+            "the slow path carried the file: {}",
+            stderr(&slow)
+        );
     }
 }
 

@@ -8,7 +8,7 @@
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::net::UdpSocket;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -46,8 +46,12 @@ fn source(len: u64) -> Vec<u8> {
 }
 
 fn receiver() -> Runtime {
+    receiver_with(transport())
+}
+
+fn receiver_with(t: TransportConfig) -> Runtime {
     Runtime::builder()
-        .transport(transport())
+        .transport(t)
         .shutdown_timeout(Duration::from_millis(200))
         .backend(Backend::Udp(UdpLinkConfig {
             bind: "127.0.0.1:0".parse().unwrap(),
@@ -122,6 +126,10 @@ impl Drop for Relay {
 
 /// A sender whose packet pool the test can watch.
 fn sender(pool_buffers: usize) -> (Runtime, BufferPool) {
+    sender_with(pool_buffers, transport())
+}
+
+fn sender_with(pool_buffers: usize, t: TransportConfig) -> (Runtime, BufferPool) {
     let link = UdpLink::bind(&UdpLinkConfig {
         bind: "127.0.0.1:0".parse().unwrap(),
         pool_buffers,
@@ -130,7 +138,7 @@ fn sender(pool_buffers: usize) -> (Runtime, BufferPool) {
     .unwrap();
     let pool = link.pool();
     let rt = Runtime::builder()
-        .transport(transport())
+        .transport(t)
         .backend(Backend::Links(vec![Box::new(link) as Box<dyn Link>]))
         .start()
         .unwrap();
@@ -145,21 +153,84 @@ struct Got {
     error: Option<std::io::ErrorKind>,
 }
 
-/// Accepts one connection and checks every byte against the source as it comes;
-/// `pause` slows the reader down (a slow consumer).
+/// How a test reader consumes its stream.
+enum Pace {
+    /// As fast as it can.
+    Free,
+    /// Sleeps this long after every read (a slow consumer).
+    Pause(Duration),
+    /// Never more than `LOCKSTEP_SLACK` bytes ahead of the other reader of the
+    /// pair (`mine` and `other` count what each read; a reader that ended sets
+    /// its count to `u64::MAX`, so the other never waits for it).
+    Lockstep {
+        mine: Arc<AtomicU64>,
+        other: Arc<AtomicU64>,
+    },
+    /// Reads `first` bytes, then nothing until `go` is signalled.
+    Stall {
+        first: u64,
+        go: std::sync::mpsc::Receiver<()>,
+    },
+}
+
+/// How far a lockstep reader may run ahead of its partner.
+const LOCKSTEP_SLACK: u64 = 256 * 1024;
+/// The test readers' buffer: the most one read returns.
+const READ_BUF: usize = 64 * 1024;
+
+/// Two readers that keep within [`LOCKSTEP_SLACK`] of each other.
+fn lockstep_pair() -> (Pace, Pace) {
+    let (a, b) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    (
+        Pace::Lockstep {
+            mine: a.clone(),
+            other: b.clone(),
+        },
+        Pace::Lockstep { mine: b, other: a },
+    )
+}
+
+/// Accepts one connection and checks every byte against the source as it comes.
 fn read_all(rt: &Runtime, pause: Duration) -> JoinHandle<Got> {
-    read_all_from(rt, pause, 0)
+    let pace = if pause.is_zero() {
+        Pace::Free
+    } else {
+        Pace::Pause(pause)
+    };
+    read_paced(rt, pace, 0)
 }
 
 /// Like [`read_all`] for a member whose stream starts at group offset `from`.
-fn read_all_from(rt: &Runtime, pause: Duration, from: u64) -> JoinHandle<Got> {
+fn read_all_from(rt: &Runtime, from: u64) -> JoinHandle<Got> {
+    read_paced(rt, Pace::Free, from)
+}
+
+/// A reader consuming at `pace` a stream that starts at group offset `from`.
+fn read_paced(rt: &Runtime, pace: Pace, from: u64) -> JoinHandle<Got> {
     let l = rt.listen(0).unwrap();
     std::thread::spawn(move || {
         let mut s = l.accept().unwrap();
-        let mut buf = vec![0u8; 64 * 1024];
+        let mut buf = vec![0u8; READ_BUF];
         let (mut at, mut intact) = (0u64, true);
+        let mut go = None;
         let error = loop {
-            match s.read(&mut buf) {
+            match &pace {
+                Pace::Lockstep { other, .. } => {
+                    while at > other.load(Ordering::Acquire).saturating_add(LOCKSTEP_SLACK) {
+                        std::thread::sleep(Duration::from_micros(100));
+                    }
+                }
+                Pace::Stall { first, go: signal } if at >= *first && go.is_none() => {
+                    go = Some(signal.recv());
+                }
+                _ => {}
+            }
+            let want = match &pace {
+                Pace::Stall { first, .. } if go.is_none() => (*first - at) as usize,
+                _ => buf.len(),
+            }
+            .min(buf.len());
+            match s.read(&mut buf[..want]) {
                 Ok(0) => break None,
                 Ok(n) => {
                     intact &= buf[..n]
@@ -167,13 +238,18 @@ fn read_all_from(rt: &Runtime, pause: Duration, from: u64) -> JoinHandle<Got> {
                         .enumerate()
                         .all(|(k, &b)| b == byte(from + at + k as u64));
                     at += n as u64;
-                    if !pause.is_zero() {
-                        std::thread::sleep(pause);
+                    match &pace {
+                        Pace::Pause(p) => std::thread::sleep(*p),
+                        Pace::Lockstep { mine, .. } => mine.store(at, Ordering::Release),
+                        _ => {}
                     }
                 }
                 Err(e) => break Some(e.kind()),
             }
         };
+        if let Pace::Lockstep { mine, .. } = &pace {
+            mine.store(u64::MAX, Ordering::Release);
+        }
         Got {
             bytes: at,
             intact,
@@ -262,41 +338,82 @@ fn three_receivers_lossy_and_slow_get_the_same_bytes_from_one_copy() {
     );
 }
 
+/// Windows of 1 MiB each way: what a member can hold beyond what its reader read
+/// stays small and known (see the lagging test).
+fn small_windows() -> TransportConfig {
+    let w = 1 << 20;
+    transport()
+        .with_send_buffer(w)
+        .with_recv_buffer(w)
+        .with_max_window_bytes(w)
+}
+
 #[test]
 fn a_lagging_member_is_dropped_with_its_offset_and_the_others_finish() {
     let _serial = serial();
     let len = 24_000_000u64;
     let data = source(len);
-    let rx = [receiver(), receiver(), receiver()];
-    // The third is behind a slow bottleneck and reads at ~300 KB/s. The lag bound
-    // is wide (the fast members hold up to their share before any backlog) so that
-    // only a member that really is slow gets dropped, however the threads run.
-    let pauses = [Duration::ZERO, Duration::ZERO, Duration::from_millis(200)];
-    let readers: Vec<_> = rx.iter().zip(pauses).map(|(r, p)| read_all(r, p)).collect();
-    let relay = Relay::new(rx[2].local_addr(), slow());
-    let to = vec![rx[0].local_addr(), rx[1].local_addr(), relay.addr];
-    let (tx, pool) = sender(16 * 1024);
+    let t = small_windows();
+    let rx = [(); 3].map(|_| receiver_with(t.clone()));
+    // The two fast readers keep within LOCKSTEP_SLACK of each other; the third
+    // reads a prefix, then stops reading until it has been dropped. So whatever
+    // the scheduling, the lag of each member is bounded or not by construction:
+    // the group's data was taken by a member with no backlog, which holds at most
+    // `in_flight` beyond what its reader read (its writer's share, its send
+    // storage, its receiver's window), so a fast member is never more than
+    // `fast_lag` behind, and the stalled one is `max_lag` behind long before the
+    // end.
+    let (pa, pb) = lockstep_pair();
+    let (release, go) = std::sync::mpsc::channel();
+    let prefix = 256 * 1024;
+    let paces = [pa, pb, Pace::Stall { first: prefix, go }];
+    let readers: Vec<_> = rx
+        .iter()
+        .zip(paces)
+        .map(|(r, p)| read_paced(r, p, 0))
+        .collect();
+    let pool_buffers = 16 * 1024;
+    let payload = t.max_payload();
+    // The writer's share grows as members leave; two stay active to the end.
+    let share = MemoryBudget::of_pool(pool_buffers as u64, payload, 2);
+    let in_flight = share.write_ahead + payload + t.max_window_bytes * 2;
+    let fast_lag = LOCKSTEP_SLACK + READ_BUF as u64 + in_flight;
+    let max_lag = 8 << 20;
+    assert!(fast_lag < max_lag, "a fast member may lag {fast_lag}");
+    let one_left = MemoryBudget::of_pool(pool_buffers as u64, payload, 1);
+    let stalled_holds = prefix + one_left.write_ahead + payload + t.max_window_bytes * 2;
+    assert!(
+        max_lag + stalled_holds < len,
+        "the stalled member gets dropped"
+    );
+
+    let to: Vec<_> = rx.iter().map(Runtime::local_addr).collect();
+    let (tx, pool) = sender_with(pool_buffers, t.clone());
     let mut g = tx
         .connect_group(
             &to,
-            LagPolicy::DropLagging { max_lag: 8 << 20 },
+            LagPolicy::DropLagging { max_lag },
             Some(Duration::from_secs(5)),
         )
         .unwrap();
     write_all(&mut g, &data, &pool);
+    let MemberState::Dropped { group_offset } = g.members()[2].state else {
+        panic!("the stalled member was not dropped: {:?}", g.members()[2]);
+    };
+    release.send(()).unwrap();
     let reports = g.close(Some(Duration::from_secs(60)));
     let got: Vec<Got> = readers.into_iter().map(|h| h.join().unwrap()).collect();
     for i in 0..2 {
-        assert_eq!(reports[i].state, MemberState::Done);
+        assert_eq!(reports[i].state, MemberState::Done, "{:?}", reports[i]);
         assert_eq!(
             (got[i].bytes, got[i].intact, got[i].error),
             (len, true, None)
         );
     }
-    let MemberState::Dropped { group_offset } = reports[2].state else {
-        panic!("the slow member was not dropped: {:?}", reports[2].state);
-    };
+    assert_eq!(reports[2].state, MemberState::Dropped { group_offset });
     assert!(reports[2].acked < group_offset && group_offset <= len);
+    // It was dropped once it lagged by more than `max_lag`, not before.
+    assert!(group_offset > max_lag);
     // What it got before the reset is a correct prefix, and it learned of the drop.
     assert!(got[2].intact && got[2].bytes < len);
     assert_eq!(got[2].error, Some(std::io::ErrorKind::ConnectionReset));
@@ -355,7 +472,7 @@ fn members_join_and_leave_mid_stream() {
     let a = read_all(&rx[0], Duration::ZERO);
     let b = read_all(&rx[1], Duration::ZERO);
     // The third joins after the first part: its stream starts there.
-    let c = read_all_from(&rx[2], Duration::ZERO, part);
+    let c = read_all_from(&rx[2], part);
     let (tx, pool) = sender(16 * 1024);
     let to = [rx[0].local_addr(), rx[1].local_addr()];
     let mut g = tx

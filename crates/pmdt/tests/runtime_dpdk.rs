@@ -23,7 +23,7 @@ use pmdt::link::dpdk_port::{DpdkLink, DpdkLinkConfig};
 use pmdt::link::impair::ImpairConfig;
 use pmdt::link::udp::UdpLinkConfig;
 use pmdt::link::{Link, Outgoing, PayloadSlice};
-use pmdt::runtime::{Backend, IoCore, Runtime};
+use pmdt::runtime::{Backend, IoCore, Runtime, RuntimeStats};
 use pmdt::TransportConfig;
 
 mod common;
@@ -161,6 +161,28 @@ fn assert_pools_full(eal: &Eal) {
     assert!(leaked.is_empty(), "mbufs not returned: {leaked:?}");
 }
 
+/// Bounds a wait that only a hang would exceed (the condition decides, never the
+/// time: a loaded machine only makes the wait longer).
+const HANG: Duration = Duration::from_secs(30);
+
+/// The runtime's statistics once `ready` holds for them: they are published by the
+/// I/O loops every 100 ms, so figures of what just happened arrive a period (or,
+/// on a loaded machine, a few) later.
+fn stats_when(rt: &Runtime, ready: impl Fn(&RuntimeStats) -> bool) -> RuntimeStats {
+    let deadline = Instant::now() + HANG;
+    loop {
+        let s = rt.stats();
+        if ready(&s) {
+            return s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "statistics never showed what was expected: {s:?}"
+        );
+        thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn transport() -> TransportConfig {
     TransportConfig::default()
         .with_initial_rtt(Duration::from_millis(5))
@@ -242,9 +264,10 @@ fn memif_transfers(eal: Eal) {
             .collect(),
         WRITE,
     );
-    thread::sleep(Duration::from_millis(150));
-    let sa = a.stats().loops[0].clone();
-    let sb = b.stats().loops[0].clone();
+    // The figures once they show both transfers acknowledged and received.
+    let total = 8_000_000 + (0..16).map(|i| 100_000 + i * 999).sum::<u64>();
+    let sa = stats_when(&a, |s| s.loops[0].stream_bytes_acked >= total).loops[0].clone();
+    let sb = stats_when(&b, |s| s.loops[0].stream_bytes_received >= total).loops[0].clone();
     assert_eq!(
         sa.link.payload_copies, 0,
         "data left from the application's mbufs"
@@ -294,8 +317,9 @@ fn memif_transfers(eal: Eal) {
         vec![data(3_000_000, 3)],
         WRITE,
     );
-    thread::sleep(Duration::from_millis(150));
-    let sa = a.stats().loops[0].link.clone();
+    let sa = stats_when(&a, |s| s.loops[0].stream_bytes_acked >= 3_000_000).loops[0]
+        .link
+        .clone();
     assert!(sa.impair_lost > 0 && sa.impair_reordered > 0 && sa.impair_duplicated > 0);
     drop((a, b));
 }
@@ -403,7 +427,10 @@ fn ping(to: Ipv4Addr) -> bool {
             sin_zero: [0; 8],
         };
         let mut ok = false;
-        for _ in 0..10 {
+        // Asks again every 200 ms until answered (a loaded machine may take a
+        // while to resolve the port's MAC and run its loop).
+        let deadline = Instant::now() + HANG;
+        while Instant::now() < deadline {
             libc::sendto(
                 fd,
                 pkt.as_ptr() as *const libc::c_void,
@@ -515,9 +542,17 @@ fn tap_interop(eal: Eal) {
     assert_eq!(mac, MAC, "the kernel learned the configured MAC by ARP");
     let junk = junk_frames(mac.clone().try_into().unwrap());
     let tap = iface.clone();
+    // Rounds of junk go in while the transfer runs, and on until the port has
+    // counted 20 of each kind: the TAP device drops frames the loop has not
+    // taken yet when its queue is full (a loaded machine), so how many of the
+    // first rounds arrive is not ours to fix; that each one counts is.
+    let counted = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let enough = counted.clone();
     let injector = thread::spawn(move || {
-        for _ in 0..20 {
+        let mut rounds = 0;
+        while rounds < 20 || !enough.load(std::sync::atomic::Ordering::Acquire) {
             inject(&tap, &junk);
+            rounds += 1;
             thread::sleep(Duration::from_millis(10));
         }
     });
@@ -528,9 +563,17 @@ fn tap_interop(eal: Eal) {
         vec![data(4_000_000, 8)],
         WRITE,
     );
+    let s = stats_when(&dp, |s| {
+        let (l, e) = (&s.loops[0].link, &s.loops[0].endpoint);
+        s.loops[0].stream_bytes_received >= 4_000_000
+            && l.rx_malformed >= 20
+            && l.rx_not_for_us >= 20
+            && l.rx_bad_checksum >= 20
+            && e.malformed >= 20
+    });
+    counted.store(true, std::sync::atomic::Ordering::Release);
     injector.join().unwrap();
-    thread::sleep(Duration::from_millis(150));
-    let s = dp.stats().loops[0].clone();
+    let s = s.loops[0].clone();
     assert!(s.link.rx_malformed >= 20, "{:?}", s.link);
     assert!(s.link.rx_not_for_us >= 20, "{:?}", s.link);
     assert!(s.link.rx_bad_checksum >= 20, "{:?}", s.link);
@@ -582,8 +625,10 @@ fn two_queue_pairs(eal: Eal) {
         (0..4).map(|i| data(1_000_000, 40 + i)).collect(),
         WRITE,
     );
-    thread::sleep(Duration::from_millis(150));
-    let (sa, sb) = (a.stats(), b.stats());
+    let sb = stats_when(&b, |s| {
+        s.loops.iter().map(|l| l.stream_bytes_received).sum::<u64>() >= 4_000_000
+    });
+    let sa = a.stats();
     assert_eq!(sa.loops.len(), 2);
     assert_eq!(sb.loops.len(), 2);
     for (i, l) in sb.loops.iter().enumerate() {
@@ -748,9 +793,11 @@ fn many_flows_small_pool(eal: Eal) {
     sorted.sort_by(f64::total_cmp);
     let (lo, median) = (sorted[0], sorted[sorted.len() / 2]);
     assert!(lo * 50.0 >= median, "a flow starved: rates {rates:?}");
-    thread::sleep(Duration::from_millis(150));
-    for (side, rt) in [("sender", &a), ("receiver", &b)] {
-        let l = &rt.stats().loops[0].link;
+    let all = (FLOWS * BYTES) as u64;
+    let sa = stats_when(&a, |s| s.loops[0].stream_bytes_acked >= all);
+    let sb = stats_when(&b, |s| s.loops[0].stream_bytes_received >= all);
+    for (side, st) in [("sender", &sa), ("receiver", &sb)] {
+        let l = &st.loops[0].link;
         assert_eq!(l.tx_no_buffer, 0, "{side} ran out of buffers: {l:?}");
     }
     drop((a, b));
@@ -804,8 +851,10 @@ fn memif_in_place(eal: Eal) {
     let got = reader.join().unwrap();
     assert_eq!(got.len(), payload.len());
     assert!(got == payload, "received bytes differ");
-    thread::sleep(Duration::from_millis(150)); // a stats period
-    let link = a.stats().loops[0].link.clone();
+    let sent = payload.len() as u64;
+    let link = stats_when(&a, |s| s.loops[0].stream_bytes_acked >= sent).loops[0]
+        .link
+        .clone();
     assert_eq!(
         link.payload_copies, 0,
         "payloads left from the mbufs they were written into"

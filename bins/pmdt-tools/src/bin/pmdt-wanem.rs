@@ -7,7 +7,11 @@
 //! (connect pmdt-send there), port B one on /tmp/pmdt-wan-b.sock (connect pmdt-recv).
 //! `--pcap FILE` records every frame it forwards (after the impairment: what the
 //! endpoints see), `--file-prefix` names the EAL as on the other tools.
+//!
+//! `--udp-listen ADDR --udp-to ADDR` runs the same model over kernel UDP sockets
+//! instead (no DPDK): one relay per path, e.g. one per receiver of `--multi`.
 
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,6 +26,7 @@ use pmdt_tools::entry::ToolCli;
 use pmdt_tools::frame_capture::FrameCapture;
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::report::JsonMode;
+use pmdt_tools::udp_relay::UdpRelay;
 use pmdt_tools::units::{BitRate, ByteSize};
 use pmdt_tools::wan_path::{PathStats, WanPath};
 use serde::{Deserialize, Serialize};
@@ -119,6 +124,23 @@ struct Cli {
     /// Write every frame forwarded (after the impairment) to this pcap file.
     #[arg(long, value_name = "FILE", help_heading = "Link")]
     pcap: Option<PathBuf>,
+    /// Kernel UDP mode (no DPDK): the address the client (`pmdt-send --backend udp
+    /// -c ADDR`) sends to, e.g. 127.0.0.1:9100.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        requires = "udp_to",
+        help_heading = "Kernel UDP mode"
+    )]
+    udp_listen: Option<SocketAddr>,
+    /// Kernel UDP mode: where datagrams go on (the receiver), HOST:PORT.
+    #[arg(
+        long,
+        value_name = "HOST:PORT",
+        requires = "udp_listen",
+        help_heading = "Kernel UDP mode"
+    )]
+    udp_to: Option<String>,
     /// Print one JSON summary object on stdout at the end.
     #[arg(long, help_heading = "Output")]
     json: bool,
@@ -216,8 +238,111 @@ fn open_port(
     Ok((rx.remove(0), tx.remove(0), port))
 }
 
+/// The two directions, whichever ports carry them.
+trait Forwarder {
+    /// One pass; whether anything moved.
+    fn poll(&mut self, now: Instant) -> bool;
+    /// When the next held frame is due.
+    fn next_due(&self) -> Option<Instant>;
+    /// A→B and B→A counters.
+    fn stats(&self) -> (&PathStats, &PathStats);
+    /// Closes the frame capture, if any: how many frames it holds.
+    fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
+        None
+    }
+}
+
+/// DPDK mode: two ports, an optional capture of what is forwarded.
+struct DpdkPaths {
+    ab: WanPath,
+    ba: WanPath,
+    capture: Option<FrameCapture>,
+}
+
+impl Forwarder for DpdkPaths {
+    fn poll(&mut self, now: Instant) -> bool {
+        self.ab.poll(now, self.capture.as_mut()) | self.ba.poll(now, self.capture.as_mut())
+    }
+    fn next_due(&self) -> Option<Instant> {
+        [self.ab.next_due(), self.ba.next_due()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+    fn stats(&self) -> (&PathStats, &PathStats) {
+        (&self.ab.stats, &self.ba.stats)
+    }
+    fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
+        self.capture.take().map(FrameCapture::finish)
+    }
+}
+
+impl Forwarder for UdpRelay {
+    fn poll(&mut self, _now: Instant) -> bool {
+        UdpRelay::poll(self)
+    }
+    fn next_due(&self) -> Option<Instant> {
+        UdpRelay::next_due(self)
+    }
+    fn stats(&self) -> (&PathStats, &PathStats) {
+        (self.a_to_b(), self.b_to_a())
+    }
+}
+
+/// The models of both directions (B→A untouched with `--one-way`).
+fn models(cli: &Cli, imp: &ImpairConfig) -> Result<(ImpairModel, Option<ImpairModel>), CliError> {
+    let model_ab = ImpairModel::new(imp.clone()).map_err(|e| CliError::new(e.to_string()))?;
+    let model_ba = (!cli.impair.one_way)
+        .then(|| {
+            ImpairModel::new(ImpairConfig {
+                seed: imp.seed ^ 0x5eed,
+                ..imp.clone()
+            })
+        })
+        .transpose()
+        .map_err(|e| CliError::new(e.to_string()))?;
+    Ok((model_ab, model_ba))
+}
+
+/// Kernel UDP mode: a relay from `--udp-listen` to `--udp-to` (None after a dry run).
+fn udp_relay(
+    cli: &Cli,
+    imp: &ImpairConfig,
+    listen: SocketAddr,
+) -> Result<Option<(UdpRelay, String)>, CliError> {
+    if !cli.eal.vdev.is_empty() || !cli.eal.pci.is_empty() || cli.pcap.is_some() {
+        return Err(CliError::new(
+            "--udp-listen runs over kernel sockets: --vdev, --pci and --pcap do not apply",
+        ));
+    }
+    let to_arg = cli.udp_to.as_deref().unwrap_or_default();
+    let to = to_arg
+        .to_socket_addrs()
+        .map_err(|e| CliError::new(format!("--udp-to {to_arg}: {e}")))?
+        .next()
+        .ok_or_else(|| CliError::new(format!("--udp-to {to_arg}: no address")))?;
+    if cli.dry_run {
+        pmdt_tools::report::print_dry_run(
+            None,
+            serde_json::json!({ "udp_listen": listen, "udp_to": to, "impairment": imp }),
+        );
+        return Ok(None);
+    }
+    let (ab, ba) = models(cli, imp)?;
+    let relay = UdpRelay::bind(listen, to, Some(ab), ba)
+        .map_err(|e| cli_error::from_io(&format!("--udp-listen {listen}"), &e))?;
+    Ok(Some((relay, format!("udp {listen} <-> {to}"))))
+}
+
 fn run(cli: Cli) -> Result<i32, CliError> {
     let imp = impairment(&cli.impair)?;
+    if let Some(listen) = cli.udp_listen {
+        return match udp_relay(&cli, &imp, listen)? {
+            Some((relay, name)) => forward(&cli, imp, relay, &name),
+            None => Ok(0),
+        };
+    }
+
     let ports = &cli.eal;
     let default_vdevs = [
         "net_memif0,role=server,socket=/tmp/pmdt-wan-a.sock,id=0".to_string(),
@@ -252,7 +377,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         );
         return Ok(0);
     }
-    let mut capture = cli
+    let capture = cli
         .pcap
         .as_deref()
         .map(FrameCapture::create)
@@ -271,22 +396,26 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     );
     let (rx_a, tx_a, _port_a) = open_port(&eal, &names[0], &pool)?;
     let (rx_b, tx_b, _port_b) = open_port(&eal, &names[1], &pool)?;
-    let model_ab = ImpairModel::new(imp.clone()).map_err(|e| CliError::new(e.to_string()))?;
-    let model_ba = (!cli.impair.one_way)
-        .then(|| {
-            ImpairModel::new(ImpairConfig {
-                seed: imp.seed ^ 0x5eed,
-                ..imp.clone()
-            })
-        })
-        .transpose()
-        .map_err(|e| CliError::new(e.to_string()))?;
-    let mut ab = WanPath::new(rx_a, tx_b, Some(model_ab), pool.clone());
-    let mut ba = WanPath::new(rx_b, tx_a, model_ba, pool.clone());
+    let (model_ab, model_ba) = models(&cli, &imp)?;
+    let paths = DpdkPaths {
+        ab: WanPath::new(rx_a, tx_b, Some(model_ab), pool.clone()),
+        ba: WanPath::new(rx_b, tx_a, model_ba, pool.clone()),
+        capture,
+    };
+    let name = format!("{} <-> {}", names[0], names[1]);
+    forward(&cli, imp, paths, &name)
+}
+
+/// The forwarding loop of either mode, until Ctrl-C/SIGTERM or `--duration`; a line
+/// per second and the summary at the end.
+fn forward<F: Forwarder>(
+    cli: &Cli,
+    imp: ImpairConfig,
+    mut paths: F,
+    name: &str,
+) -> Result<i32, CliError> {
     eprintln!(
-        "{PROG}: {} <-> {}: loss {} delay {} ms jitter {} ms reorder {} duplicate {} rate {}{}",
-        names[0],
-        names[1],
+        "{PROG}: {name}: loss {} delay {} ms jitter {} ms reorder {} duplicate {} rate {}{}",
         cli.impair.loss,
         cli.impair.delay_ms,
         cli.impair.jitter_ms,
@@ -310,15 +439,14 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let mut idle = 0u32;
     while !stop.is_set() && end.is_none_or(|e| Instant::now() < e) {
         let now = Instant::now();
-        let busy = ab.poll(now, capture.as_mut()) | ba.poll(now, capture.as_mut());
-        if busy {
+        if paths.poll(now) {
             idle = 0;
         } else {
             idle += 1;
             if idle > 256 {
                 // Back off when idle, but never past the next delayed frame.
                 let mut s = Duration::from_micros(50);
-                for d in [ab.next_due(), ba.next_due()].into_iter().flatten() {
+                if let Some(d) = paths.next_due() {
                     s = s.min(d.saturating_duration_since(now));
                 }
                 std::thread::sleep(s);
@@ -326,27 +454,29 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         if now >= next_print {
             next_print += Duration::from_secs(1);
+            let (ab, ba) = paths.stats();
             eprintln!(
                 "{PROG}: A->B fwd {} lost {} dup {} reord {} qdrop {} held {} | B->A fwd {} lost {}",
-                ab.stats.forwarded,
-                ab.stats.lost,
-                ab.stats.duplicated,
-                ab.stats.reordered,
-                ab.stats.queue_drops,
-                ab.stats.held,
-                ba.stats.forwarded,
-                ba.stats.lost
+                ab.forwarded,
+                ab.lost,
+                ab.duplicated,
+                ab.reordered,
+                ab.queue_drops,
+                ab.held,
+                ba.forwarded,
+                ba.lost
             );
         }
     }
-    if let Some(c) = capture.take() {
-        let n = c.finish().map_err(|e| cli_error::from_io("--pcap", &e))?;
+    if let Some(n) = paths.finish_capture() {
+        let n = n.map_err(|e| cli_error::from_io("--pcap", &e))?;
         eprintln!("{PROG}: {n} frames written to the pcap file");
     }
+    let (ab, ba) = paths.stats();
     let report = Report {
         seconds: started.elapsed().as_secs_f64(),
-        a_to_b: ab.stats.clone(),
-        b_to_a: ba.stats.clone(),
+        a_to_b: ab.clone(),
+        b_to_a: ba.clone(),
         impairment: imp,
     };
     eprintln!(

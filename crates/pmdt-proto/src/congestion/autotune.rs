@@ -57,7 +57,7 @@ impl RecvAutotune {
     /// With room for `holes` holes before the hole list allocates.
     pub(crate) fn with_capacity(holes: usize) -> Self {
         Self {
-            holes: VecDeque::with_capacity(holes),
+            holes: VecDeque::with_capacity(holes.min(MAX_TRACKED_HOLES)),
             ..Self::default()
         }
     }

@@ -264,7 +264,7 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     first_rtt_sample: Option<Instant>,
     loss_time: Option<Instant>,
     /// Scratch list of `detect_lost` (kept to reuse its memory).
-    lost_scratch: Vec<(u64, SentPacket)>,
+    lost_scratch: Vec<(u64, Instant)>,
     next_lost_prune: Instant,
     pto_count: u32,
     probes: u32,
@@ -361,6 +361,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         // Controllers count whole datagrams (bytes in flight include headers), so
         // their unit is the largest datagram, not its payload (RFC 9002 §7.2).
         let max_datagram = cfg.max_datagram as u64;
+        // Packets in flight at most (until the window autotunes above it).
+        let window = cfg.window_packets as usize;
         let recv = RecvBuffer::with_storage(p.recv_storage, cfg.recv_buffer);
         let mut c = Self {
             side: p.side,
@@ -381,17 +383,20 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             // Room for a full initial window of packet numbers (as the runtime's
             // storages are pre-sized to their buffers): tracking does not grow
             // (allocate) during a transfer unless the window autotunes above it.
-            sent: SentPackets::with_capacity(cfg.window_packets as usize, LOST_RECORDS_RESERVED),
+            sent: SentPackets::with_capacity(window, window.max(LOST_RECORDS_RESERVED)),
             largest_acked: None,
             skipped: VecDeque::with_capacity(MAX_SKIPPED_PNS),
             next_skip: 0,
             skip_rng: (p.local_cid ^ p.initial_pn.rotate_left(32)) | 1,
-            // Loss bookkeeping sized for typical loss patterns up front (fewer
-            // allocations as holes appear; these grow only past this).
+            // Loss bookkeeping: the lists of lost packets hold at most a window
+            // of them, so they get room for one up front (a burst of losses, real
+            // or spurious when the loop was descheduled, would otherwise grow them
+            // in the middle of a transfer); the range sets are sized for typical
+            // patterns and grow only past them.
             acked_pns: RangeSet::with_capacity(LOSS_RANGES_RESERVED),
             first_rtt_sample: None,
             loss_time: None,
-            lost_scratch: Vec::with_capacity(LOSS_RANGES_RESERVED),
+            lost_scratch: Vec::with_capacity(window),
             next_lost_prune: p.now,
             pto_count: 0,
             probes: 0,
@@ -399,7 +404,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             cc: cfg.congestion.build(max_datagram),
             rate_sampler: DeliveryRateSampler::default(),
             window_packets: cfg.window_packets,
-            recv_tune: RecvAutotune::with_capacity(LOSS_RANGES_RESERVED),
+            recv_tune: RecvAutotune::with_capacity(window),
             pacer: Pacer::new(
                 cfg.pacing_burst_packets * cfg.max_datagram as u64,
                 INITIAL_PACING_DATAGRAMS * cfg.max_datagram as u64,
@@ -407,7 +412,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             pacing_wait: None,
             send: p.storage,
             send_next: 0,
-            retransmit: VecDeque::with_capacity(LOSS_RANGES_RESERVED),
+            retransmit: VecDeque::with_capacity(window),
             acked: RangeSet::with_capacity(LOSS_RANGES_RESERVED),
             peer_max_data: 0,
             credit_wait: None,
@@ -1212,7 +1217,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         for (pn, p) in self.sent.below(largest) {
             if pn + self.cfg.packet_threshold <= largest || lost_before.is_some_and(|t| p.time <= t)
             {
-                lost.push((pn, *p));
+                lost.push((pn, p.time));
             } else {
                 let t = p.time + loss_delay;
                 self.loss_time = Some(self.loss_time.map_or(t, |x| x.min(t)));
@@ -1223,11 +1228,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             return;
         }
         let mut lost_bytes = 0;
-        let first_time = lost[0].1.time;
+        let first_time = lost[0].1;
         let mut last_time = first_time;
-        for (pn, p) in &lost {
-            self.sent.take(*pn);
-            self.sent.record_lost(*pn, now);
+        for &(pn, _) in &lost {
+            let Some(p) = self.sent.take(pn) else {
+                continue;
+            };
+            self.sent.record_lost(pn, now);
             self.stats.losses_detected += 1;
             lost_bytes += p.size as u64;
             last_time = last_time.max(p.time);
@@ -1256,23 +1263,23 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// than the persistent-congestion period apart, no packet sent between them was
     /// acknowledged, and both were sent after the first RTT sample. `lost` is in
     /// packet-number order.
-    fn in_persistent_congestion(&self, lost: &[(u64, SentPacket)]) -> bool {
+    fn in_persistent_congestion(&self, lost: &[(u64, Instant)]) -> bool {
         let Some(first_sample) = self.first_rtt_sample else {
             return false;
         };
         let period = self.rtt.pto_base(self.peer_max_ack_delay) * PERSISTENT_CONGESTION_THRESHOLD;
         // First packet (send time) of the current run of losses and the last number.
         let mut run: Option<(Instant, u64)> = None;
-        for &(pn, ref p) in lost {
-            if p.time <= first_sample {
+        for &(pn, time) in lost {
+            if time <= first_sample {
                 run = None;
                 continue;
             }
             let start = match run {
                 Some((start, prev)) if !self.acked_pns.intersects(prev + 1..pn) => start,
-                _ => p.time,
+                _ => time,
             };
-            if p.time.saturating_duration_since(start) > period {
+            if time.saturating_duration_since(start) > period {
                 return true;
             }
             run = Some((start, pn));

@@ -38,6 +38,14 @@ pub enum LagPolicy {
     /// copy); when its backlog exceeds `max_lag` bytes it is dropped (its
     /// connection reset with [`LAGGING_CODE`]) and reported with the offset it had
     /// acknowledged, so it can be resumed from there.
+    ///
+    /// The backlog is what the member's connection could not take (beyond its
+    /// share of memory and its peer's window) when the group wrote it, checked
+    /// after the member caught up as far as it could: it is the member's true
+    /// distance behind the fastest member. A member whose receiver stalls briefly
+    /// (descheduled, a pause in its application) falls behind by the fastest
+    /// member's rate times the stall: choose `max_lag` to cover the longest stall
+    /// to be tolerated at the group's rate.
     DropLagging {
         /// Largest backlog tolerated, bytes.
         max_lag: u64,
@@ -364,6 +372,11 @@ impl Group {
             self.copied += n;
             self.written += n;
             for m in self.members.iter_mut().filter(|m| m.is_active()) {
+                // A member's backlog counts only what its connection cannot take
+                // now: one that fell behind for a moment (its ring full until its
+                // I/O loop ran) catches up before it is judged, so a long write
+                // does not pile the rest of the call onto a member keeping pace.
+                m.catch_up();
                 if m.ready() {
                     m.push(buf.share());
                 } else {
