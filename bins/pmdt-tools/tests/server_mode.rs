@@ -106,15 +106,7 @@ fn server_intervals_count_payload_only_and_add_up_to_the_flow() {
     let port = free_udp_port();
     let bind = format!("127.0.0.1:{port}");
     let (so, ro) = run_pair(
-        &[
-            "--backend",
-            "udp",
-            "--bind",
-            &bind,
-            "--json",
-            "-i",
-            "0.2",
-        ],
+        &["--backend", "udp", "--bind", &bind, "--json", "-i", "0.2"],
         &[
             "--backend",
             "udp",
