@@ -287,21 +287,6 @@ impl Tracked {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::PayloadStart;
-
-    #[test]
-    fn payload_counts_from_its_start_and_nothing_before_it_is_known() {
-        let s = PayloadStart::unknown();
-        assert_eq!(s.payload(500), 0, "request not read yet");
-        s.set(120);
-        assert_eq!(s.payload(100), 0);
-        assert_eq!(s.payload(1120), 1000);
-        assert_eq!(PayloadStart::at(0).payload(7), 7);
-    }
-}
-
 impl Interval {
     /// The header line of the human interval report.
     pub const HEADER: &'static str = "[ ID] Interval            Transfer        Bitrate  Retr      RTT        Cwnd            Rate  Port drops";
@@ -356,5 +341,20 @@ impl Interval {
         for l in lines {
             eprintln!("{prog}: {l}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PayloadStart;
+
+    #[test]
+    fn payload_counts_from_its_start_and_nothing_before_it_is_known() {
+        let s = PayloadStart::unknown();
+        assert_eq!(s.payload(500), 0, "request not read yet");
+        s.set(120);
+        assert_eq!(s.payload(100), 0);
+        assert_eq!(s.payload(1120), 1000);
+        assert_eq!(PayloadStart::at(0).payload(7), 7);
     }
 }
