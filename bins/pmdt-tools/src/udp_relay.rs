@@ -91,6 +91,7 @@ impl Direction {
         self.stats.duplicated = m.duplicated;
         self.stats.reordered = m.reordered;
         self.stats.corrupted = m.corrupted;
+        self.stats.checksum_drops = m.checksum_drops;
         self.stats.mtu_drops = m.mtu_drops;
     }
 

@@ -30,6 +30,10 @@ pub struct PathStats {
     pub reordered: u64,
     /// Corrupted (a bit flipped, or dropped as the receiver's checksum would).
     pub corrupted: u64,
+    /// Corrupted copies dropped rather than forwarded with the bit flipped: over
+    /// kernel UDP (the relay's socket would checksum the flipped payload anew),
+    /// or a frame without a UDP checksum (nothing would catch the flip).
+    pub checksum_drops: u64,
     /// Dropped for exceeding the MTU.
     pub mtu_drops: u64,
     /// Dropped because the egress port's queue was full.
@@ -107,8 +111,12 @@ impl WanPath {
             for (d, frame) in std::iter::once((first, m)).chain(duplicate) {
                 let frame = match d.flip {
                     Some(flip) => match corrupted(frame, flip, &self.pool) {
-                        Some(f) => f,
-                        None => {
+                        Corrupted::Flipped(f) => f,
+                        Corrupted::Unchecked => {
+                            self.stats.checksum_drops += 1;
+                            continue;
+                        }
+                        Corrupted::NoBuffer => {
                             self.stats.no_buffer += 1;
                             continue;
                         }
@@ -153,16 +161,90 @@ impl WanPath {
     }
 }
 
-/// `frame` with `flip` applied: in place when the frame is ours alone, else in a
-/// copy from `pool` (None when the pool is empty).
-fn corrupted(frame: Mbuf, flip: BitFlip, pool: &Mempool) -> Option<Mbuf> {
+/// A frame the model corrupted.
+enum Corrupted {
+    /// One bit of its UDP payload flipped.
+    Flipped(Mbuf),
+    /// Not an IPv4/UDP frame with a checksum: nothing would catch the flip, so
+    /// it is dropped as a checksum would drop it.
+    Unchecked,
+    /// No mbuf to copy a shared frame into.
+    NoBuffer,
+}
+
+/// `frame` with `flip` applied to a byte of its UDP payload (the receiver's UDP
+/// checksum, not a header check, must be what rejects it): in place when the
+/// frame is ours alone, else in a copy from `pool`.
+fn corrupted(frame: Mbuf, flip: BitFlip, pool: &Mempool) -> Corrupted {
+    let Some(start) = checked_udp_payload(frame.data()) else {
+        return Corrupted::Unchecked;
+    };
     let mut frame = if frame.is_unique() && frame.nb_segs() == 1 {
         frame
     } else {
-        let mut copy = pool.alloc().ok()?;
-        copy.extend_from_slice(&frame.to_vec()).ok()?;
+        let Ok(mut copy) = pool.alloc() else {
+            return Corrupted::NoBuffer;
+        };
+        if copy.extend_from_slice(&frame.to_vec()).is_err() {
+            return Corrupted::NoBuffer;
+        }
         copy
     };
-    flip.apply(frame.data_mut().ok()?);
-    Some(frame)
+    let Ok(data) = frame.data_mut() else {
+        return Corrupted::NoBuffer;
+    };
+    let payload = &mut data[start..];
+    let len = payload.len();
+    BitFlip {
+        byte: flip.byte % len,
+        mask: flip.mask,
+    }
+    .apply(payload);
+    Corrupted::Flipped(frame)
+}
+
+/// Where the UDP payload of an Ethernet/IPv4/UDP frame starts, if the frame is
+/// one, carries a UDP checksum (0: none) and has a payload.
+fn checked_udp_payload(f: &[u8]) -> Option<usize> {
+    const ETH: usize = 14;
+    if f.get(12..14)? != [0x08, 0x00] {
+        return None;
+    }
+    let ihl = usize::from(f.get(ETH)? & 0x0f) * 4;
+    if ihl < 20 || *f.get(ETH + 9)? != 17 {
+        return None;
+    }
+    let udp = ETH + ihl;
+    let checksum = f.get(udp + 6..udp + 8)?;
+    let start = udp + 8;
+    (checksum != [0, 0] && start < f.len()).then_some(start)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::checked_udp_payload;
+
+    #[test]
+    fn the_udp_payload_is_found_only_in_checksummed_ipv4_udp_frames() {
+        let mut f = vec![0u8; 14 + 20 + 8 + 10];
+        f[12..14].copy_from_slice(&[0x08, 0x00]);
+        f[14] = 0x45;
+        f[14 + 9] = 17;
+        f[14 + 20 + 6] = 0x12;
+        assert_eq!(checked_udp_payload(&f), Some(42));
+        f[14] = 0x46; // 24-byte IPv4 header
+        assert_eq!(checked_udp_payload(&f), Some(46));
+        f[14] = 0x45;
+        let no_sum = {
+            let mut g = f.clone();
+            g[14 + 20 + 6] = 0;
+            g
+        };
+        assert_eq!(checked_udp_payload(&no_sum), None, "no checksum");
+        assert_eq!(checked_udp_payload(&f[..42]), None, "no payload");
+        f[14 + 9] = 6;
+        assert_eq!(checked_udp_payload(&f), None, "TCP");
+        f[12] = 0x86;
+        assert_eq!(checked_udp_payload(&f), None, "not IPv4");
+    }
 }

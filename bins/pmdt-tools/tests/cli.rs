@@ -186,6 +186,77 @@ fn through_wanem_with_loss_reordering_and_duplication() {
     assert!(stderr(&wo).contains("frames written to the pcap file"));
 }
 
+/// `pmdt-wanem --corrupt`: bits flipped in UDP payloads on the way; the
+/// receiver's checksum rejects those frames and the transport retransmits, so
+/// the file arrives intact. `--mtu` above the tools' datagrams drops nothing.
+#[test]
+fn through_wanem_with_corruption_the_file_arrives_intact() {
+    let _g = serial();
+    let d = tmp("wanem-corrupt");
+    let (a, b) = (d.join("a.sock"), d.join("b.sock"));
+    let src = d.join("src.bin");
+    let want = random_file(&src, 4_000_000);
+    let out = d.join("got.bin");
+    let w = spawn(
+        WANEM,
+        &[
+            "--vdev",
+            &format!("net_memif0,role=server,socket={}", a.display()),
+            "--vdev",
+            &format!("net_memif1,role=server,socket={}", b.display()),
+            "--corrupt",
+            "0.02",
+            "--mtu",
+            "1500",
+            "--file-prefix",
+            &format!("wanem-corrupt-{}", std::process::id()),
+            "--json",
+        ],
+    );
+    let wanem_guard = KillOnFailure::new(&w);
+    std::thread::sleep(Duration::from_millis(1500));
+    let r = spawn(
+        RECV,
+        &[
+            "--vdev",
+            &memif("client", &b),
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = spawn(
+        SEND,
+        &[
+            "--vdev",
+            &memif("client", &a),
+            "-F",
+            src.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let so = finish(s, Duration::from_secs(60));
+    let ro = finish(r, Duration::from_secs(30));
+    wanem_guard.disarm();
+    signal(&w, libc::SIGINT);
+    let wo = finish(w, Duration::from_secs(10));
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
+    assert_eq!(rj["sha256"], want.as_str());
+    assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
+    assert_eq!(sj["flows"][0]["receipt"]["matches"], true, "{sj}");
+    let ab = &wj["a_to_b"];
+    assert!(ab["corrupted"].as_u64().unwrap() > 0, "{wj}");
+    assert_eq!(ab["checksum_drops"], 0, "memif frames carry a checksum");
+    assert_eq!(ab["mtu_drops"], 0, "{wj}");
+    assert_eq!(wj["impairment"]["corrupt"], 0.02);
+    // Every corrupted data frame was rejected and sent again.
+    assert!(sj["packets_retransmitted"].as_u64().unwrap() > 0, "{sj}");
+    assert!(stderr(&wo).contains(" corrupt "), "{}", stderr(&wo));
+}
+
 #[test]
 fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
     let _g = serial();
@@ -479,6 +550,17 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
             "raise --memory-mb",
         ),
         (WANEM, &["--loss", "2"], "probability"),
+        (
+            WANEM,
+            &["--corrupt", "1.5"],
+            "--corrupt must be a probability in [0, 1], got 1.5",
+        ),
+        (WANEM, &["--corrupt", "x"], "invalid value 'x'"),
+        (
+            WANEM,
+            &["--mtu", "40"],
+            "--mtu must be at least 68 bytes (the IPv4 minimum), got 40",
+        ),
         (WANEM, &["--vdev", "net_null0"], "exactly two ports"),
         (
             WANEM,

@@ -65,6 +65,16 @@ struct ImpairArgs {
     /// Probability a packet is duplicated.
     #[arg(long, default_value_t = 0.0)]
     duplicate: f64,
+    /// Probability a packet is corrupted: one bit of its UDP payload flipped. The
+    /// receiver's UDP checksum rejects it and the transport retransmits (over
+    /// kernel UDP, where the relay's socket would compute a fresh checksum, the
+    /// packet is dropped as that check would).
+    #[arg(long, default_value_t = 0.0)]
+    corrupt: f64,
+    /// Drop (and count) IP datagrams larger than this many bytes (a smaller link
+    /// MTU on the path; default: none).
+    #[arg(long, value_name = "BYTES")]
+    mtu: Option<usize>,
     /// Bottleneck rate, bits/s with decimal k/m/g (e.g. 1gbit = 10^9 bit/s).
     #[arg(long)]
     rate: Option<BitRate>,
@@ -91,6 +101,8 @@ impl Default for ImpairArgs {
             reorder: 0.0,
             reorder_ms: 1.0,
             duplicate: 0.0,
+            corrupt: 0.0,
+            mtu: None,
             rate: None,
             queue_bytes: ByteSize(1 << 20),
             one_way: false,
@@ -183,7 +195,27 @@ struct Report {
     impairment: ImpairConfig,
 }
 
-fn impairment(cli: &ImpairArgs) -> Result<ImpairConfig, CliError> {
+/// Ethernet header bytes before the IP datagram (DPDK mode sees frames).
+const ETHERNET_HEADER: usize = 14;
+/// IPv4 and UDP header bytes before the payload (kernel UDP mode sees payloads).
+const IPV4_UDP_HEADERS: usize = 28;
+/// The smallest MTU IPv4 allows (RFC 791).
+const MIN_IPV4_MTU: usize = 68;
+
+/// The impairment model's configuration; `udp`: kernel UDP mode (the model sees
+/// UDP payloads, not Ethernet frames).
+fn impairment(cli: &ImpairArgs, udp: bool) -> Result<ImpairConfig, CliError> {
+    if !(0.0..=1.0).contains(&cli.corrupt) {
+        return Err(CliError::new(format!(
+            "--corrupt must be a probability in [0, 1], got {}",
+            cli.corrupt
+        )));
+    }
+    if let Some(m) = cli.mtu.filter(|m| *m < MIN_IPV4_MTU) {
+        return Err(CliError::new(format!(
+            "--mtu must be at least {MIN_IPV4_MTU} bytes (the IPv4 minimum), got {m}"
+        )));
+    }
     let ms = |v: f64, name: &str| {
         if v.is_finite() && v >= 0.0 {
             Ok(Duration::from_secs_f64(v / 1000.0))
@@ -205,10 +237,23 @@ fn impairment(cli: &ImpairArgs) -> Result<ImpairConfig, CliError> {
         reorder: cli.reorder,
         reorder_delay: ms(cli.reorder_ms, "reorder-ms")?,
         duplicate: cli.duplicate,
+        corrupt: cli.corrupt,
+        // DPDK mode flips the bit and forwards: the receiver's checksum decides.
+        // A kernel socket would send a fresh checksum over a flipped payload,
+        // so there the model drops the copy as the checksum would have.
+        corrupt_bypasses_checksum: !udp,
+        // The model measures what it is given: frames (Ethernet header
+        // included) or UDP payloads.
+        mtu: cli.mtu.map(|m| {
+            if udp {
+                m - IPV4_UDP_HEADERS
+            } else {
+                m + ETHERNET_HEADER
+            }
+        }),
         rate_bps: cli.rate.map(|r| r.0),
         queue_bytes: cli.queue_bytes.0,
         seed: cli.seed,
-        ..Default::default()
     };
     if let Some(b) = &c.burst {
         for (n, p) in [
@@ -335,7 +380,7 @@ fn udp_relay(
 }
 
 fn run(cli: Cli) -> Result<i32, CliError> {
-    let imp = impairment(&cli.impair)?;
+    let imp = impairment(&cli.impair, cli.udp_listen.is_some())?;
     if let Some(listen) = cli.udp_listen {
         return match udp_relay(&cli, &imp, listen)? {
             Some((relay, name)) => forward(&cli, imp, relay, &name),
@@ -456,12 +501,14 @@ fn forward<F: Forwarder>(
             next_print += Duration::from_secs(1);
             let (ab, ba) = paths.stats();
             eprintln!(
-                "{PROG}: A->B fwd {} lost {} dup {} reord {} qdrop {} held {} | B->A fwd {} lost {}",
+                "{PROG}: A->B fwd {} lost {} dup {} reord {} corrupt {} qdrop {} mtu-drop {} held {} | B->A fwd {} lost {}",
                 ab.forwarded,
                 ab.lost,
                 ab.duplicated,
                 ab.reordered,
+                ab.corrupted,
                 ab.queue_drops,
+                ab.mtu_drops,
                 ab.held,
                 ba.forwarded,
                 ba.lost
