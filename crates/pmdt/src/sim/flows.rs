@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use super::flow_error::FlowError;
 use super::loop_net::{LoopNet, Observer};
 use super::pattern;
 use super::NodeId;
@@ -115,9 +116,9 @@ pub struct FlowOutcome {
     pub complete: bool,
     /// How the client's close ended: `Ok` once the server acknowledged every
     /// byte, the error otherwise (None: still waiting at the limit).
-    pub client_close: Option<Result<(), String>>,
+    pub client_close: Option<Result<(), FlowError>>,
     /// How the server's close ended.
-    pub server_close: Option<Result<(), String>>,
+    pub server_close: Option<Result<(), FlowError>>,
 }
 
 /// A session's figures at the end of a run.
@@ -175,7 +176,7 @@ struct Writer {
     /// them the stream took so far.
     pending: Vec<u8>,
     taken: usize,
-    close: Option<Result<(), String>>,
+    close: Option<Result<(), FlowError>>,
 }
 
 struct Reader {
@@ -184,14 +185,14 @@ struct Reader {
     tag: Vec<u8>,
     offset: u64,
     eof: bool,
-    close: Option<Result<(), String>>,
+    close: Option<Result<(), FlowError>>,
 }
 
-fn close_text(r: std::io::Result<()>) -> Option<Result<(), String>> {
+fn close_result(r: std::io::Result<()>) -> Option<Result<(), FlowError>> {
     match r {
         Ok(()) => Some(Ok(())),
         Err(e) if e.kind() == ErrorKind::WouldBlock => None,
-        Err(e) => Some(Err(e.to_string())),
+        Err(e) => Some(Err(FlowError::from(e))),
     }
 }
 
@@ -315,13 +316,13 @@ pub fn run_flows_observed(
                     }
                     Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                     Err(e) => {
-                        w.close = Some(Err(e.to_string()));
+                        w.close = Some(Err(FlowError::from(e)));
                         break;
                     }
                 }
             }
             if w.close.is_none() && w.written == total {
-                w.close = close_text(s.try_close());
+                w.close = close_result(s.try_close());
             }
             if w.close.is_some() {
                 w.stream = None;
@@ -409,7 +410,7 @@ pub fn run_flows_observed(
 /// Reads what `r`'s stream has, verifies it, closes at the end of stream.
 fn read_some(r: &mut Reader, buf: &mut [u8], outcomes: &mut [FlowOutcome], seed: u64) {
     if r.eof {
-        r.close = close_text(r.stream.try_close());
+        r.close = close_result(r.stream.try_close());
         return;
     }
     loop {
@@ -419,13 +420,13 @@ fn read_some(r: &mut Reader, buf: &mut [u8], outcomes: &mut [FlowOutcome], seed:
                 if let Some(f) = r.flow {
                     outcomes[f].complete = true;
                 }
-                r.close = close_text(r.stream.try_close());
+                r.close = close_result(r.stream.try_close());
                 return;
             }
             Ok(n) => n,
             Err(e) if e.kind() == ErrorKind::WouldBlock => return,
             Err(e) => {
-                r.close = Some(Err(e.to_string()));
+                r.close = Some(Err(FlowError::from(e)));
                 return;
             }
         };

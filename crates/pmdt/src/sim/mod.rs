@@ -5,6 +5,7 @@
 //! same seed gives the same run, packet for packet.
 
 mod bulk;
+mod flow_error;
 mod flows;
 mod loop_net;
 pub mod pattern;
@@ -13,6 +14,7 @@ pub mod sweep;
 
 pub use crate::link::impair_model::{GilbertElliott, ImpairConfig, ImpairConfigError, ImpairStats};
 pub use bulk::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport};
+pub use flow_error::FlowError;
 pub use flows::{
     run_flows, run_flows_observed, Connects, FlowOutcome, FlowsError, FlowsReport, FlowsScenario,
     ReadersStart, SideReport,

@@ -13,6 +13,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
+use super::flow_error::FlowError;
 use super::flows::{run_flows, Connects, FlowsReport, FlowsScenario, ReadersStart};
 use crate::link::impair_model::{GilbertElliott, ImpairConfig};
 use pmdt_proto::{CongestionKind, TransportConfig};
@@ -337,8 +338,12 @@ impl SweepOutcome {
             .find(|(_, f)| !f.verified || !f.complete)
         {
             Some(format!(
-                "flow {i}: read {} of {} (verified {}), client close {:?}, server close {:?}",
-                f.read, f.written, f.verified, f.client_close, f.server_close
+                "flow {i}: read {} of {} (verified {}), client close {}, server close {}",
+                f.read,
+                f.written,
+                f.verified,
+                close_text(&f.client_close),
+                close_text(&f.server_close)
             ))
         } else if !r.all_closed_gracefully {
             let (i, f) = r
@@ -348,8 +353,9 @@ impl SweepOutcome {
                 .find(|(_, f)| f.client_close != Some(Ok(())) || f.server_close != Some(Ok(())))
                 .expect("one did not close gracefully");
             Some(format!(
-                "flow {i}: client close {:?}, server close {:?}",
-                f.client_close, f.server_close
+                "flow {i}: client close {}, server close {}",
+                close_text(&f.client_close),
+                close_text(&f.server_close)
             ))
         } else {
             Some(format!(
@@ -365,4 +371,13 @@ impl SweepOutcome {
             busy_overflows: r.busy_overflows,
         }
     }
+}
+
+/// How a close ended, as the sweep has always printed it (`Some(Ok(()))`,
+/// `Some(Err("reason"))`, `None`).
+fn close_text(c: &Option<Result<(), FlowError>>) -> String {
+    format!(
+        "{:?}",
+        c.as_ref().map(|r| r.as_ref().map_err(|e| e.to_string()))
+    )
 }
