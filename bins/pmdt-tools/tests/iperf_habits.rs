@@ -224,7 +224,9 @@ fn json_document_has_iperf3s_shape_with_intervals_and_t_alone_runs_for_t() {
     );
     let err = stderr(&so);
     assert!(err.contains("[ ID] Interval"), "{err}");
-    assert!(err.contains("[  1]   0.00-0.50"), "{err}");
+    // The first interval starts at 0 (where it ends depends on when the
+    // tool's loop looked at the clock: 0.50, or later on a busy machine).
+    assert!(err.contains("[  1]   0.00-"), "{err}");
 }
 
 /// `--json-stream`: one object per line as the run goes; the receiver streams
