@@ -232,7 +232,9 @@ mod tests {
         f[14 + 9] = 17;
         f[14 + 20 + 6] = 0x12;
         assert_eq!(checked_udp_payload(&f), Some(42));
-        f[14] = 0x46; // 24-byte IPv4 header
+        f[14] = 0x46; // 24-byte IPv4 header: the UDP header 4 bytes later
+        assert_eq!(checked_udp_payload(&f), None, "its checksum field is 0");
+        f[14 + 24 + 6] = 0x34;
         assert_eq!(checked_udp_payload(&f), Some(46));
         f[14] = 0x45;
         let no_sum = {
