@@ -85,7 +85,7 @@ impl Lingering {
         self.expire(now);
         self.by_cid
             .values()
-            .filter(|e| e.awaited)
+            .filter(|e| e.awaited && e.until > now)
             .map(|e| e.until)
             .max()
     }

@@ -861,10 +861,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         memory: &R::Packet,
     ) {
         if self.state.is_closed() {
-            // Our Close may have been lost while the peer still waits for it.
-            if self.close_reason() == Some(CloseReason::Graceful)
-                && !matches!(pkt.body, Body::Close { .. } | Body::Reset { .. })
-            {
+            if matches!(pkt.body, Body::Close { .. } | Body::Reset { .. }) {
+                // Ended by our closing deadline while the peer's Close was on
+                // its way: the peer waits for nothing more.
+                self.peer_close_heard = true;
+            } else if self.close_reason() == Some(CloseReason::Graceful) {
+                // Our Close may have been lost while the peer still waits for it.
                 self.control_out = Some(ControlOut::Close(0));
             }
             return;
