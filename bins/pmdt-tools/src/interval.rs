@@ -5,7 +5,7 @@
 //! runtime's link counters; a flow is dropped once its last interval is reported,
 //! so a long-running server holds only its live connections.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -119,18 +119,35 @@ pub struct Interval {
 }
 
 /// Where a flow's payload starts in the stream its interval bytes count (the
-/// request line the client sends first is control, not payload), told by the
-/// flow's thread once it wrote or read that line. Until then the flow counts no
-/// bytes (a server learns it only when the request arrived).
+/// request line the client sends first is control, not payload), and which way it
+/// goes, told by the flow's thread once it wrote or read that line. Until then the
+/// flow counts no bytes (a server learns both only when the request arrived: a
+/// reverse request makes the server the sending side).
 #[derive(Debug, Clone)]
-pub struct PayloadStart(Arc<AtomicU64>);
+pub struct PayloadStart(Arc<Shape>);
+
+#[derive(Debug)]
+struct Shape {
+    offset: AtomicU64,
+    /// A [`Direction`] learned from the request, or [`Shape::AS_TRACKED`].
+    direction: AtomicU8,
+}
+
+impl Shape {
+    const AS_TRACKED: u8 = 0;
+    const SEND: u8 = 1;
+    const RECEIVE: u8 = 2;
+}
 
 impl PayloadStart {
     const UNKNOWN: u64 = u64::MAX;
 
     /// Not known yet.
     pub fn unknown() -> Self {
-        Self(Arc::new(AtomicU64::new(Self::UNKNOWN)))
+        Self(Arc::new(Shape {
+            offset: AtomicU64::new(Self::UNKNOWN),
+            direction: AtomicU8::new(Shape::AS_TRACKED),
+        }))
     }
 
     /// Known: the payload starts at stream offset `offset`.
@@ -142,12 +159,31 @@ impl PayloadStart {
 
     /// The payload starts at stream offset `offset`.
     pub fn set(&self, offset: u64) {
-        self.0.store(offset, Ordering::Release);
+        self.0.offset.store(offset, Ordering::Release);
+    }
+
+    /// The flow's data goes `direction` (seen from this process), whatever it was
+    /// tracked as. Call before [`PayloadStart::set`].
+    pub fn set_direction(&self, direction: Direction) {
+        let d = match direction {
+            Direction::Send => Shape::SEND,
+            Direction::Receive => Shape::RECEIVE,
+        };
+        self.0.direction.store(d, Ordering::Release);
+    }
+
+    /// The direction learned, else `tracked`.
+    fn direction_or(&self, tracked: Direction) -> Direction {
+        match self.0.direction.load(Ordering::Acquire) {
+            Shape::SEND => Direction::Send,
+            Shape::RECEIVE => Direction::Receive,
+            _ => tracked,
+        }
     }
 
     /// Payload bytes among the first `total` of the stream.
     pub fn payload(&self, total: u64) -> u64 {
-        match self.0.load(Ordering::Acquire) {
+        match self.0.offset.load(Ordering::Acquire) {
             Self::UNKNOWN => 0,
             offset => total.saturating_sub(offset),
         }
@@ -224,6 +260,7 @@ impl Meter {
         let seconds = (end - start).max(1e-9);
         let mut streams = Vec::with_capacity(self.flows.len());
         for f in &mut self.flows {
+            f.direction = f.start.direction_or(f.direction);
             let s = f.handle.stats();
             f.ended = f.handle.close_reason().is_some();
             let total = f.start.payload(f.total_of(&s));

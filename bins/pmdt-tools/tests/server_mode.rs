@@ -136,3 +136,45 @@ fn server_intervals_count_payload_only_and_add_up_to_the_flow() {
         assert_eq!(doc["end"]["bytes"], 3 << 20, "{who}");
     }
 }
+
+/// Issue 17: a reverse request (`pmdt-send -R`) makes the server the sending side:
+/// its intervals are marked as sending and count what the client acknowledged
+/// (payload only), adding up to the flow, as the client's receiving intervals do.
+#[test]
+fn a_server_serving_a_reverse_request_reports_sending_intervals() {
+    let _g = serial();
+    let port = free_udp_port();
+    let bind = format!("127.0.0.1:{port}");
+    let (so, ro) = run_pair(
+        &["--backend", "udp", "--bind", &bind, "--json", "-i", "0.2"],
+        &[
+            "--backend",
+            "udp",
+            "-c",
+            &bind,
+            "-R",
+            "-n",
+            "3M",
+            "--json",
+            "-i",
+            "0.2",
+        ],
+        Duration::from_millis(500),
+    );
+    for (who, o, direction) in [("server", &ro, "send"), ("client", &so, "receive")] {
+        assert!(o.status.success(), "{who}: {}", stderr(o));
+        let doc = json(o);
+        let intervals = doc["intervals"].as_array().unwrap();
+        assert!(!intervals.is_empty(), "{who}: {doc}");
+        let summed: u64 = intervals
+            .iter()
+            .map(|i| i["sum"]["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(summed, 3 << 20, "{who}'s intervals: {doc}");
+        for i in intervals {
+            for s in i["streams"].as_array().unwrap() {
+                assert_eq!(s["direction"], direction, "{who}: {s}");
+            }
+        }
+    }
+}

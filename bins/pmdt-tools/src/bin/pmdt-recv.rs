@@ -232,8 +232,16 @@ fn serve(
     let started = Instant::now();
     let peer = stream.peer_addr().to_string();
     let opening = read_opening(&mut stream);
-    // Interval bytes count payload only: after the request line, if any.
+    // A reverse request makes this side the sender: its intervals count what the
+    // client acknowledged. Interval bytes count payload only: after the request
+    // line, if any (it is in the stream this side receives, not the one it sends).
+    if let Ok(Opening::Request { request, .. }) = &opening {
+        if request.mode == Mode::Reverse {
+            start.set_direction(Direction::Send);
+        }
+    }
     start.set(match &opening {
+        Ok(Opening::Request { request, .. }) if request.mode == Mode::Reverse => 0,
         Ok(Opening::Request { line_len, .. }) => *line_len,
         _ => 0,
     });
