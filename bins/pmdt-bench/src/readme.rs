@@ -52,7 +52,7 @@ pub fn section(results: &Path, link_dir: &str) -> Result<(String, usize), String
     let first = &reports[0].1;
     let _ = writeln!(
         s,
-        "Measured by `make bench` on {}.{}\n",
+        "Measured by `pmdt-bench` (each experiment's command below) on {}.{}\n",
         machine_line(&first["machine"]),
         if first["quick"].as_bool() == Some(true) {
             " **A `--quick` smoke run: these are not figures to quote.**"
@@ -63,6 +63,9 @@ pub fn section(results: &Path, link_dir: &str) -> Result<(String, usize), String
     for (name, r) in &reports {
         let title = r["title"].as_str().unwrap_or(name);
         let _ = writeln!(s, "**{name}**: {title}  ");
+        if let Some(cmd) = r["invocation"].as_str() {
+            let _ = writeln!(s, "`{cmd}`  ");
+        }
         let cells = r["cells"].as_array().map_or(0, Vec::len);
         let failed = r["cells"].as_array().map_or(0, |c| {
             c.iter()
@@ -95,6 +98,9 @@ pub fn section(results: &Path, link_dir: &str) -> Result<(String, usize), String
                 let _ = writeln!(s, "| {} | {value} |", x["name"].as_str().unwrap_or("?"));
             }
             s.push('\n');
+        }
+        if let Some(g) = link_grid(r) {
+            s.push_str(&g);
         }
     }
     let _ = writeln!(s, "{END}");
@@ -135,8 +141,91 @@ pub fn replace_section(text: &str, section: &str) -> Result<String, String> {
     Ok(format!("{}{}{}", &text[..begin], section, &text[after..]))
 }
 
+/// For experiments over an emulated link (cells with `cc`, `link_mbps`, `rtt_ms`,
+/// `loss_pct` and an `of_link_pct` figure): goodput as % of the link, a row per
+/// controller, link and RTT, a column per loss rate.
+fn link_grid(r: &Value) -> Option<String> {
+    let cells = r["cells"].as_array()?;
+    let mut losses: Vec<f64> = Vec::new();
+    let mut rows: Vec<(String, u64, u64)> = Vec::new();
+    let mut figures = std::collections::HashMap::new();
+    for c in cells {
+        let p = &c["params"];
+        let (cc, link, rtt, loss) = (
+            p["cc"].as_str()?.to_string(),
+            p["link_mbps"].as_u64()?,
+            p["rtt_ms"].as_u64()?,
+            p["loss_pct"].as_f64()?,
+        );
+        let Some(v) = c["metrics"]["of_link_pct"]["median"].as_f64() else {
+            continue;
+        };
+        if !losses.iter().any(|l| *l == loss) {
+            losses.push(loss);
+        }
+        let row = (cc, link, rtt);
+        if !rows.contains(&row) {
+            rows.push(row.clone());
+        }
+        figures.insert((row, loss.to_bits()), v);
+    }
+    if figures.is_empty() {
+        return None;
+    }
+    losses.sort_by(f64::total_cmp);
+    let mut s = String::from("| goodput, % of the link | ");
+    for l in &losses {
+        let _ = write!(s, "{l}% loss | ");
+    }
+    s.truncate(s.trim_end().len());
+    s.push_str("\n|---|");
+    s.push_str(&"---:|".repeat(losses.len()));
+    s.push('\n');
+    for row in &rows {
+        let link = if row.1 >= 1000 {
+            format!("{} Gbit/s", row.1 / 1000)
+        } else {
+            format!("{} Mbit/s", row.1)
+        };
+        let _ = write!(s, "| {} {link} × {} ms | ", row.0, row.2);
+        for l in &losses {
+            match figures.get(&(row.clone(), l.to_bits())) {
+                Some(v) => {
+                    let _ = write!(s, "{v:.1} | ");
+                }
+                None => s.push_str("– | "),
+            }
+        }
+        s.truncate(s.trim_end().len());
+        s.push('\n');
+    }
+    s.push('\n');
+    Some(s)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_link_grid_has_a_row_per_controller_link_and_rtt_and_a_column_per_loss() {
+        let cell = |cc: &str, link: u64, rtt: u64, loss: f64, pct: f64| {
+            serde_json::json!({
+                "params": { "cc": cc, "link_mbps": link, "rtt_ms": rtt, "loss_pct": loss },
+                "metrics": { "of_link_pct": { "median": pct } }
+            })
+        };
+        let r = serde_json::json!({ "cells": [
+            cell("bbr", 1000, 100, 0.0, 95.04),
+            cell("bbr", 1000, 100, 1.0, 90.5),
+            cell("cubic", 100, 10, 1.0, 3.0),
+        ]});
+        let g = link_grid(&r).unwrap();
+        let lines: Vec<&str> = g.lines().collect();
+        assert_eq!(lines[0], "| goodput, % of the link | 0% loss | 1% loss |");
+        assert_eq!(lines[2], "| bbr 1 Gbit/s × 100 ms | 95.0 | 90.5 |");
+        assert_eq!(lines[3], "| cubic 100 Mbit/s × 10 ms | – | 3.0 |");
+        assert!(link_grid(&serde_json::json!({ "cells": [ { "params": {} } ] })).is_none());
+    }
+
     use super::*;
 
     fn report(dir: &Path, name: &str, ratio: Option<f64>) {
