@@ -160,7 +160,7 @@ fn link_grid(r: &Value) -> Option<String> {
         let Some(v) = c["metrics"]["of_link_pct"]["median"].as_f64() else {
             continue;
         };
-        if !losses.iter().any(|l| *l == loss) {
+        if !losses.contains(&loss) {
             losses.push(loss);
         }
         let row = (cc, link, rtt);
