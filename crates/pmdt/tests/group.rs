@@ -505,3 +505,88 @@ fn members_join_and_leave_mid_stream() {
     assert_eq!(g.bytes_copied(), 3 * part);
     drop(pool);
 }
+
+/// Accepts `n` connections on `rt` and checks each stream against the source.
+fn read_many(rt: &Runtime, n: usize) -> JoinHandle<Vec<Got>> {
+    let l = rt.listen(0).unwrap();
+    std::thread::spawn(move || {
+        let readers: Vec<JoinHandle<Got>> = (0..n)
+            .map(|_| {
+                let mut s = l.accept().unwrap();
+                std::thread::spawn(move || {
+                    let mut buf = vec![0u8; READ_BUF];
+                    let (mut at, mut intact) = (0u64, true);
+                    let error = loop {
+                        match s.read(&mut buf) {
+                            Ok(0) => break None,
+                            Ok(k) => {
+                                intact &= buf[..k]
+                                    .iter()
+                                    .enumerate()
+                                    .all(|(j, &b)| b == byte(at + j as u64));
+                                at += k as u64;
+                            }
+                            Err(e) => break Some(e.kind()),
+                        }
+                    };
+                    Got {
+                        bytes: at,
+                        intact,
+                        error,
+                    }
+                })
+            })
+            .collect();
+        readers.into_iter().map(|h| h.join().unwrap()).collect()
+    })
+}
+
+/// The scale: 64 members (16 connections to each of four receivers), every
+/// one gets every byte, the data is copied into packet memory once, and the
+/// sender's buffers stay within one member's share, not 64 of them.
+#[test]
+fn sixty_four_members_get_the_same_bytes_from_one_copy() {
+    let _serial = serial();
+    let len = 1_000_000u64;
+    let data = source(len);
+    let rx = [receiver(), receiver(), receiver(), receiver()];
+    let readers: Vec<_> = rx.iter().map(|r| read_many(r, 16)).collect();
+    let to: Vec<SocketAddr> = rx
+        .iter()
+        .flat_map(|r| std::iter::repeat_n(r.local_addr(), 16))
+        .collect();
+    let pool_buffers = 16 * 1024;
+    let (tx, pool) = sender(pool_buffers);
+    let mut g = tx
+        .connect_group(&to, LagPolicy::PaceOfSlowest, Some(Duration::from_secs(10)))
+        .unwrap();
+    assert_eq!(g.active(), 64);
+    let peak = write_all(&mut g, &data, &pool);
+    let reports = g.close(Some(Duration::from_secs(120)));
+    assert_eq!(reports.len(), 64);
+    for r in &reports {
+        assert_eq!(
+            (r.state.clone(), r.acked),
+            (MemberState::Done, len),
+            "{:?}",
+            r.peer
+        );
+    }
+    let got: Vec<Got> = readers
+        .into_iter()
+        .flat_map(|h| h.join().unwrap())
+        .collect();
+    assert_eq!(got.len(), 64);
+    for g in &got {
+        assert_eq!((g.bytes, g.intact, g.error), (len, true, None));
+    }
+    assert_eq!(g.bytes_copied(), len);
+    let payload = transport().max_payload();
+    let share = MemoryBudget::of_pool(pool_buffers as u64, payload, 64);
+    let one_member =
+        ((share.send_storage + share.write_ahead).div_ceil(payload) as usize) + pool_buffers / 8;
+    assert!(
+        peak <= one_member,
+        "peak {peak} buffers in use; one member's share is {one_member}"
+    );
+}
