@@ -85,14 +85,7 @@ impl Direction {
         let Some(model) = &self.model else {
             return;
         };
-        let m = model.stats();
-        self.stats.lost = m.lost;
-        self.stats.queue_drops = m.queue_drops;
-        self.stats.duplicated = m.duplicated;
-        self.stats.reordered = m.reordered;
-        self.stats.corrupted = m.corrupted;
-        self.stats.checksum_drops = m.checksum_drops;
-        self.stats.mtu_drops = m.mtu_drops;
+        self.stats.update_from(model.stats());
     }
 
     fn send(&mut self, data: &[u8], out: &UdpSocket, to: Option<SocketAddr>) {

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TxQueue};
 use pmdt::link::delay_line::DelayLine;
-use pmdt::link::impair_model::{BitFlip, ImpairModel};
+use pmdt::link::impair_model::{BitFlip, ImpairModel, ImpairStats};
 use serde::Serialize;
 
 use crate::frame_capture::FrameCapture;
@@ -42,6 +42,19 @@ pub struct PathStats {
     pub no_buffer: u64,
     /// Frames waiting (delay line) now.
     pub held: u64,
+}
+
+impl PathStats {
+    /// Takes the model's counters of what it did to the frames.
+    pub fn update_from(&mut self, m: &ImpairStats) {
+        self.lost = m.lost;
+        self.queue_drops = m.queue_drops;
+        self.duplicated = m.duplicated;
+        self.reordered = m.reordered;
+        self.corrupted = m.corrupted;
+        self.checksum_drops = m.checksum_drops;
+        self.mtu_drops = m.mtu_drops;
+    }
 }
 
 /// Ingress queue → model → egress queue.
@@ -131,13 +144,7 @@ impl WanPath {
             }
         }
         if let Some(model) = &self.model {
-            let m = model.stats();
-            self.stats.lost = m.lost;
-            self.stats.queue_drops = m.queue_drops;
-            self.stats.duplicated = m.duplicated;
-            self.stats.reordered = m.reordered;
-            self.stats.corrupted = m.corrupted;
-            self.stats.mtu_drops = m.mtu_drops;
+            self.stats.update_from(model.stats());
         }
         self.rx_batch = batch;
         while !self.tx_batch.is_full() {
