@@ -97,42 +97,39 @@ fn a_server_reports_each_connection_as_it_ends_and_keeps_bounded_state() {
     assert_eq!(err.matches(": flow ").count(), 301, "a line per connection");
 }
 
+/// A server (`pmdt-recv`) and a client (`pmdt-send -c` it, plus `client_args`)
+/// over kernel UDP on loopback, both with `--json -i 0.2`: (client, server).
+fn interval_pair(client_args: &[&str]) -> (std::process::Output, std::process::Output) {
+    let bind = format!("127.0.0.1:{}", free_udp_port());
+    let mut send = vec!["--backend", "udp", "-c", &bind, "--json", "-i", "0.2"];
+    send.extend_from_slice(client_args);
+    run_pair(
+        &["--backend", "udp", "--bind", &bind, "--json", "-i", "0.2"],
+        &send,
+        Duration::from_millis(500),
+    )
+}
+
+/// The bytes an interval report's `sum` lines add up to.
+fn interval_bytes(doc: &Value) -> u64 {
+    doc["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["sum"]["bytes"].as_u64().unwrap())
+        .sum()
+}
+
 /// Issue 17: a server's interval reports count payload only (not the client's
 /// request line), and the last, partial interval is reported, so the intervals
 /// add up to exactly the bytes the client sent, on both sides.
 #[test]
 fn server_intervals_count_payload_only_and_add_up_to_the_flow() {
     let _g = serial();
-    let port = free_udp_port();
-    let bind = format!("127.0.0.1:{port}");
-    let (so, ro) = run_pair(
-        &["--backend", "udp", "--bind", &bind, "--json", "-i", "0.2"],
-        &[
-            "--backend",
-            "udp",
-            "-c",
-            &bind,
-            "-n",
-            "3M",
-            "--json",
-            "-i",
-            "0.2",
-            "--cc",
-            "paced",
-            "--rate",
-            "40m",
-        ],
-        Duration::from_millis(500),
-    );
+    let (so, ro) = interval_pair(&["-n", "3M", "--cc", "paced", "--rate", "40m"]);
     for (who, o) in [("receiver", &ro), ("sender", &so)] {
         let doc = json(o);
-        let summed: u64 = doc["intervals"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["sum"]["bytes"].as_u64().unwrap())
-            .sum();
-        assert_eq!(summed, 3 << 20, "{who}'s intervals: {doc}");
+        assert_eq!(interval_bytes(&doc), 3 << 20, "{who}'s intervals: {doc}");
         assert_eq!(doc["end"]["bytes"], 3 << 20, "{who}");
     }
 }
@@ -143,34 +140,13 @@ fn server_intervals_count_payload_only_and_add_up_to_the_flow() {
 #[test]
 fn a_server_serving_a_reverse_request_reports_sending_intervals() {
     let _g = serial();
-    let port = free_udp_port();
-    let bind = format!("127.0.0.1:{port}");
-    let (so, ro) = run_pair(
-        &["--backend", "udp", "--bind", &bind, "--json", "-i", "0.2"],
-        &[
-            "--backend",
-            "udp",
-            "-c",
-            &bind,
-            "-R",
-            "-n",
-            "3M",
-            "--json",
-            "-i",
-            "0.2",
-        ],
-        Duration::from_millis(500),
-    );
+    let (so, ro) = interval_pair(&["-R", "-n", "3M"]);
     for (who, o, direction) in [("server", &ro, "send"), ("client", &so, "receive")] {
         assert!(o.status.success(), "{who}: {}", stderr(o));
         let doc = json(o);
         let intervals = doc["intervals"].as_array().unwrap();
         assert!(!intervals.is_empty(), "{who}: {doc}");
-        let summed: u64 = intervals
-            .iter()
-            .map(|i| i["sum"]["bytes"].as_u64().unwrap())
-            .sum();
-        assert_eq!(summed, 3 << 20, "{who}'s intervals: {doc}");
+        assert_eq!(interval_bytes(&doc), 3 << 20, "{who}'s intervals: {doc}");
         for i in intervals {
             for s in i["streams"].as_array().unwrap() {
                 assert_eq!(s["direction"], direction, "{who}: {s}");

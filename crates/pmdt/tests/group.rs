@@ -208,54 +208,57 @@ fn read_all_from(rt: &Runtime, from: u64) -> JoinHandle<Got> {
 /// A reader consuming at `pace` a stream that starts at group offset `from`.
 fn read_paced(rt: &Runtime, pace: Pace, from: u64) -> JoinHandle<Got> {
     let l = rt.listen(0).unwrap();
-    std::thread::spawn(move || {
-        let mut s = l.accept().unwrap();
-        let mut buf = vec![0u8; READ_BUF];
-        let (mut at, mut intact) = (0u64, true);
-        let mut go = None;
-        let error = loop {
-            match &pace {
-                Pace::Lockstep { other, .. } => {
-                    while at > other.load(Ordering::Acquire).saturating_add(LOCKSTEP_SLACK) {
-                        std::thread::sleep(Duration::from_micros(100));
-                    }
+    std::thread::spawn(move || check_stream(l.accept().unwrap(), pace, from))
+}
+
+/// Reads `s` to its end at `pace`, checking every byte against the source from
+/// group offset `from`.
+fn check_stream(mut s: pmdt::Stream, pace: Pace, from: u64) -> Got {
+    let mut buf = vec![0u8; READ_BUF];
+    let (mut at, mut intact) = (0u64, true);
+    let mut go = None;
+    let error = loop {
+        match &pace {
+            Pace::Lockstep { other, .. } => {
+                while at > other.load(Ordering::Acquire).saturating_add(LOCKSTEP_SLACK) {
+                    std::thread::sleep(Duration::from_micros(100));
                 }
-                Pace::Stall { first, go: signal } if at >= *first && go.is_none() => {
-                    go = Some(signal.recv());
-                }
-                _ => {}
             }
-            let want = match &pace {
-                Pace::Stall { first, .. } if go.is_none() => (*first - at) as usize,
-                _ => buf.len(),
+            Pace::Stall { first, go: signal } if at >= *first && go.is_none() => {
+                go = Some(signal.recv());
             }
-            .min(buf.len());
-            match s.read(&mut buf[..want]) {
-                Ok(0) => break None,
-                Ok(n) => {
-                    intact &= buf[..n]
-                        .iter()
-                        .enumerate()
-                        .all(|(k, &b)| b == byte(from + at + k as u64));
-                    at += n as u64;
-                    match &pace {
-                        Pace::Pause(p) => std::thread::sleep(*p),
-                        Pace::Lockstep { mine, .. } => mine.store(at, Ordering::Release),
-                        _ => {}
-                    }
-                }
-                Err(e) => break Some(e.kind()),
-            }
-        };
-        if let Pace::Lockstep { mine, .. } = &pace {
-            mine.store(u64::MAX, Ordering::Release);
+            _ => {}
         }
-        Got {
-            bytes: at,
-            intact,
-            error,
+        let want = match &pace {
+            Pace::Stall { first, .. } if go.is_none() => (*first - at) as usize,
+            _ => buf.len(),
         }
-    })
+        .min(buf.len());
+        match s.read(&mut buf[..want]) {
+            Ok(0) => break None,
+            Ok(n) => {
+                intact &= buf[..n]
+                    .iter()
+                    .enumerate()
+                    .all(|(k, &b)| b == byte(from + at + k as u64));
+                at += n as u64;
+                match &pace {
+                    Pace::Pause(p) => std::thread::sleep(*p),
+                    Pace::Lockstep { mine, .. } => mine.store(at, Ordering::Release),
+                    _ => {}
+                }
+            }
+            Err(e) => break Some(e.kind()),
+        }
+    };
+    if let Pace::Lockstep { mine, .. } = &pace {
+        mine.store(u64::MAX, Ordering::Release);
+    }
+    Got {
+        bytes: at,
+        intact,
+        error,
+    }
 }
 
 /// Writes `data` to the group, recording the sender pool's peak use.
@@ -512,29 +515,8 @@ fn read_many(rt: &Runtime, n: usize) -> JoinHandle<Vec<Got>> {
     std::thread::spawn(move || {
         let readers: Vec<JoinHandle<Got>> = (0..n)
             .map(|_| {
-                let mut s = l.accept().unwrap();
-                std::thread::spawn(move || {
-                    let mut buf = vec![0u8; READ_BUF];
-                    let (mut at, mut intact) = (0u64, true);
-                    let error = loop {
-                        match s.read(&mut buf) {
-                            Ok(0) => break None,
-                            Ok(k) => {
-                                intact &= buf[..k]
-                                    .iter()
-                                    .enumerate()
-                                    .all(|(j, &b)| b == byte(at + j as u64));
-                                at += k as u64;
-                            }
-                            Err(e) => break Some(e.kind()),
-                        }
-                    };
-                    Got {
-                        bytes: at,
-                        intact,
-                        error,
-                    }
-                })
+                let s = l.accept().unwrap();
+                std::thread::spawn(move || check_stream(s, Pace::Free, 0))
             })
             .collect();
         readers.into_iter().map(|h| h.join().unwrap()).collect()
