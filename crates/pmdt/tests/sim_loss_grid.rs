@@ -1,0 +1,163 @@
+//! The experiment runner's loss grid (`pmdt-bench`'s `loss` experiment, issue #14)
+//! in the simulator, cell for cell: `pmdt-send -t 20` through `pmdt-wanem` with its
+//! defaults (a 1 MiB drop-tail queue; the same loss, delay RTT/2 and rate in both
+//! directions; frames counted with their Ethernet, IPv4 and UDP headers), goodput
+//! = stream bytes / the sender's wall time, handshake and close included.
+//!
+//! The whole grid (24 cells, a few minutes of CPU in release):
+//! `cargo test --release -p pmdt --no-default-features --test sim_loss_grid -- --ignored --nocapture`.
+//! `SIM_CELLS=1g-200` (substrings of `<link>-<rtt>-<loss %>`) runs some cells only;
+//! `SIM_TRACE=1` prints each cell's sender timeline (per 100 ms).
+
+use std::time::Duration;
+
+use pmdt::sim::{run_timed_send, ImpairConfig, TimedSendReport, TimedSendScenario};
+
+/// pmdt-wanem's default queue (`--queue-bytes 1M`).
+const WANEM_QUEUE_BYTES: u64 = 1 << 20;
+/// Stream bytes per frame: 1472-byte datagrams carry 1440 stream bytes in 1514-byte
+/// frames. The best goodput a link allows is this share of its rate.
+const PAYLOAD_SHARE: f64 = 1440.0 / 1514.0;
+
+/// One cell as the runner sets it up.
+fn cell(rate_bps: u64, rtt_ms: u64, loss: f64, write_for: Duration) -> TimedSendScenario {
+    let dir = ImpairConfig {
+        loss,
+        delay: Duration::from_millis(rtt_ms) / 2,
+        rate_bps: Some(rate_bps),
+        queue_bytes: WANEM_QUEUE_BYTES,
+        ..Default::default()
+    };
+    TimedSendScenario {
+        seed: 1,
+        write_for,
+        forward: dir.clone(),
+        reverse: dir,
+        time_limit: write_for * 4,
+        sample_every: Some(Duration::from_millis(100)),
+        ..Default::default()
+    }
+}
+
+fn trace(r: &TimedSendReport) {
+    if std::env::var("SIM_TRACE").is_err() {
+        return;
+    }
+    let mut prev = 0;
+    for (i, s) in r.sender_timeline.iter().enumerate() {
+        println!(
+            "  t={:.1}s acked {:.0} Mbit/s {:?} bw {:.0} pacing {:.0} Mbit/s min RTT {} µs cwnd {} in \
+             flight {} srtt {} µs retx {} pto {} blocked (µs) credit {} window {} app {}",
+            (i + 1) as f64 * 0.1,
+            (s.stream_bytes_acked.saturating_sub(prev)) as f64 * 80.0 / 1e6,
+            s.cc_state,
+            s.cc_bandwidth_bps as f64 / 1e6,
+            s.pacing_rate as f64 * 8.0 / 1e6,
+            s.cc_min_rtt_us,
+            s.cwnd,
+            s.bytes_in_flight,
+            s.packets_retransmitted,
+            s.rtt_smoothed_us,
+            s.pto_count,
+            s.blocked_credit_us,
+            s.blocked_window_us,
+            s.blocked_app_us,
+        );
+        prev = s.stream_bytes_acked;
+    }
+}
+
+#[test]
+#[ignore = "the full grid: minutes of CPU"]
+fn loss_grid_as_the_runner_measures_it() {
+    let only: Vec<String> = std::env::var("SIM_CELLS")
+        .map(|v| v.split(',').map(str::to_string).collect())
+        .unwrap_or_default();
+    let links = [("100m", 100_000_000u64), ("1g", 1_000_000_000)];
+    let rtts = [10u64, 100, 200];
+    let losses = [0.0, 0.001, 0.01, 0.05];
+    let mut cells = Vec::new();
+    for (name, rate) in links {
+        for rtt in rtts {
+            for loss in losses {
+                let id = format!("{name}-{rtt}-{}", loss * 100.0);
+                if only.is_empty() || only.iter().any(|o| id.contains(o.as_str())) {
+                    cells.push((id, name, rate, rtt, loss));
+                }
+            }
+        }
+    }
+    let results: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = cells
+            .chunks(cells.len().div_ceil(2).max(1))
+            .map(|chunk| {
+                s.spawn(move || {
+                    chunk
+                        .iter()
+                        .map(|(id, name, rate, rtt, loss)| {
+                            let r = run_timed_send(&cell(
+                                *rate,
+                                *rtt,
+                                *loss,
+                                Duration::from_secs(20),
+                            ))
+                            .expect("valid scenario");
+                            (id.clone(), *name, *rate, *rtt, *loss, r)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("cell thread"))
+            .collect()
+    });
+    for (id, _, rate, _, _, r) in &results {
+        trace(r);
+        let s = &r.sender;
+        println!(
+            "{id}: {:.1}% of the link ({:.1} Mbit/s), wall {:.2} s, connected at {:?}, receipt at \
+             {:?}, close {:?}; retransmitted {}/{} packets, PTOs {}, queue drops {}, lost {}",
+            r.goodput_bps / *rate as f64 * 100.0,
+            r.goodput_bps / 1e6,
+            r.wall.as_secs_f64(),
+            r.established_at,
+            r.receipt_at,
+            r.close,
+            s.packets_retransmitted,
+            s.packets_sent,
+            s.pto_count,
+            r.forward_link.queue_drops,
+            r.forward_link.lost,
+        );
+    }
+    println!(
+        "\n| bbr % of link (ceiling {:.1}: payload share) | 0% | 0.1% | 1% | 5% |\n|---|---:|---:|---:|---:|",
+        PAYLOAD_SHARE * 100.0
+    );
+    for (name, rate) in links {
+        for rtt in rtts {
+            let row: Vec<String> = losses
+                .iter()
+                .map(|&loss| {
+                    results
+                        .iter()
+                        .find(|c| c.1 == name && c.3 == rtt && c.4 == loss)
+                        .map_or("—".into(), |c| {
+                            format!("{:.1}", c.5.goodput_bps / rate as f64 * 100.0)
+                        })
+                })
+                .collect();
+            println!("| {name}×{rtt}ms | {} |", row.join(" | "));
+        }
+    }
+    for (id, .., r) in &results {
+        assert_eq!(r.bytes, r.bytes_received, "{id}: bytes lost");
+        assert_eq!(
+            r.close,
+            Some(pmdt::proto::CloseReason::Graceful),
+            "{id}: not closed gracefully"
+        );
+    }
+}
