@@ -83,6 +83,12 @@ const MIN_LOSS_PACKETS: u64 = 6;
 const QUEUE_RTT_FRACTION: f64 = 0.25;
 /// … and at least this much (ack delay and pacing bursts are not a queue).
 const QUEUE_RTT_FLOOR: Duration = Duration::from_millis(2);
+/// In Startup a smaller rise counts (fraction of the minimum RTT, at least
+/// [`QUEUE_RTT_FLOOR`]): no probe queues on purpose there, so a round whose every
+/// RTT sample is this far above the minimum is Startup's own overshoot. A shallow
+/// buffer (pmdt-wanem's 1 MiB at 1 Gbit/s: 8 ms against a 200 ms RTT) shows only
+/// this much before it overflows.
+const STARTUP_QUEUE_RTT_FRACTION: f64 = 0.02;
 /// Multiplicative decrease of the bounds on congestion (draft: BBRBeta = 0.7).
 const BETA: f64 = 0.7;
 /// Growth of `inflight_hi` per round of ProbeBW Up while the window is what limits
@@ -182,6 +188,9 @@ pub(crate) struct Bbr {
     inflight_lo: Option<u64>,
     /// A flight in this round lost too much: lower the bounds at its end.
     congested_in_round: bool,
+    /// The round when Drain ended: losses detected in it and the next one are
+    /// Startup's overshoot, which its exit and `inflight_hi` answered already.
+    drained_in_round: Option<u64>,
     /// Largest delivery rate and delivered bytes of a sample in this round.
     bw_latest: u64,
     inflight_latest: u64,
@@ -248,6 +257,7 @@ impl Bbr {
             bw_lo: None,
             inflight_lo: None,
             congested_in_round: false,
+            drained_in_round: None,
             bw_latest: 0,
             inflight_latest: 0,
             prev_bw_latest: 0,
@@ -430,8 +440,14 @@ impl Bbr {
             return false;
         }
         // A standing queue shows in every RTT of the round so far (its minimum); a
-        // single late ack (a preempted receiver, an ack burst) is not one.
-        let standing = self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt));
+        // single late ack (a preempted receiver, an ack burst) is not one. In
+        // Startup the queue overflows within a round (the rate doubles per round)
+        // and its first samples saw none: there the latest RTT tells.
+        let standing = if self.full_bw_reached {
+            self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt))
+        } else {
+            rs.rtt
+        };
         let thresh = if self.queue_visible(standing) {
             LOSS_THRESH
         } else {
@@ -444,12 +460,24 @@ impl Bbr {
         let Some(min) = self.min_rtt else {
             return false;
         };
-        let margin = min.mul_f64(QUEUE_RTT_FRACTION).max(QUEUE_RTT_FLOOR);
+        let fraction = if self.full_bw_reached {
+            QUEUE_RTT_FRACTION
+        } else {
+            STARTUP_QUEUE_RTT_FRACTION
+        };
+        let margin = min.mul_f64(fraction).max(QUEUE_RTT_FLOOR);
         rtt > min + margin
     }
 
     fn on_inflight_too_high(&mut self, now: Instant, rs: &RateSample) {
-        if !self.congested_in_round {
+        // The short-term bounds answer congestion met while cruising or probing
+        // (BBRv3 lowers them outside Startup only). Startup's overshoot is answered
+        // by its exit and `inflight_hi`; the rounds that repair it deliver little
+        // (Drain sends at a third of the rate) and must not become the new model.
+        let after_startup = self
+            .drained_in_round
+            .is_some_and(|r| self.round_count > r + 1);
+        if !self.congested_in_round && after_startup {
             // Once per round, at the first signal (BBRv3 waits for the round's end;
             // acting now saves a round, which at a collapsed rate and a full queue
             // is a long one).
@@ -628,6 +656,15 @@ impl Bbr {
             // No model yet: the initial window per RTT, times the Startup gain.
             let srtt = rtt.smoothed().as_secs_f64().max(1e-3);
             STARTUP_PACING_GAIN * self.cwnd as f64 / srtt
+        } else if matches!(
+            self.mode,
+            Mode::ProbeBw(Phase::Cruise) | Mode::ProbeBw(Phase::Refill)
+        ) {
+            // Cruising at the estimate itself: the margin exists to drain a queue
+            // the estimate's error builds, and ProbeBW Down drains each cycle's
+            // queue already; 1 % below the estimate would leave the link 1 % idle
+            // for good.
+            self.pacing_gain * bw as f64
         } else {
             self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN)
         };
@@ -712,6 +749,9 @@ impl Controller for Bbr {
         }
         self.check_full_bw(rs);
         self.update_state(now, rs);
+        if matches!(self.mode, Mode::ProbeBw(_)) && self.drained_in_round.is_none() {
+            self.drained_in_round = Some(self.round_count);
+        }
         self.update_pacing_rate(rtt);
         self.update_cwnd(rs);
     }

@@ -1,0 +1,112 @@
+//! The default controller's (BBR's) model decisions that the loss grid
+//! (`sim_loss_grid.rs`) showed to cost goodput, one fast, deterministic case each
+//! (virtual time, a fixed seed), on `pmdt-send -t` cells through a `pmdt-wanem`-like
+//! path ([`run_timed_send`]).
+
+use std::time::Duration;
+
+use pmdt::proto::{CloseReason, ConnectionStats, ControllerState};
+use pmdt::sim::{run_timed_send, ImpairConfig, TimedSendReport, TimedSendScenario};
+
+const TICK: Duration = Duration::from_millis(100);
+/// Stream bytes per 1514-byte frame (1440 in a 1472-byte datagram).
+const PAYLOAD_SHARE: f64 = 1440.0 / 1514.0;
+
+fn path(rate_bps: u64, rtt_ms: u64, loss: f64, queue_bytes: u64) -> ImpairConfig {
+    ImpairConfig {
+        loss,
+        delay: Duration::from_millis(rtt_ms) / 2,
+        rate_bps: Some(rate_bps),
+        queue_bytes,
+        ..Default::default()
+    }
+}
+
+fn run(forward: ImpairConfig, reverse: ImpairConfig, secs: u64) -> TimedSendReport {
+    let r = run_timed_send(&TimedSendScenario {
+        seed: 1,
+        write_for: Duration::from_secs(secs),
+        forward,
+        reverse,
+        time_limit: Duration::from_secs(secs * 4),
+        sample_every: Some(TICK),
+        ..Default::default()
+    })
+    .expect("valid scenario");
+    assert_eq!(r.close, Some(CloseReason::Graceful));
+    assert_eq!(r.bytes, r.bytes_received);
+    r
+}
+
+/// Acknowledged stream bytes per second between ticks `from` and `to`, bits/s.
+fn acked_rate(t: &[ConnectionStats], from: usize, to: usize) -> f64 {
+    (t[to].stream_bytes_acked - t[from].stream_bytes_acked) as f64 * 8.0
+        / (TICK * (to - from) as u32).as_secs_f64()
+}
+
+fn first_probe_bw(t: &[ConnectionStats]) -> usize {
+    t.iter()
+        .position(|s| {
+            !matches!(
+                s.cc_state,
+                ControllerState::Startup | ControllerState::Drain
+            )
+        })
+        .expect("left Startup")
+}
+
+/// ProbeBW cruises at the bandwidth estimate itself: pacing 1 % below it (the
+/// draft's margin) left the link 1 % idle between probes for good.
+#[test]
+fn cruising_keeps_the_link_full() {
+    let link = 100_000_000;
+    let p = path(link, 10, 0.0, 1 << 20);
+    let r = run(p.clone(), p, 4);
+    let t = &r.sender_timeline;
+    let from = first_probe_bw(t) + 5;
+    let rate = acked_rate(t, from, 35);
+    let capacity = link as f64 * PAYLOAD_SHARE;
+    println!(
+        "100 Mbit/s × 10 ms from tick {from}: {:.2} Mbit/s, {:.2}% of the payload capacity",
+        rate / 1e6,
+        rate / capacity * 100.0
+    );
+    assert!(rate >= 0.99 * capacity, "{:.2} Mbit/s", rate / 1e6);
+}
+
+/// Startup into a shallow buffer (0.05 BDP, as pmdt-wanem's 1 MiB at 1 Gbit/s ×
+/// 200 ms) overflows it within a round. Its exit must come from that round's
+/// loss with a rising RTT, and the repair of the overshoot (Drain sends at a third
+/// of the rate) must not be taken for a slower link: the bandwidth estimate stays
+/// near the link rate after Startup.
+#[test]
+fn startup_overshoot_into_a_shallow_buffer_keeps_the_model() {
+    let link = 200_000_000;
+    let rtt_ms = 100;
+    let bdp = link / 8 * rtt_ms / 1000;
+    let p = path(link, rtt_ms, 0.0, bdp / 20);
+    let r = run(p.clone(), p, 6);
+    let t = &r.sender_timeline;
+    let from = first_probe_bw(t);
+    let min_bw = t[from..50]
+        .iter()
+        .map(|s| s.cc_bandwidth_bps)
+        .min()
+        .expect("ticks");
+    let s = &r.sender;
+    println!(
+        "200 Mbit/s × 100 ms, queue 0.05 BDP: Startup and Drain over at tick {from}, \
+         smallest bandwidth estimate after {:.1} Mbit/s, retransmitted {}/{}, goodput \
+         {:.1} Mbit/s",
+        min_bw as f64 / 1e6,
+        s.packets_retransmitted,
+        s.packets_sent,
+        r.goodput_bps / 1e6
+    );
+    // The estimate counts UDP payloads: 1472/1514 of the link at most.
+    assert!(
+        min_bw as f64 >= 0.9 * link as f64 * 1472.0 / 1514.0,
+        "estimate fell to {:.1} Mbit/s",
+        min_bw as f64 / 1e6
+    );
+}
