@@ -95,13 +95,9 @@ fn loss_grid_as_the_runner_measures_it() {
                     chunk
                         .iter()
                         .map(|(id, name, rate, rtt, loss)| {
-                            let r = run_timed_send(&cell(
-                                *rate,
-                                *rtt,
-                                *loss,
-                                Duration::from_secs(20),
-                            ))
-                            .expect("valid scenario");
+                            let r =
+                                run_timed_send(&cell(*rate, *rtt, *loss, Duration::from_secs(20)))
+                                    .expect("valid scenario");
                             (id.clone(), *name, *rate, *rtt, *loss, r)
                         })
                         .collect::<Vec<_>>()

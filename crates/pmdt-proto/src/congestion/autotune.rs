@@ -33,6 +33,14 @@ const MAX_RECV_WINDOW_PER_RTT: f64 = 5.0;
 const MAX_GROWTH_PER_RTT: f64 = 1.5;
 /// Holes tracked at once (beyond this the oldest are forgotten).
 const MAX_TRACKED_HOLES: usize = 4096;
+/// Measurement intervals (about an RTT each) whose longest hole is remembered.
+const HOLE_HISTORY: usize = 16;
+/// The credit covers a hole as long as the one that happened this many times in
+/// the remembered intervals. Once: a single rare hole (a retransmission lost twice
+/// at 0.5 % loss, every ~100 RTTs) would size the credit for good (it never
+/// shrinks) to 4 RTTs of data, where a one-RTT stall that rarely costs ~1 %.
+/// Holes that recur (at 5 % loss several long ones per RTT) are covered.
+const HOLE_OCCURRENCES: usize = 2;
 
 /// The receiver's measurement: bytes received per RTT, the RTT from the timestamp
 /// echo carried by every data packet.
@@ -48,9 +56,11 @@ pub(crate) struct RecvAutotune {
     prev_per_rtt: u64,
     /// Holes in the received stream: (end offset, when it opened), oldest first.
     holes: VecDeque<(u64, Instant)>,
-    /// Longest a hole took to fill (this interval and the previous one).
+    /// Longest a hole took to fill in this interval.
     longest_hole: Duration,
-    prev_longest_hole: Duration,
+    /// The longest hole of each of the last [`HOLE_HISTORY`] intervals (a ring).
+    hole_history: [Duration; HOLE_HISTORY],
+    hole_next: usize,
 }
 
 impl RecvAutotune {
@@ -119,8 +129,9 @@ impl RecvAutotune {
         self.start = Some(now);
         self.bytes = 0;
         // A hole of h RTTs keeps the sender going for h + 1 RTTs past it.
-        let hole = self.longest_hole.max(self.prev_longest_hole);
-        self.prev_longest_hole = std::mem::take(&mut self.longest_hole);
+        self.hole_history[self.hole_next] = std::mem::take(&mut self.longest_hole);
+        self.hole_next = (self.hole_next + 1) % HOLE_HISTORY;
+        let hole = self.recurring_hole();
         let rtts = (1.0 + hole.as_secs_f64() / min_rtt.as_secs_f64())
             .clamp(RECV_WINDOW_PER_RTT as f64, MAX_RECV_WINDOW_PER_RTT);
         // A growing sender needs next RTT's bytes, not last RTT's.
@@ -133,6 +144,16 @@ impl RecvAutotune {
         let rtts = rtts.max(RECV_WINDOW_PER_RTT as f64 * growth);
         let target = ((rtts * per_rtt as f64) as u64).min(cfg.max_window_bytes);
         (target > capacity).then_some(target)
+    }
+}
+
+impl RecvAutotune {
+    /// The longest hole that happened at least [`HOLE_OCCURRENCES`] times in the
+    /// remembered intervals.
+    fn recurring_hole(&self) -> Duration {
+        let mut h = self.hole_history;
+        h.sort_unstable_by(|a, b| b.cmp(a));
+        h[HOLE_OCCURRENCES - 1]
     }
 }
 
@@ -192,5 +213,47 @@ mod tests {
             grown = grown.or(a.on_data(t0 + ms * i, 100_000, 8 << 20, &small));
         }
         assert_eq!(grown, Some(12 << 20));
+    }
+
+    /// Feeds `rtts` intervals of 1 MB per 100 ms RTT; in the intervals listed in
+    /// `holes`, a hole opens and fills 300 ms (3 RTTs) later. Returns the largest
+    /// credit asked for.
+    fn credit_with_holes(rtts: u32, holes: &[u32]) -> u64 {
+        let cfg = TransportConfig::default();
+        let mut a = RecvAutotune::default();
+        a.on_rtt_sample(Duration::from_millis(100));
+        let t0 = Instant::now();
+        let ms = Duration::from_millis(1);
+        let mut offset = 0;
+        let mut credit = 0;
+        for r in 0..rtts {
+            for i in 0..100u32 {
+                let now = t0 + ms * (r * 100 + i);
+                if i == 0 && holes.contains(&r) {
+                    // A packet 1000 bytes ahead of the contiguous end: a hole of
+                    // 1000 bytes, filled 3 RTTs later.
+                    a.on_packet(now, offset + 1000, offset, offset);
+                    a.on_packet(now + ms * 300, offset + 2000, offset + 2000, offset + 2000);
+                }
+                offset += 10_000;
+                if let Some(c) = a.on_data(now, 10_000, credit, &cfg) {
+                    credit = c;
+                }
+            }
+        }
+        credit
+    }
+
+    /// A rare long hole (a retransmission lost twice) does not size the credit for
+    /// good; a recurring one does.
+    #[test]
+    fn credit_covers_recurring_holes_only() {
+        let per_rtt = 1_000_000;
+        let none = credit_with_holes(40, &[]);
+        let once = credit_with_holes(40, &[20]);
+        let twice = credit_with_holes(40, &[20, 25]);
+        assert!(none <= 3 * per_rtt + per_rtt / 10, "{none}");
+        assert_eq!(once, none, "one hole");
+        assert!(twice >= 4 * per_rtt - per_rtt / 10, "{twice}");
     }
 }

@@ -102,6 +102,13 @@ const PROBE_UP_QUEUE_FRACTION: f64 = 0.125;
 /// Longest ProbeBW Up lasts, rounds, if the data in flight never reaches its target
 /// (the pipe cannot take more).
 const MAX_UP_ROUNDS: u64 = 3;
+/// Growth of the estimate over a ProbeBW Up that counts as "still finding
+/// bandwidth": Up starts over at once (its gain compounds, 1.2× per round) instead
+/// of draining and cruising a few rounds before the next probe. A Startup
+/// that ended on its own overshoot leaves an estimate from the round before the
+/// pipe filled, as low as half the link: this regains it in a few rounds, not
+/// cycles.
+const UP_STILL_GROWING: f64 = PROBE_FOUND_MORE;
 /// Pace this fraction below the estimate (draft: BBR.PacingMarginPercent = 1 %).
 const PACING_MARGIN: f64 = 0.01;
 /// Smallest window, packets (draft: BBRMinPipeCwnd = 4).
@@ -136,6 +143,46 @@ enum Phase {
     Cruise,
     Refill,
     Up,
+}
+
+/// Where the connection is relative to Startup's overshoot. A sample's `lost`
+/// counts every loss declared since its packet was sent, so samples of packets
+/// sent before the overshoot's losses were all declared still carry them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Overshoot {
+    /// Startup or Drain: their losses end Startup, nothing more.
+    InStartup,
+    /// ProbeBW began with this much delivered; packets sent before it are still
+    /// being acknowledged or declared lost.
+    Draining { probe_bw_delivered: u64 },
+    /// A packet sent in ProbeBW was acknowledged with this much delivered: every
+    /// older packet was resolved by then, so packets sent after it carry only
+    /// losses of ProbeBW's own flights.
+    Resolved { delivered: u64 },
+}
+
+impl Overshoot {
+    /// A sample taken in ProbeBW.
+    fn on_probe_bw_sample(&mut self, rs: &RateSample) {
+        match *self {
+            Self::InStartup => {
+                *self = Self::Draining {
+                    probe_bw_delivered: rs.total_delivered,
+                }
+            }
+            Self::Draining { probe_bw_delivered } if rs.prior_delivered >= probe_bw_delivered => {
+                *self = Self::Resolved {
+                    delivered: rs.total_delivered,
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether the sample's losses are all of flights sent after the overshoot.
+    fn is_behind(&self, rs: &RateSample) -> bool {
+        matches!(*self, Self::Resolved { delivered } if rs.prior_delivered >= delivered)
+    }
 }
 
 /// The controller. Rates are bytes per second, sizes bytes.
@@ -188,9 +235,9 @@ pub(crate) struct Bbr {
     inflight_lo: Option<u64>,
     /// A flight in this round lost too much: lower the bounds at its end.
     congested_in_round: bool,
-    /// The round when Drain ended: losses detected in it and the next one are
-    /// Startup's overshoot, which its exit and `inflight_hi` answered already.
-    drained_in_round: Option<u64>,
+    /// Startup's overshoot and its repair, which Startup's exit and `inflight_hi`
+    /// answered already (the lower bounds must not take it for congestion).
+    overshoot: Overshoot,
     /// Largest delivery rate and delivered bytes of a sample in this round.
     bw_latest: u64,
     inflight_latest: u64,
@@ -257,7 +304,7 @@ impl Bbr {
             bw_lo: None,
             inflight_lo: None,
             congested_in_round: false,
-            drained_in_round: None,
+            overshoot: Overshoot::InStartup,
             bw_latest: 0,
             inflight_latest: 0,
             prev_bw_latest: 0,
@@ -336,6 +383,7 @@ impl Bbr {
             Mode::ProbeBw(Phase::Up) => {
                 self.up_rounds = 0;
                 self.probe_start_rtt = self.latest_rtt;
+                self.bw_at_probe = self.max_bw;
             }
             _ => {}
         }
@@ -474,10 +522,21 @@ impl Bbr {
         // (BBRv3 lowers them outside Startup only). Startup's overshoot is answered
         // by its exit and `inflight_hi`; the rounds that repair it deliver little
         // (Drain sends at a third of the rate) and must not become the new model.
-        let after_startup = self
-            .drained_in_round
-            .is_some_and(|r| self.round_count > r + 1);
-        if !self.congested_in_round && after_startup {
+        let target = self.bdp_multiple(1.0).max(self.min_cwnd());
+        let hi = ((rs.tx_in_flight as f64).max(target as f64 * BETA) as u64).max(self.min_cwnd());
+        if self.mode == Mode::Startup {
+            // The estimate lags Startup's rate by a round, and the flight the
+            // signal's packet saw may be a credit-limited one: not below the BDP
+            // the model has.
+            self.inflight_hi = Some(hi.max(target));
+            self.full_bw_reached = true;
+            self.enter(now, Mode::Drain);
+            return;
+        }
+        if !self.overshoot.is_behind(rs) {
+            return;
+        }
+        if !self.congested_in_round {
             // Once per round, at the first signal (BBRv3 waits for the round's end;
             // acting now saves a round, which at a collapsed rate and a full queue
             // is a long one).
@@ -491,14 +550,8 @@ impl Bbr {
             );
         }
         self.congested_in_round = true;
-        let target = self.bdp_multiple(1.0).max(self.min_cwnd());
-        let hi = (rs.tx_in_flight as f64).max(target as f64 * BETA) as u64;
-        self.inflight_hi = Some(hi.max(self.min_cwnd()));
+        self.inflight_hi = Some(hi);
         match self.mode {
-            Mode::Startup => {
-                self.full_bw_reached = true;
-                self.enter(now, Mode::Drain);
-            }
             Mode::ProbeBw(Phase::Up) | Mode::ProbeBw(Phase::Refill) => {
                 self.enter(now, Mode::ProbeBw(Phase::Down))
             }
@@ -530,7 +583,10 @@ impl Bbr {
             self.full_bw_reached = true;
             return;
         }
-        if rs.is_app_limited {
+        // A round the application or the receiver's credit held back says nothing
+        // about the pipe (a credit still growing with the flow at high loss would
+        // otherwise end Startup at a fraction of the link).
+        if rs.is_app_limited || rs.is_credit_limited {
             return;
         }
         if self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH {
@@ -597,11 +653,14 @@ impl Bbr {
                 let queueing = self.min_rtt.is_some_and(|m| {
                     rs.rtt > self.probe_start_rtt.max(m) + m.mul_f64(PROBE_UP_QUEUE_FRACTION)
                 });
-                if (elapsed && inflight >= self.bdp_multiple(PROBE_UP_PACING_GAIN))
-                    || queueing
-                    || self.rounds_in_phase() >= MAX_UP_ROUNDS
-                {
+                let done = (elapsed && inflight >= self.bdp_multiple(PROBE_UP_PACING_GAIN))
+                    || self.rounds_in_phase() >= MAX_UP_ROUNDS;
+                let growing = self.bw_at_probe > 0
+                    && self.max_bw as f64 >= self.bw_at_probe as f64 * UP_STILL_GROWING;
+                if queueing || (done && !growing) {
                     self.enter(now, Mode::ProbeBw(Phase::Down));
+                } else if done {
+                    self.enter(now, Mode::ProbeBw(Phase::Up));
                 }
             }
             Mode::ProbeRtt => {}
@@ -749,8 +808,8 @@ impl Controller for Bbr {
         }
         self.check_full_bw(rs);
         self.update_state(now, rs);
-        if matches!(self.mode, Mode::ProbeBw(_)) && self.drained_in_round.is_none() {
-            self.drained_in_round = Some(self.round_count);
+        if matches!(self.mode, Mode::ProbeBw(_)) {
+            self.overshoot.on_probe_bw_sample(rs);
         }
         self.update_pacing_rate(rtt);
         self.update_cwnd(rs);
@@ -797,6 +856,7 @@ mod tests {
             delivered: rate / 10,
             interval: Duration::from_millis(rtt_ms),
             is_app_limited: false,
+            is_credit_limited: false,
             rtt: Duration::from_millis(rtt_ms),
             prior_delivered: prior,
             total_delivered: total,

@@ -23,6 +23,8 @@ pub(crate) struct SendSnapshot {
     /// Sent while the application (or the peer's credit), not the network, limited
     /// the sender.
     pub(crate) app_limited: bool,
+    /// Sent while the receiver's credit limited the sender.
+    pub(crate) credit_limited: bool,
     /// Bytes declared lost when the packet was sent.
     pub(crate) lost: u64,
     /// Bytes in flight when the packet was sent (itself included).
@@ -42,6 +44,10 @@ pub(crate) struct RateSample {
     /// The newest acknowledged packet was sent while the sender was not using the
     /// network fully: the rate is a lower bound only.
     pub(crate) is_app_limited: bool,
+    /// The newest acknowledged packet was sent while the receiver's credit limited
+    /// the sender: the rate says how fast the receiver grants credit, not how fast
+    /// the path delivers.
+    pub(crate) is_credit_limited: bool,
     /// RTT of the newest acknowledged packet.
     pub(crate) rtt: Duration,
     /// Total bytes delivered at the newest acknowledged packet's send time (the
@@ -70,6 +76,8 @@ pub(crate) struct DeliveryRateSampler {
     /// Nonzero while app-limited: the `delivered` value after which samples are
     /// network-limited again (draft §3.4, "C.app_limited").
     app_limited_until: u64,
+    /// The same for the receiver's credit.
+    credit_limited_until: u64,
     lost: u64,
     lost_since_sample: u64,
     acked_since_sample: u64,
@@ -95,6 +103,7 @@ impl DeliveryRateSampler {
             delivered_time: self.delivered_time.unwrap_or(now),
             first_sent_time: self.first_sent_time.unwrap_or(now),
             app_limited: self.app_limited_until != 0,
+            credit_limited: self.credit_limited_until != 0,
             lost: self.lost,
             tx_in_flight: in_flight_before + bytes,
         }
@@ -105,6 +114,12 @@ impl DeliveryRateSampler {
     /// (draft §3.4).
     pub(crate) fn on_app_limited(&mut self, bytes_in_flight: u64) {
         self.app_limited_until = (self.delivered + bytes_in_flight).max(1);
+    }
+
+    /// The sender has data but no credit with `bytes_in_flight` in flight: samples
+    /// until this flight is delivered are credit-limited.
+    pub(crate) fn on_credit_limited(&mut self, bytes_in_flight: u64) {
+        self.credit_limited_until = (self.delivered + bytes_in_flight).max(1);
     }
 
     /// Whether samples are currently marked app-limited.
@@ -154,6 +169,9 @@ impl DeliveryRateSampler {
         if self.app_limited_until != 0 && self.delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
+        if self.credit_limited_until != 0 && self.delivered > self.credit_limited_until {
+            self.credit_limited_until = 0;
+        }
         let send_elapsed = sent.saturating_duration_since(snap.first_sent_time);
         let ack_elapsed = self
             .delivered_time
@@ -171,6 +189,7 @@ impl DeliveryRateSampler {
             delivered,
             interval,
             is_app_limited: snap.app_limited,
+            is_credit_limited: snap.credit_limited,
             rtt: now.saturating_duration_since(sent),
             prior_delivered: snap.delivered,
             total_delivered: self.delivered,

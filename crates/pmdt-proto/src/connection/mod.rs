@@ -1622,6 +1622,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                     if self.credit_wait.is_none() && self.sent.in_flight() == 0 {
                         self.credit_wait = Some(now);
                     }
+                    // The controller must not take the credit's pace for the
+                    // path's (BBR's Startup would end at a bandwidth plateau).
+                    self.rate_sampler
+                        .on_credit_limited(self.sent.bytes_in_flight);
                     Blocked::Credit
                 } else {
                     Blocked::App

@@ -23,8 +23,7 @@ pub use flows::{
 pub use loop_net::{DropRule, LoopNet, Observer};
 pub use port::SimPort;
 pub use timed_send::{
-    run_timed_send, TimedSendError, TimedSendReport, TimedSendScenario,
-    ETHERNET_IPV4_UDP_OVERHEAD,
+    run_timed_send, TimedSendError, TimedSendReport, TimedSendScenario, ETHERNET_IPV4_UDP_OVERHEAD,
 };
 
 use std::cmp::Reverse;

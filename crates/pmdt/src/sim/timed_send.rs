@@ -22,7 +22,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{ImpairConfig, ImpairStats, Network};
 use crate::link::impair_model::ImpairConfigError;
-use pmdt_proto::{CloseReason, ConfigError, ConnectionStats, EndpointConfig, Event, TransportConfig};
+use pmdt_proto::{
+    CloseReason, ConfigError, ConnectionStats, EndpointConfig, Event, TransportConfig,
+};
 
 /// Bytes an Ethernet frame carries beyond its UDP payload: Ethernet (14), IPv4
 /// (20) and UDP (8) headers. `pmdt-wanem` in DPDK mode rates and queues frames.
