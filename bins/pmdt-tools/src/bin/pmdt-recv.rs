@@ -427,17 +427,14 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let listener = rt
         .listen(0)
         .map_err(|e| cli_error::from_io("cannot listen", &e))?;
-    eprintln!(
-        "{PROG}: listening on {} ({})",
-        rt.local_addr(),
-        rt.link_name()
-    );
+    let link_desc = format!("{}, {}", rt.link_name(), cli.link.io_mode()?);
+    eprintln!("{PROG}: listening on {} ({link_desc})", rt.local_addr());
     let stop = Interrupt::install();
     let listening = Instant::now();
     let mut report = Report::new(PROG, cli.output.mode(), 16);
     report.start(Start::new(
         PROG,
-        rt.link_name(),
+        &link_desc,
         json!({
             "protocol": "pmdt",
             "listening": rt.local_addr().to_string(),

@@ -544,10 +544,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         j.deadline = j.seconds.map(|t| started + Duration::from_secs_f64(t));
     }
     let mut report = Report::new(PROG, cli.output.mode(), PER_FLOW_LINES);
+    let link_desc = format!("{}, {}", rt.link_name(), cli.link.io_mode()?);
+    eprintln!("{PROG}: over {link_desc}");
     let mut meter = Meter::new(started, &rt.stats());
     let mut start = Start::new(
         PROG,
-        rt.link_name(),
+        &link_desc,
         json!({
             "protocol": "pmdt",
             "num_streams": args.flows,
