@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use sha2::{Digest, Sha256};
 
+use crate::flow_error::FlowError;
 use crate::interrupt::Interrupt;
 use crate::pattern::Pattern;
 use crate::summary::hex;
@@ -41,7 +42,7 @@ pub struct Sent {
     /// SHA-256 of them (empty when not hashed).
     pub sha256: String,
     /// Why writing stopped early, if it did (a write or read error, Ctrl-C).
-    pub error: Option<String>,
+    pub error: Option<FlowError>,
 }
 
 /// Where a flow's bytes go: any writer, and, where the transport hands out packet
@@ -103,7 +104,7 @@ pub fn send_data(stream: &mut impl DataSink, plan: &SendPlan, stop: &Interrupt) 
             Ok(f) => (Some(f), None),
             Err(e) => {
                 return Sent {
-                    error: Some(format!("cannot open {}: {e}", p.display())),
+                    error: Some(FlowError::open_input(p, e)),
                     ..Default::default()
                 }
             }
@@ -113,7 +114,7 @@ pub fn send_data(stream: &mut impl DataSink, plan: &SendPlan, stop: &Interrupt) 
     let mut in_place = true;
     while sent < limit {
         if stop.is_set() {
-            error = Some("interrupted".into());
+            error = Some(FlowError::Interrupted);
             break;
         }
         if plan.deadline.is_some_and(|d| Instant::now() >= d) {
@@ -149,7 +150,7 @@ pub fn send_data(stream: &mut impl DataSink, plan: &SendPlan, stop: &Interrupt) 
                 Ok(0) => break,
                 Ok(n) => n,
                 Err(e) => {
-                    error = Some(format!("read error: {e}"));
+                    error = Some(FlowError::ReadInput(e.into()));
                     break;
                 }
             }
@@ -160,11 +161,7 @@ pub fn send_data(stream: &mut impl DataSink, plan: &SendPlan, stop: &Interrupt) 
             unreachable!("a file or a pattern")
         };
         if let Err(e) = stream.write_all(&buf[..n]) {
-            error = Some(if stop.is_set() {
-                "interrupted".into()
-            } else {
-                e.to_string()
-            });
+            error = Some(FlowError::from_stream(e, stop.is_set()));
             break;
         }
         if plan.hash {

@@ -147,8 +147,8 @@ fn through_wanem_with_loss_reordering_and_duplication() {
             "--json",
         ],
     );
-    let so = finish(s, Duration::from_secs(60));
-    let ro = finish(r, Duration::from_secs(30));
+    let (so, ro) =
+        finish_sender_then_receiver(s, Duration::from_secs(60), r, Duration::from_secs(30));
     // Stop the emulator (Ctrl-C) and read its report.
     wanem_guard.disarm();
     signal(&w, libc::SIGINT);
@@ -245,8 +245,8 @@ fn through_wanem_with_corruption_the_file_arrives_intact() {
             "--json",
         ],
     );
-    let so = finish(s, Duration::from_secs(60));
-    let ro = finish(r, Duration::from_secs(30));
+    let (so, ro) =
+        finish_sender_then_receiver(s, Duration::from_secs(60), r, Duration::from_secs(30));
     wanem_guard.disarm();
     signal(&w, libc::SIGINT);
     let wo = finish(w, Duration::from_secs(10));
