@@ -136,11 +136,7 @@ pub fn send_data(stream: &mut impl DataSink, plan: &SendPlan, stop: &Interrupt) 
                 }
                 Ok(None) => in_place = false,
                 Err(e) => {
-                    error = Some(if stop.is_set() {
-                        "interrupted".into()
-                    } else {
-                        e.to_string()
-                    });
+                    error = Some(FlowError::from_stream(e, stop.is_set()));
                     break;
                 }
             }
