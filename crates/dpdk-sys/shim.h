@@ -13,4 +13,8 @@ const char *shim_rte_version(void);
  * the libc crate does not bind): for rte_openlog_stream. NULL on failure. */
 FILE *shim_cookie_stream(ssize_t (*write)(void *cookie, const char *buf, size_t size));
 
+/* Returns what lcore `lcore_id`'s cache holds in every mempool to the pool (for a
+ * non-EAL thread about to give its lcore id back). Call it on that thread. */
+void shim_mempool_flush_lcore_caches(unsigned int lcore_id);
+
 #endif

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use pmdt::runtime::Stream;
 use sha2::{Digest, Sha256};
 
+use crate::flow_error::FlowError;
 use crate::interrupt::Interrupt;
 use crate::pattern::Pattern;
 use crate::summary::hex;
@@ -34,7 +35,7 @@ pub struct Got {
     /// With `expect`: whether every byte was the generated stream's.
     pub verified: Option<bool>,
     /// Why the flow failed, if it did.
-    pub error: Option<String>,
+    pub error: Option<FlowError>,
 }
 
 /// `p` with `.part` appended.
@@ -56,13 +57,16 @@ pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Inte
         Some(p) => match File::create(part_of(p)) {
             Ok(f) => Some(BufWriter::with_capacity(1 << 20, f)),
             Err(e) => {
-                error = Some(format!("cannot create {}: {e}", part_of(p).display()));
+                error = Some(FlowError::CreateOutput {
+                    path: part_of(p).display().to_string(),
+                    cause: e.into(),
+                });
                 None
             }
         },
         None => None,
     };
-    let mut take = |data: &[u8], error: &mut Option<String>| {
+    let mut take = |data: &[u8], error: &mut Option<FlowError>| {
         if plan.hash {
             hasher.update(data);
         }
@@ -71,7 +75,7 @@ pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Inte
         }
         if let Some(f) = &mut file {
             if let Err(e) = f.write_all(data) {
-                *error = Some(format!("write error: {e}"));
+                *error = Some(FlowError::WriteOutput(e.into()));
             }
         }
         got += data.len() as u64;
@@ -82,14 +86,13 @@ pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Inte
     let mut buf = vec![0u8; 256 * 1024];
     while error.is_none() {
         if stop.is_set() {
-            error = Some("interrupted".into());
+            error = Some(FlowError::Interrupted);
             break;
         }
         match stream.read(&mut buf) {
             Ok(0) => break,
             Ok(k) => take(&buf[..k], &mut error),
-            Err(_) if stop.is_set() => error = Some("interrupted".into()),
-            Err(e) => error = Some(e.to_string()),
+            Err(e) => error = Some(FlowError::from_stream(e, stop.is_set())),
         }
     }
     if error.is_none() {
@@ -99,7 +102,7 @@ pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Inte
                 .map_err(|e| e.into_error())
                 .and_then(|f| f.sync_all())
             {
-                error = Some(format!("write error: {e}"));
+                error = Some(FlowError::WriteOutput(e.into()));
             }
         }
     }
@@ -108,11 +111,11 @@ pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Inte
         let part = part_of(p);
         if error.is_none() {
             if let Err(e) = std::fs::rename(&part, p) {
-                error = Some(format!(
-                    "cannot rename {} to {}: {e}",
-                    part.display(),
-                    p.display()
-                ));
+                error = Some(FlowError::RenameOutput {
+                    from: part.display().to_string(),
+                    to: p.display().to_string(),
+                    cause: e.into(),
+                });
             }
         } else {
             let _ = std::fs::remove_file(&part);

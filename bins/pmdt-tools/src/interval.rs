@@ -197,8 +197,17 @@ struct Tracked {
     start: PayloadStart,
     bytes: u64,
     retransmits: u64,
-    /// The connection had ended at the last sample: its figures are final.
-    ended: bool,
+    /// The connection as the last sample found it.
+    seen: Seen,
+}
+
+/// A followed connection as a sample found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// Still open: more intervals follow.
+    Open,
+    /// Ended: the sample's figures were its last, it is followed no longer.
+    Ended,
 }
 
 /// Samples the flows every interval.
@@ -235,7 +244,7 @@ impl Meter {
             start,
             bytes: 0,
             retransmits: 0,
-            ended: false,
+            seen: Seen::Open,
         });
     }
 
@@ -262,7 +271,11 @@ impl Meter {
         for f in &mut self.flows {
             f.direction = f.start.direction_or(f.direction);
             let s = f.handle.stats();
-            f.ended = f.handle.close_reason().is_some();
+            f.seen = if f.handle.close_reason().is_some() {
+                Seen::Ended
+            } else {
+                Seen::Open
+            };
             let total = f.start.payload(f.total_of(&s));
             let bytes = total.saturating_sub(f.bytes);
             let retransmits = s.packets_retransmitted.saturating_sub(f.retransmits);
@@ -290,7 +303,7 @@ impl Meter {
             });
         }
         // Ended flows have given their last figures.
-        self.flows.retain(|f| !f.ended);
+        self.flows.retain(|f| f.seen == Seen::Open);
         let bytes: u64 = streams.iter().map(|s| s.bytes).sum();
         let sum = IntervalSum {
             start,

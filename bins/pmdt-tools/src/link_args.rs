@@ -100,11 +100,33 @@ pub struct LinkArgs {
     /// Busy-poll the I/O core (lowest latency; default backs off when idle).
     #[arg(long)]
     pub busy_poll: bool,
-    /// Run to completion: no I/O lcore or thread; each flow's own thread runs the
-    /// I/O loop inside its reads and writes, on the I/O core (one core per side
-    /// does everything, no hand-off between threads). One queue.
+    /// Run to completion (the default with one queue): no I/O lcore or thread;
+    /// the flows' own threads run the I/O loop inside their reads and writes (one
+    /// core per side does everything, no hand-off between threads). One queue.
     #[arg(long = "run-to-completion", visible_alias = "rtc")]
     pub run_to_completion: bool,
+    /// Pipeline (the default with several queues): an I/O lcore (or thread) per
+    /// queue runs the I/O loop, the flows' threads hand data to it through rings.
+    #[arg(long, conflicts_with = "run_to_completion")]
+    pub pipeline: bool,
+}
+
+/// How the flows' threads and the I/O loop share the cores.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoMode {
+    /// The flows' threads run the I/O loop themselves.
+    RunToCompletion,
+    /// An I/O lcore or thread per queue; rings to and from the flows' threads.
+    Pipeline,
+}
+
+impl std::fmt::Display for IoMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            IoMode::RunToCompletion => "run-to-completion",
+            IoMode::Pipeline => "pipeline",
+        })
+    }
 }
 
 fn parse_mac(s: &str) -> Option<[u8; 6]> {
@@ -117,6 +139,27 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 impl LinkArgs {
+    /// The I/O mode in effect: as asked, else run to completion with one queue
+    /// (on this project's 2-vCPU reference host it moved 1.9x the bytes of the
+    /// pipeline with one flow, and more with up to 16 flows: docs/RESULTS.md) and
+    /// the pipeline with several (run to completion drives one queue).
+    pub fn io_mode(&self) -> Result<IoMode, CliError> {
+        let queues = self.queues()?;
+        Ok(if self.run_to_completion {
+            if queues != 1 {
+                return Err(CliError::new(format!(
+                    "--run-to-completion drives one queue, --rxq/--txq ask for {queues}"
+                ))
+                .hint("drop --run-to-completion: several queues run in pipeline mode"));
+            }
+            IoMode::RunToCompletion
+        } else if self.pipeline || queues > 1 {
+            IoMode::Pipeline
+        } else {
+            IoMode::RunToCompletion
+        })
+    }
+
     /// The MTU in effect (1500 unless set).
     pub fn effective_mtu(&self) -> u16 {
         self.mtu.unwrap_or(1500)
@@ -333,12 +376,7 @@ impl LinkArgs {
                     ));
                 }
                 let ids = workers[workers.len() - queues as usize..].to_vec();
-                let io_core = if self.run_to_completion {
-                    if queues != 1 {
-                        return Err(CliError::new(format!(
-                            "--run-to-completion drives one queue, --rxq/--txq ask for {queues}"
-                        )));
-                    }
+                let io_core = if self.io_mode()? == IoMode::RunToCompletion {
                     // Not pinned: on a 2-vCPU host shared with other work, a flow
                     // thread pinned to the I/O lcore's CPU ran 30x slower than one
                     // the kernel may move (measured; see docs/RESULTS.md).
@@ -376,7 +414,7 @@ impl LinkArgs {
                 };
                 let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
                 let cpu = (cpus > 1).then_some(cpu % cpus);
-                let io_core = if self.run_to_completion {
+                let io_core = if self.io_mode()? == IoMode::RunToCompletion {
                     IoCore::Caller { cpu: None }
                 } else {
                     IoCore::Thread { cpu }

@@ -161,8 +161,18 @@ pub struct Report {
     intervals: VecDeque<Interval>,
     entries: usize,
     omitted: u64,
-    printed_header: bool,
+    header: Header,
     per_flow_max: usize,
+}
+
+/// Whether the interval lines' column header is out yet (printed once, above
+/// the first interval).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Header {
+    /// No interval line yet.
+    Pending,
+    /// Printed above the first interval.
+    Printed,
 }
 
 fn emit(line: Value) {
@@ -183,7 +193,7 @@ impl Report {
             intervals: VecDeque::new(),
             entries: 0,
             omitted: 0,
-            printed_header: false,
+            header: Header::Pending,
             per_flow_max,
         }
     }
@@ -198,9 +208,9 @@ impl Report {
 
     /// An interval passed: printed for people, streamed or kept for the document.
     pub fn interval(&mut self, iv: Interval) {
-        if !self.printed_header {
+        if self.header == Header::Pending {
             eprintln!("{}: {}", self.prog, Interval::HEADER);
-            self.printed_header = true;
+            self.header = Header::Printed;
         }
         iv.print_human(&self.prog, self.per_flow_max);
         match self.mode {

@@ -6,6 +6,7 @@ use pmdt::runtime::RuntimeStats;
 use pmdt::ConnectionStats;
 use serde::Serialize;
 
+use crate::flow_error::FlowError;
 use crate::interval::Direction;
 use crate::units::fmt_rate;
 
@@ -87,8 +88,8 @@ pub struct FlowSummary {
     pub sha256: String,
     /// Where the data went (receiver) or came from (sender).
     pub path: Option<String>,
-    /// How the flow ended, if not well.
-    pub error: Option<String>,
+    /// How the flow ended, if not well (its text in the JSON summary).
+    pub error: Option<FlowError>,
     /// With `-t`: seconds the close took to deliver what was written by then.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drain_seconds: Option<f64>,

@@ -51,23 +51,28 @@ fn file_over_memif_between_two_processes_arrives_intact() {
     assert!(stderr(&so).contains("receiver confirmed 20000000 bytes, sha256 matches"));
     assert!(!d.join("got.bin.part").exists());
     assert!(rj["link"].as_str().unwrap().contains("net_memif0"));
+    // One queue: both tools run to completion unless told otherwise, and say so.
+    for o in [&so, &ro] {
+        let link = json(o)["start"]["link"].as_str().unwrap().to_owned();
+        assert!(link.ends_with("run-to-completion"), "{link}");
+    }
     // Ports closed, then the EAL shut down cleanly (no holder left behind).
     assert!(!stderr(&so).contains("warning:"), "{}", stderr(&so));
     assert!(!stderr(&ro).contains("warning:"), "{}", stderr(&ro));
 }
 
-/// `--rtc` on both ends: no I/O lcore; each side's flow thread runs its loop.
+/// `--pipeline` on both ends: an I/O lcore per side, rings to the flow threads.
 #[test]
-fn file_over_memif_run_to_completion_arrives_intact() {
+fn file_over_memif_in_pipeline_mode_arrives_intact() {
     let _g = serial();
-    let d = tmp("memif-rtc");
+    let d = tmp("memif-pipeline");
     let src = d.join("src.bin");
     let want = random_file(&src, 8_000_000);
     let sock = d.join("m.sock");
     let out = d.join("got.bin");
     let (so, ro) = run_pair(
         &[
-            "--rtc",
+            "--pipeline",
             "--vdev",
             &memif("server", &sock),
             "-o",
@@ -75,7 +80,7 @@ fn file_over_memif_run_to_completion_arrives_intact() {
             "--json",
         ],
         &[
-            "--rtc",
+            "--pipeline",
             "--vdev",
             &memif("client", &sock),
             "-F",
@@ -85,6 +90,10 @@ fn file_over_memif_run_to_completion_arrives_intact() {
         Duration::from_millis(1500),
     );
     let (sj, rj) = (end(&so), end(&ro));
+    for o in [&so, &ro] {
+        let link = json(o)["start"]["link"].as_str().unwrap().to_owned();
+        assert!(link.ends_with("pipeline"), "{link}");
+    }
     assert_eq!(rj["bytes"], 8_000_000);
     assert_eq!(rj["sha256"], want.as_str());
     assert_eq!(sj["flows"][0]["receipt"]["matches"], true, "{sj}");
@@ -138,8 +147,8 @@ fn through_wanem_with_loss_reordering_and_duplication() {
             "--json",
         ],
     );
-    let so = finish(s, Duration::from_secs(60));
-    let ro = finish(r, Duration::from_secs(30));
+    let (so, ro) =
+        finish_sender_then_receiver(s, Duration::from_secs(60), r, Duration::from_secs(30));
     // Stop the emulator (Ctrl-C) and read its report.
     wanem_guard.disarm();
     signal(&w, libc::SIGINT);
@@ -236,8 +245,8 @@ fn through_wanem_with_corruption_the_file_arrives_intact() {
             "--json",
         ],
     );
-    let so = finish(s, Duration::from_secs(60));
-    let ro = finish(r, Duration::from_secs(30));
+    let (so, ro) =
+        finish_sender_then_receiver(s, Duration::from_secs(60), r, Duration::from_secs(30));
     wanem_guard.disarm();
     signal(&w, libc::SIGINT);
     let wo = finish(w, Duration::from_secs(10));
@@ -521,6 +530,12 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
             &["--rxq", "2", "--txq", "3"],
             "pmdt drives queue pairs",
         ),
+        (
+            SEND,
+            &["--rtc", "--rxq", "2", "--txq", "2"],
+            "--run-to-completion drives one queue",
+        ),
+        (SEND, &["--rtc", "--pipeline"], "cannot be used with"),
         (SEND, &["-i", "0.01", "--backend", "udp"], "interval"),
         (SEND, &["-c", "0x3", "--", "-n", "1M"], "coremask"),
         (WANEM, &["--queue-bytes", "1Z"], "is not a size"),

@@ -378,8 +378,7 @@ impl Drop for EalInner {
         // rte_eal_cleanup waits for the worker lcores: on a worker it would wait for
         // itself. There, leave it to the main lcore (`LcoreJoinHandle` runs it after
         // waiting for the worker).
-        let on_worker = crate::lcore::current().is_some_and(|id| id != crate::lcore::main_id());
-        if on_worker {
+        if crate::lcore::on_worker() {
             let _ = STATE.compare_exchange(
                 STATE_RUNNING,
                 STATE_CLEANUP_PENDING,

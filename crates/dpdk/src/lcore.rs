@@ -16,6 +16,15 @@ pub fn current() -> Option<u32> {
     (id != dpdk_sys::LCORE_ID_ANY).then_some(id)
 }
 
+/// Whether the calling thread is an EAL worker lcore (launched by the EAL, not
+/// the main lcore and not a registered non-EAL thread).
+pub fn on_worker() -> bool {
+    current().is_some_and(|id| {
+        // SAFETY: plain query on a valid lcore id.
+        id != main_id() && unsafe { dpdk_sys::rte_eal_lcore_role(id) } == dpdk_sys::ROLE_RTE
+    })
+}
+
 /// The main lcore's id.
 pub fn main_id() -> u32 {
     // SAFETY: plain query.

@@ -8,6 +8,8 @@
 //!   out once and movable to the lcore that polls it.
 //! * [`ring`]: `rte_ring` carrying owned values (SP/SC halves or MP/MC).
 //! * [`lcore`]: launch closures on worker lcores, lcore ids, TSC.
+//! * [`register_current_thread`]: an lcore id (and mempool caches) for a thread
+//!   the EAL did not start.
 //! * [`log`]: DPDK's own log lines as `tracing` events.
 //!
 //! ```no_run
@@ -35,6 +37,7 @@ pub mod log;
 mod mbuf;
 mod mempool;
 mod port;
+mod registered_thread;
 pub mod ring;
 pub mod telemetry;
 
@@ -47,6 +50,9 @@ pub use mbuf::{Mbuf, RxChecksum, Segments, TxChecksumOffload};
 pub use mempool::{Mempool, MempoolConfig, PoolUsage};
 pub use port::{
     LinkStatus, MacAddr, Offloads, Port, PortConfig, PortInfo, PortStats, RxQueue, TxQueue,
+};
+pub use registered_thread::{
+    flush_registered_thread_caches, register_current_thread, RegisteredThread,
 };
 
 /// The raw bindings, for what the safe API does not cover.

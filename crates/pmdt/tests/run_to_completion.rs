@@ -176,3 +176,22 @@ fn caller_mode_drives_one_link_only() {
     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
     assert!(err.to_string().contains("one link"), "{err}");
 }
+
+/// A listener kept past its runtime's shutdown holds no part of the loop (it
+/// kept the loop, its link and so the EAL alive: pmdt-recv warned at exit that
+/// the EAL still had holders); accepting on it then fails at once.
+#[test]
+fn a_listener_outliving_its_runtime_holds_nothing() {
+    let (_la, lb, _to, pools) = links();
+    let server = caller(lb);
+    let listener = server.listen(0).unwrap();
+    server.shutdown().unwrap();
+    let e = listener.accept().unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::NotConnected, "{e}");
+    let e = listener
+        .accept_timeout(std::time::Duration::from_secs(60))
+        .unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::NotConnected, "{e}");
+    drop(listener);
+    assert_pools_full(&pools[1..]);
+}

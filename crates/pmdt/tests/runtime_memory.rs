@@ -148,6 +148,72 @@ fn connect_to_nobody_is_unreachable() {
     );
 }
 
+/// Issue 11, the receiver that printed only "listening": a connection the
+/// receiving runtime accepted ends within the idle timeout whatever happened to
+/// the client, even when the path is cut the moment it is accepted (the
+/// client may never have heard the Accept: its handshake is half-open). The
+/// receiving application's read returns the timeout: pmdt-recv then reports
+/// the flow as failed, it cannot wait for ever on an accepted connection.
+#[test]
+fn an_accepted_connection_cut_at_once_fails_the_readers_read() {
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, lb) = MemoryLink::pair(a, b, 8192);
+    let cable = la.cable();
+    let t = transport().with_idle_timeout(Duration::from_millis(800));
+    let server = RuntimeBuilder::default()
+        .transport(t.clone())
+        .shutdown_timeout(Duration::ZERO)
+        .backend(Backend::Links(vec![Box::new(lb) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    let l = server.listen(0).unwrap();
+    let (done, done_rx) = std::sync::mpsc::channel::<()>();
+    let connecting = thread::spawn(move || {
+        let client = RuntimeBuilder::default()
+            .transport(t)
+            .shutdown_timeout(Duration::ZERO)
+            .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]))
+            .start()
+            .unwrap();
+        let stream = client.connect(b);
+        // Nothing from this side (no finish, no close) until the server's read
+        // returned.
+        let _ = done_rx.recv();
+        drop(stream);
+    });
+    let mut accepted = l.accept().unwrap();
+    // The path goes away before any data (the Accept may still be in flight).
+    cable.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut buf = [0u8; 64];
+    let err = accepted.read(&mut buf).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
+    assert_eq!(accepted.close_reason(), Some(CloseReason::TimedOut));
+    // The client either connected and then lost the path, or never heard the
+    // Accept: either way its connect returned.
+    drop(done);
+    connecting.join().unwrap();
+}
+
+/// Issue 11, the one sequence that leaves pmdt-recv printing only "listening"
+/// while a sender tried to reach it: a handshake that arrives after the
+/// receiving runtime started (its link is up: it receives and answers) but
+/// before the application called `listen` is refused. The sender fails at once
+/// ("refused") and exits; the receiver then listens for a connection that
+/// never comes. pmdt-recv calls `listen` right after `start`, so this needs a
+/// retried Init to land in that window (a busy machine descheduling the
+/// receiver's main thread between the two calls).
+#[test]
+fn a_handshake_before_listen_is_refused_and_never_accepted() {
+    let (c, s, to) = memory_pair(None);
+    let err = c.connect(to).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused, "{err}");
+    let l = s.listen(0).unwrap();
+    let err = l.accept_timeout(Duration::from_millis(300)).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
+    assert_eq!(s.stats().loops[0].endpoint.refused, 1);
+}
+
 #[test]
 fn listening_on_another_port_is_a_clear_error() {
     let (_c, s, _) = memory_pair(None);

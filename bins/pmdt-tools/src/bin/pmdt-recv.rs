@@ -21,6 +21,7 @@ use pmdt_tools::data_recv::{recv_data, RecvPlan};
 use pmdt_tools::data_send::{send_data, Payload, SendPlan};
 use pmdt_tools::doc_gen::DocArgs;
 use pmdt_tools::entry::ToolCli;
+use pmdt_tools::flow_error::FlowError;
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
@@ -161,7 +162,7 @@ fn receive(
             None => Ok(()),
         };
         if let Err(e) = answer.and_then(|_| stream.close()) {
-            error = Some(e.to_string());
+            error = Some(e.into());
         }
     }
     FlowSummary {
@@ -197,18 +198,19 @@ fn send_reverse(
         stream.finish();
         match Receipt::read_from(stream) {
             Ok(r) => receipt = r,
-            Err(e) => error = Some(e.to_string()),
+            Err(e) => error = Some(e.into()),
         }
         if error.is_none() {
             if let Err(e) = stream.close() {
-                error = Some(e.to_string());
+                error = Some(e.into());
             }
         }
     }
     let check = receipt.map(|r| ReceiptCheck::check(&r, sent.bytes, &sent.sha256));
     if let Some(c) = check.as_ref().filter(|c| !c.matches) {
-        error.get_or_insert_with(|| {
-            format!("the client got {} bytes, {} were sent", c.bytes, sent.bytes)
+        error.get_or_insert(FlowError::ClientDisagrees {
+            got: c.bytes,
+            sent: sent.bytes,
         });
     }
     FlowSummary {
@@ -266,16 +268,12 @@ fn serve(
             stop,
         ),
         Err(e) => FlowSummary {
-            error: Some(if stop.is_set() {
-                "interrupted".into()
-            } else {
-                e.to_string()
-            }),
+            error: Some(FlowError::from_stream(e, stop.is_set())),
             ..Default::default()
         },
     };
     if stop.is_set() {
-        summary.error.get_or_insert_with(|| "interrupted".into());
+        summary.error.get_or_insert(FlowError::Interrupted);
     }
     let seconds = started.elapsed().as_secs_f64();
     let stats = stream.stats();
@@ -328,7 +326,8 @@ struct Server {
     keep: usize,
     totals: Totals,
     busy: BusyTime,
-    failed: bool,
+    /// Connections that ended with an error.
+    failed: usize,
 }
 
 impl Server {
@@ -359,7 +358,7 @@ impl Server {
                     if f.sha256.is_empty() { "-" } else { &f.sha256 }
                 ),
                 Some(e) => {
-                    self.failed = true;
+                    self.failed += 1;
                     eprintln!(
                         "{PROG}: flow {} {}: failed after {} bytes: {e}",
                         f.flow, f.peer, f.bytes
@@ -427,17 +426,14 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let listener = rt
         .listen(0)
         .map_err(|e| cli_error::from_io("cannot listen", &e))?;
-    eprintln!(
-        "{PROG}: listening on {} ({})",
-        rt.local_addr(),
-        rt.link_name()
-    );
+    let link_desc = format!("{}, {}", rt.link_name(), cli.link.io_mode()?);
+    eprintln!("{PROG}: listening on {} ({link_desc})", rt.local_addr());
     let stop = Interrupt::install();
     let listening = Instant::now();
     let mut report = Report::new(PROG, cli.output.mode(), 16);
     report.start(Start::new(
         PROG,
-        rt.link_name(),
+        &link_desc,
         json!({
             "protocol": "pmdt",
             "listening": rt.local_addr().to_string(),
@@ -459,7 +455,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         },
         totals: Totals::default(),
         busy: BusyTime::default(),
-        failed: false,
+        failed: 0,
     };
     let mut accepted = 0usize;
     let mut load = LoadSampler::default();
@@ -541,11 +537,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     );
     summary.listening_seconds = Some(now.duration_since(listening).as_secs_f64());
     summary.print_human(false); // each connection was reported as it ended
-    let error = (state.failed && !stop.is_set()).then(|| {
+    let error = (state.failed > 0 && !stop.is_set()).then(|| {
         format!(
             "{} of {} connection(s) failed; see the flows",
-            summary.flows.iter().filter(|f| f.error.is_some()).count(),
-            summary.connections
+            state.failed, summary.connections
         )
     });
     report.end(&summary, error.as_deref());
@@ -557,7 +552,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     }
     Ok(if stop.is_set() {
         130
-    } else if state.failed {
+    } else if state.failed > 0 {
         1
     } else {
         0

@@ -18,6 +18,7 @@ use pmdt_tools::data_recv::{recv_data, RecvPlan};
 use pmdt_tools::data_send::{send_data, Payload, SendPlan};
 use pmdt_tools::doc_gen::DocArgs;
 use pmdt_tools::entry::ToolCli;
+use pmdt_tools::flow_error::FlowError;
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
@@ -154,6 +155,16 @@ struct FlowResult {
 /// Reset code of a flow stopped by Ctrl-C or SIGTERM.
 const INTERRUPTED: u32 = 130;
 
+/// The receiver's receipt disagrees with what was sent (`sent` bytes, `sha256`).
+fn disagreement(c: &ReceiptCheck, sent: u64, sha256: &str) -> FlowError {
+    FlowError::ReceiptDisagrees {
+        got: c.bytes,
+        got_sha256: c.sha256.clone(),
+        sent,
+        sent_sha256: sha256.to_string(),
+    }
+}
+
 /// Client → server: the request, the data, the receiver's receipt.
 fn send_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary {
     let request = Request {
@@ -170,7 +181,7 @@ fn send_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary {
         }
         Err(e) => {
             return FlowSummary {
-                error: Some(e.to_string()),
+                error: Some(e.into()),
                 ..Default::default()
             }
         }
@@ -193,32 +204,23 @@ fn send_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary {
         stream.finish();
         match Receipt::read_from(stream) {
             Ok(r) => receipt = r,
-            Err(e) => error = Some(e.to_string()),
+            Err(e) => error = Some(e.into()),
         }
         if error.is_none() {
             if let Err(e) = stream.close() {
-                error = Some(e.to_string());
+                error = Some(e.into());
             }
         }
     }
     if stop.is_set() {
-        error = Some("interrupted".into());
+        error = Some(FlowError::Interrupted);
     }
     if error.is_none() && receipt.is_none() {
-        error = Some(
-            "the receiver sent no receipt: it did not take the data (its connection limit \
-             -N was reached, or it is not pmdt-recv)"
-                .into(),
-        );
+        error = Some(FlowError::NoReceipt);
     }
     let check = receipt.map(|r| ReceiptCheck::check(&r, sent.bytes, &sent.sha256));
     if let Some(c) = check.as_ref().filter(|c| !c.matches) {
-        error.get_or_insert_with(|| {
-            format!(
-                "the receiver got {} bytes (sha256 {}), {} were sent (sha256 {})",
-                c.bytes, c.sha256, sent.bytes, sent.sha256
-            )
-        });
+        error.get_or_insert_with(|| disagreement(c, sent.bytes, &sent.sha256));
     }
     let acked = stream.stats().stream_bytes_acked;
     FlowSummary {
@@ -251,7 +253,7 @@ fn receive_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary
     };
     if let Err(e) = request.write_to(stream) {
         return FlowSummary {
-            error: Some(e.to_string()),
+            error: Some(e.into()),
             ..Default::default()
         };
     }
@@ -270,14 +272,17 @@ fn receive_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary
             sha256: got.sha256.clone(),
         };
         if let Err(e) = receipt.write_to(stream).and_then(|_| stream.close()) {
-            error = Some(e.to_string());
+            error = Some(e.into());
         }
     }
     if got.verified == Some(false) {
-        error.get_or_insert_with(|| "the data differs from the generated stream".into());
+        error.get_or_insert(FlowError::DataDiffers);
     }
     if let Some(n) = job.bytes.filter(|n| error.is_none() && *n != got.bytes) {
-        error = Some(format!("asked for {n} bytes, received {}", got.bytes));
+        error = Some(FlowError::ShortReceive {
+            asked: n,
+            received: got.bytes,
+        });
     }
     FlowSummary {
         bytes: got.bytes,
@@ -304,7 +309,7 @@ fn run_group(job: Job, mut group: Group, stop: &Interrupt) -> Vec<FlowResult> {
             job.start.set(n);
             (n, None)
         }
-        Err(e) => (0, Some(e.to_string())),
+        Err(e) => (0, Some(FlowError::from(e))),
     };
     let sent = if error.is_none() {
         send_data(
@@ -322,15 +327,15 @@ fn run_group(job: Job, mut group: Group, stop: &Interrupt) -> Vec<FlowResult> {
     };
     error = error.or(sent.error.clone());
     if stop.is_set() {
-        error = Some("interrupted".into());
+        error = Some(FlowError::Interrupted);
     }
     let drain_started = Instant::now();
-    let mut receipts: Vec<Option<Result<Option<Receipt>, String>>> =
+    let mut receipts: Vec<Option<Result<Option<Receipt>, FlowError>>> =
         (0..group.members().len()).map(|_| None).collect();
     if error.is_none() {
         group.finish(None);
         for (i, stream) in group.active_streams_mut() {
-            receipts[i] = Some(Receipt::read_from(stream).map_err(|e| e.to_string()));
+            receipts[i] = Some(Receipt::read_from(stream).map_err(FlowError::from));
         }
     }
     let copied = group.bytes_copied();
@@ -350,15 +355,13 @@ fn run_group(job: Job, mut group: Group, stop: &Interrupt) -> Vec<FlowResult> {
         .zip(ids)
         .enumerate()
         .map(|(i, ((r, receipt), id))| {
-            let mut member_error = error.clone().or_else(|| match &r.state {
+            let mut member_error = error.clone().or(match &r.state {
                 MemberState::Done => None,
-                MemberState::Dropped { group_offset } => Some(format!(
-                    "dropped for lagging behind at group offset {group_offset} (--max-lag)"
-                )),
-                MemberState::Failed(reason) => Some(format!("{reason}")),
-                MemberState::Left { .. } | MemberState::Active => {
-                    Some("left the group before the end".into())
-                }
+                MemberState::Dropped { group_offset } => Some(FlowError::DroppedLagging {
+                    group_offset: *group_offset,
+                }),
+                MemberState::Failed(reason) => Some(FlowError::MemberClosed(*reason)),
+                MemberState::Left { .. } | MemberState::Active => Some(FlowError::LeftGroup),
             });
             let receipt = match receipt {
                 Some(Ok(Some(rc))) => Some(rc),
@@ -369,16 +372,11 @@ fn run_group(job: Job, mut group: Group, stop: &Interrupt) -> Vec<FlowResult> {
                 _ => None,
             };
             if member_error.is_none() && receipt.is_none() {
-                member_error = Some("the receiver sent no receipt".into());
+                member_error = Some(FlowError::NoGroupReceipt);
             }
             let check = receipt.map(|rc| ReceiptCheck::check(&rc, sent.bytes, &sent.sha256));
             if let Some(c) = check.as_ref().filter(|c| !c.matches) {
-                member_error.get_or_insert_with(|| {
-                    format!(
-                        "the receiver got {} bytes (sha256 {}), {} were sent (sha256 {})",
-                        c.bytes, c.sha256, sent.bytes, sent.sha256
-                    )
-                });
+                member_error.get_or_insert_with(|| disagreement(c, sent.bytes, &sent.sha256));
             }
             let bytes = if member_error.is_none() {
                 sent.bytes
@@ -544,10 +542,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         j.deadline = j.seconds.map(|t| started + Duration::from_secs_f64(t));
     }
     let mut report = Report::new(PROG, cli.output.mode(), PER_FLOW_LINES);
+    let link_desc = format!("{}, {}", rt.link_name(), cli.link.io_mode()?);
+    eprintln!("{PROG}: over {link_desc}");
     let mut meter = Meter::new(started, &rt.stats());
     let mut start = Start::new(
         PROG,
-        rt.link_name(),
+        &link_desc,
         json!({
             "protocol": "pmdt",
             "num_streams": args.flows,
@@ -697,7 +697,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             "flow {} to {}: {}",
             f.flow,
             f.peer,
-            f.error.as_deref().unwrap_or("")
+            f.error
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default()
         )
     });
     report.end(&summary, error.as_deref());

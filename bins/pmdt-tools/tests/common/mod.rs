@@ -166,6 +166,30 @@ pub fn finish(mut p: Proc, limit: Duration) -> Output {
     }
 }
 
+/// Waits for a sender that must succeed, then for its receiver. A sender that
+/// failed is reported with its own output at once, its receiver stopped: a
+/// receiver whose sender never reached it waits for that connection for ever,
+/// and waiting for it first hid the sender's error (issue 11: "the receiver
+/// printed only listening").
+pub fn finish_sender_then_receiver(
+    s: Proc,
+    s_limit: Duration,
+    mut r: Proc,
+    r_limit: Duration,
+) -> (Output, Output) {
+    let so = finish(s, s_limit);
+    if !so.status.success() {
+        r.kill();
+        panic!(
+            "sender failed ({}); stderr:\n{}\nreceiver stderr:\n{}",
+            so.status,
+            stderr(&so),
+            String::from_utf8_lossy(&r.err.join().unwrap())
+        );
+    }
+    (so, finish(r, r_limit))
+}
+
 /// The whole JSON document on stdout.
 pub fn json(o: &Output) -> Value {
     serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {

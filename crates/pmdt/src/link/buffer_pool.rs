@@ -46,6 +46,12 @@ pub trait PacketPool: Send + Sync + fmt::Debug + 'static {
     fn writable(&self) -> bool {
         false
     }
+    /// Prepares the calling thread to take and give back this pool's memory
+    /// cheaply; a thread-local check after the first call on a thread. DPDK:
+    /// registers the thread with the EAL, so its mbuf allocations and frees go
+    /// through a per-lcore cache. The default does nothing.
+    #[inline]
+    fn attach_thread(&self) {}
     /// The pool as `Any` (to recover the backend's type, see
     /// [`BufferPool::downcast_ref`]).
     fn as_any(&self) -> &dyn Any;
@@ -107,6 +113,12 @@ impl BufferPool {
     /// See [`PacketPool::writable`].
     pub fn writable(&self) -> bool {
         self.0.writable()
+    }
+
+    /// See [`PacketPool::attach_thread`].
+    #[inline]
+    pub fn attach_thread(&self) {
+        self.0.attach_thread()
     }
 
     /// The backend's pool, if it is a `P`.

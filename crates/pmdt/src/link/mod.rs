@@ -32,6 +32,15 @@ pub use heap_buf::{HeapBuf, HeapBufMut, HeapPool};
 pub use stats::LinkStats;
 pub use write_buf::{WritableMemory, WriteBuf};
 
+/// Called by an application thread about to sleep: gives back the packet memory
+/// its backend keeps for it meanwhile (DPDK: the mbufs in the thread's mempool
+/// caches, see [`PacketPool::attach_thread`]), so other threads can use it.
+#[inline]
+pub(crate) fn thread_about_to_sleep() {
+    #[cfg(feature = "dpdk")]
+    dpdk::flush_registered_thread_caches();
+}
+
 /// A received datagram: `buf.bytes()[start..start + len]` is the UDP payload.
 #[derive(Debug)]
 pub struct Received {

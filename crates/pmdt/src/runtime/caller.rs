@@ -118,6 +118,12 @@ impl CallerLoop {
         true
     }
 
+    /// Blocks until no thread is stepping the loop (the lock's waiters sleep in
+    /// the kernel, not on the CPU).
+    fn wait_for_step(&self) {
+        drop(self.lp.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
     /// Drives the loop until `done()` (true) or the loop stops (false).
     pub fn drive_until(&self, urgency: Urgency, mut done: impl FnMut() -> bool) -> bool {
         loop {
@@ -132,8 +138,10 @@ impl CallerLoop {
                 continue;
             }
             if !self.drive_once() {
-                // Another thread is polling: it moves our data too.
-                std::thread::yield_now();
+                // Another thread is polling: it moves our data too. Sleep until
+                // its step ends rather than spin: with several flows per core,
+                // spinning threads took the CPU from the one driving.
+                self.wait_for_step();
             }
         }
     }

@@ -355,6 +355,7 @@ impl Group {
         if data.is_empty() {
             return Ok(0);
         }
+        self.members[lead].stream.pool.attach_thread();
         let mut done = 0;
         while done < data.len() && self.may_take() {
             let s = &mut self.members[lead].stream;

@@ -159,6 +159,7 @@ impl Stream {
     /// only copies (see [`PacketPool::take_writable`](crate::link::PacketPool)).
     pub fn try_reserve(&mut self) -> io::Result<WriteBuf> {
         self.check_writable()?;
+        self.pool.attach_thread();
         if !self.pool.writable() {
             return Err(io::Error::new(
                 io::ErrorKind::Unsupported,
@@ -227,6 +228,8 @@ impl Stream {
     /// of the stream, `WouldBlock` when nothing arrived yet. Continues where a
     /// copying read left off.
     pub fn try_read_segment(&mut self) -> io::Result<Option<ReadSegment>> {
+        // This thread frees the segments it drops.
+        self.pool.attach_thread();
         // Flags before the ring (see `try_read`).
         let fin = self.shared.peer_finished.load(Ordering::Acquire);
         let closed = self.shared.closed_flag.load(Ordering::Acquire);

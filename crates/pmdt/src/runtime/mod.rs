@@ -49,7 +49,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -109,8 +109,10 @@ pub struct Listener {
     local: SocketAddr,
     listening: Arc<AtomicBool>,
     directory: Arc<Directory>,
-    /// Run-to-completion: the loop `accept` drives while it waits.
-    driver: Option<Arc<caller::CallerLoop>>,
+    /// Run-to-completion: the loop `accept` drives while it waits. Weak: a
+    /// listener kept past the runtime's shutdown must not keep the loop, its
+    /// link and so the EAL alive.
+    driver: Option<Weak<caller::CallerLoop>>,
 }
 
 impl Drop for Listener {
@@ -124,8 +126,9 @@ impl Listener {
     /// Waits for the next incoming connection (established once returned).
     pub fn accept(&self) -> io::Result<Stream> {
         let gone = || io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down");
-        let s = match &self.driver {
-            Some(d) => {
+        let s = match self.driver.as_ref().map(Weak::upgrade) {
+            Some(None) => return Err(gone()),
+            Some(Some(d)) => {
                 let mut got = None;
                 d.drive_until(caller::Urgency::Control, || {
                     got = got.take().or_else(|| self.rx.try_recv().ok());
@@ -142,6 +145,9 @@ impl Listener {
     /// Like [`Listener::accept`], giving up after `timeout`.
     pub fn accept_timeout(&self, timeout: Duration) -> io::Result<Stream> {
         if let Some(d) = &self.driver {
+            let d = d.upgrade().ok_or_else(|| {
+                io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
+            })?;
             let deadline = std::time::Instant::now() + timeout;
             let mut got = None;
             d.drive_until(caller::Urgency::Control, || {
@@ -255,7 +261,7 @@ impl Runtime {
             local: self.local,
             listening: self.listening.clone(),
             directory: self.directory.clone(),
-            driver: self.loops[0].driver().cloned(),
+            driver: self.loops[0].driver().map(Arc::downgrade),
         })
     }
 

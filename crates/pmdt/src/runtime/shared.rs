@@ -63,7 +63,10 @@ impl Waiter {
                     std::thread::yield_now();
                 }
             }
-            _ => std::thread::sleep(POOL_BACKOFF),
+            _ => {
+                crate::link::thread_about_to_sleep();
+                std::thread::sleep(POOL_BACKOFF)
+            }
         }
     }
 
@@ -94,6 +97,7 @@ impl Waiter {
         // for the park below if it comes first).
         fence(Ordering::SeqCst);
         if !ready() {
+            crate::link::thread_about_to_sleep();
             std::thread::park_timeout(self.timeout);
         }
         self.waiting.store(false, Ordering::SeqCst);

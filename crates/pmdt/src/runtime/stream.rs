@@ -176,6 +176,7 @@ impl Stream {
     /// ring or the packet pool is full.
     pub fn try_write(&mut self, data: &[u8]) -> io::Result<usize> {
         self.check_writable()?;
+        self.pool.attach_thread();
         if !data.is_empty() && self.pool.available() <= self.reserve {
             // The pool's last buffers are kept for receiving: wait for acks to
             // free some (the blocking `write` backs off and retries).
@@ -219,6 +220,8 @@ impl Stream {
     /// Reads what is available without blocking. `Ok(0)`: end of stream (the peer
     /// finished and everything was read); `WouldBlock`: nothing yet.
     pub fn try_read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        // This thread frees the buffers it reads.
+        self.pool.attach_thread();
         // Run to completion: take what arrived (and acknowledge it) first.
         self.shared.waiter.nudge();
         // Read the flag before the ring: the I/O loop sets it after pushing the

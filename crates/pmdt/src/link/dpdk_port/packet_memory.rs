@@ -34,7 +34,8 @@ unsafe impl PacketMemory for Mbuf {
 }
 
 /// Allocation works from any thread; threads that are not EAL lcores bypass the
-/// per-lcore cache, which [`PacketPool::copy_from_stashed`] makes up for.
+/// per-lcore cache unless [`PacketPool::attach_thread`] registered them, and
+/// [`PacketPool::copy_from_stashed`] allocates in bulk either way.
 impl PacketPool for Mempool {
     fn capacity(&self) -> usize {
         Mempool::capacity(self) as usize
@@ -76,6 +77,10 @@ impl PacketPool for Mempool {
     }
     fn writable(&self) -> bool {
         true
+    }
+    #[inline]
+    fn attach_thread(&self) {
+        dpdk::register_current_thread(self.eal());
     }
     fn as_any(&self) -> &dyn std::any::Any {
         self
