@@ -109,6 +109,12 @@ const MAX_UP_ROUNDS: u64 = 3;
 /// pipe filled, as low as half the link: this regains it in a few rounds, not
 /// cycles.
 const UP_STILL_GROWING: f64 = PROBE_FOUND_MORE;
+/// Rounds whose loss rate the random-loss floor is the minimum of (random loss
+/// is in every round; a queue's overflow only in some).
+const LOSS_FLOOR_ROUNDS: usize = 8;
+/// Highest loss floor that counts as random loss on the wire (above it, loss is
+/// treated as the path's limit, not compensated).
+const MAX_LOSS_FLOOR: f64 = 0.15;
 /// Pace this fraction below the estimate (draft: BBR.PacingMarginPercent = 1 %).
 const PACING_MARGIN: f64 = 0.01;
 /// Smallest window, packets (draft: BBRMinPipeCwnd = 4).
@@ -244,6 +250,13 @@ pub(crate) struct Bbr {
     /// `bw_latest` of the previous round.
     prev_bw_latest: u64,
 
+    // Random loss on the wire: bytes acknowledged and declared lost this round,
+    // the loss rate of the last rounds, and their minimum.
+    round_acked: u64,
+    round_lost: u64,
+    loss_rounds: [f64; LOSS_FLOOR_ROUNDS],
+    loss_floor: f64,
+
     // Ack aggregation (draft: BBR.extra_acked and its interval).
     extra_acked_interval_start: Option<Instant>,
     extra_acked_delivered: u64,
@@ -308,6 +321,10 @@ impl Bbr {
             bw_latest: 0,
             inflight_latest: 0,
             prev_bw_latest: 0,
+            round_acked: 0,
+            round_lost: 0,
+            loss_rounds: [0.0; LOSS_FLOOR_ROUNDS],
+            loss_floor: 0.0,
             latest_rtt: Duration::ZERO,
             probe_start_rtt: Duration::ZERO,
             round_min_rtt: None,
@@ -496,7 +513,11 @@ impl Bbr {
         } else {
             rs.rtt
         };
-        let thresh = if self.queue_visible(standing) {
+        // A Startup flight the receiver's credit held back is not the pipe's
+        // size: its bursts (paced at 2.77× an estimate the credit keeps low) queue
+        // for a moment without the pipe being full.
+        let credit_burst = !self.full_bw_reached && rs.is_credit_limited;
+        let thresh = if self.queue_visible(standing) && !credit_burst {
             LOSS_THRESH
         } else {
             HIGH_LOSS_THRESH
@@ -557,6 +578,33 @@ impl Bbr {
             }
             _ => {}
         }
+    }
+
+    /// At a round's end: its loss rate joins the last rounds', whose minimum is the
+    /// random loss on the wire. Loss on the wire takes packets the bottleneck
+    /// already carried (a lossy link; pmdt-wanem drops behind its queue), so the
+    /// delivery rate the model measures is the link's times (1 − loss): pacing at
+    /// it would leave that share of the link idle for good (5 % at 5 % loss) and
+    /// no probe could show it (what a probe adds is lost in the same share).
+    /// ProbeBW paces at bw / (1 − floor). A queue's overflow is in some rounds
+    /// only (the minimum ignores it); the RTT and the bounds still answer a queue
+    /// that the compensation builds (loss before the bottleneck).
+    fn end_round_loss(&mut self) {
+        let total = self.round_acked + self.round_lost;
+        let rate = if total == 0 {
+            0.0
+        } else {
+            self.round_lost as f64 / total as f64
+        };
+        self.loss_rounds[(self.round_count % LOSS_FLOOR_ROUNDS as u64) as usize] = rate;
+        self.loss_floor = self
+            .loss_rounds
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min)
+            .min(MAX_LOSS_FLOOR);
+        self.round_acked = 0;
+        self.round_lost = 0;
     }
 
     /// At a round's end: start the next round's tally (the short-term bounds of
@@ -723,7 +771,9 @@ impl Bbr {
             // the estimate's error builds, and ProbeBW Down drains each cycle's
             // queue already; 1 % below the estimate would leave the link 1 % idle
             // for good.
-            self.pacing_gain * bw as f64
+            self.pacing_gain * bw as f64 / (1.0 - self.loss_floor)
+        } else if matches!(self.mode, Mode::ProbeBw(_)) {
+            self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN) / (1.0 - self.loss_floor)
         } else {
             self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN)
         };
@@ -792,12 +842,15 @@ impl Controller for Bbr {
         self.latest_rtt = rs.rtt;
         self.update_round(rs);
         if self.round_start {
+            self.end_round_loss();
             self.end_round_bounds();
             self.prev_round_min_rtt = self.round_min_rtt.take();
         }
         if !rs.rtt.is_zero() {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt)));
         }
+        self.round_acked += rs.newly_acked;
+        self.round_lost += rs.newly_lost;
         self.update_max_bw(rs);
         self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);
@@ -810,6 +863,16 @@ impl Controller for Bbr {
         self.update_state(now, rs);
         if matches!(self.mode, Mode::ProbeBw(_)) {
             self.overshoot.on_probe_bw_sample(rs);
+        }
+        if self.full_bw_reached && !self.overshoot.is_behind(rs) {
+            // Startup's exit capped the flight at the BDP its estimate then gave,
+            // a round behind Startup's rate (as low as half the link): the cap
+            // follows the estimate as it catches up, until ProbeBW's own flights
+            // say more.
+            let bdp = self.bdp_multiple(1.0) + self.quanta();
+            if let Some(hi) = self.inflight_hi.as_mut() {
+                *hi = (*hi).max(bdp);
+            }
         }
         self.update_pacing_rate(rtt);
         self.update_cwnd(rs);
