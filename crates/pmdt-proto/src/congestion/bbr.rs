@@ -24,6 +24,18 @@
 //! shallow buffer overflowing, whose queue the RTT cannot show). Then, as in BBRv3,
 //! the data in flight is capped (`inflight_hi`) and the rate and window are bounded
 //! from below the model (`bw_lo`, `inflight_lo`) until the next probe.
+//!
+//! Random loss on the wire takes packets the bottleneck already carried, so the
+//! delivery rate is the link's times (1 − loss): ProbeBW paces at bw / (1 − the
+//! loss floor), the smallest loss rate of the last rounds (random loss is in every
+//! round, a queue's overflow only in some).
+//!
+//! Startup ends on its own overshoot too: loss while the latest RTT shows any
+//! queue (a shallow buffer overflows within a round). The repair of that overshoot
+//! (Drain, retransmissions) is not taken for congestion, and ProbeBW Up starts over
+//! while it keeps finding bandwidth, so an estimate a round behind Startup's rate
+//! catches up in rounds, not probe cycles. Rounds the receiver's credit limited do
+//! not count as the pipe's plateau.
 
 use std::time::{Duration, Instant};
 
@@ -1017,5 +1029,73 @@ mod tests {
         s.lost = 40_000;
         b.on_rate_sample(t, &s, &rtt);
         assert!(b.inflight_hi.is_some());
+    }
+
+    /// A receiver whose credit still grows holds the delivery rate flat for a few
+    /// rounds: that is not the pipe's plateau, Startup goes on.
+    #[test]
+    fn credit_limited_rounds_do_not_end_startup() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        rounds(&mut b, &mut t, &mut d, 1_000_000, 1);
+        for _ in 0..6 {
+            t += Duration::from_millis(100);
+            let prior = d;
+            d += 100_000;
+            let mut s = sample(1_000_000, prior, d, 100, 100_000);
+            s.is_credit_limited = true;
+            b.on_rate_sample(t, &s, &rtt);
+        }
+        assert_eq!(b.mode, Mode::Startup, "credit-limited rounds");
+        rounds(&mut b, &mut t, &mut d, 1_000_000, 4);
+        assert_ne!(b.mode, Mode::Startup, "a real plateau ends it");
+    }
+
+    /// Feeds `n` rounds of 100 ms delivering `rate` with `loss` of each round's
+    /// bytes declared lost, RTT at its minimum.
+    fn lossy_rounds(b: &mut Bbr, t: &mut Instant, d: &mut u64, rate: u64, loss: f64, n: usize) {
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        for _ in 0..n {
+            *t += Duration::from_millis(100);
+            let prior = *d;
+            *d += rate / 10;
+            let mut s = sample(rate, prior, *d, 100, rate / 10);
+            s.newly_lost = (rate as f64 / 10.0 * loss / (1.0 - loss)) as u64;
+            s.lost = s.newly_lost;
+            b.on_rate_sample(*t, &s, &rtt);
+        }
+    }
+
+    /// Random loss on the wire: every round loses its share, the RTT shows no
+    /// queue. ProbeBW paces at bw / (1 − loss) (the delivery rate is the link's
+    /// times 1 − loss) and the model keeps its rate; a round without loss among
+    /// them (the floor is a minimum: a queue's overflow is in some rounds only)
+    /// brings the pacing back to the estimate.
+    #[test]
+    fn random_loss_floor_raises_pacing_without_cutting_the_model() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.05, 12);
+        assert!(
+            (b.loss_floor - 0.05).abs() < 0.005,
+            "floor {}",
+            b.loss_floor
+        );
+        assert!(b.bw_lo.is_none(), "random loss lowered the model");
+        assert_eq!(b.bw(), 8_000_000);
+        let want = 8_000_000.0 / 0.95;
+        let cruise = b.pacing_rate.unwrap() as f64 / b.pacing_gain;
+        assert!(
+            (cruise - want).abs() < want * 0.02,
+            "pacing {} at gain {}",
+            b.pacing_rate.unwrap(),
+            b.pacing_gain
+        );
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 2);
+        assert_eq!(b.loss_floor, 0.0);
     }
 }
