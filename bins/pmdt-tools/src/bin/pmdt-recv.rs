@@ -417,7 +417,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let eal = cli.link.eal(Role::Receiver, PROG)?;
     let builder = Runtime::builder()
         .transport(transport.clone())
-        .per_packet_work(Duration::from_nanos(args.work_ns));
+        .per_packet_work(Duration::from_nanos(args.work_ns))
+        // A sender already calling is accepted from the first packet on.
+        .listen_from_start();
     let rt = cli
         .link
         .apply(Role::Receiver, eal.as_ref(), builder)?
