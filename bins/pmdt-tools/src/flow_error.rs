@@ -133,6 +133,34 @@ pub enum FlowError {
     /// A group member left before the group's end.
     #[error("left the group before the end")]
     LeftGroup,
+    /// `--rr`: an echoed message is not the message sent.
+    #[error("the echo of message {message} differs from it at byte {offset}")]
+    EchoDiffers {
+        /// The message (1-based).
+        message: u64,
+        /// The first byte that differs (0-based).
+        offset: usize,
+    },
+    /// `--rr`: the server's stream ended before a whole echo came back (it is
+    /// not pmdt-recv: a raw pmdt application takes the messages as data).
+    #[error(
+        "the echo of message {message} ended after {got} of {size} bytes: the receiver \
+         ended its stream (it is not pmdt-recv, or stopped)"
+    )]
+    EchoEnded {
+        /// The message (1-based).
+        message: u64,
+        /// Bytes of its echo that came.
+        got: usize,
+        /// Its size.
+        size: usize,
+    },
+    /// `--rr`: the server sent more than the echoes of the messages.
+    #[error("the receiver sent {bytes} bytes beyond the echoes")]
+    EchoUnasked {
+        /// How many.
+        bytes: u64,
+    },
 }
 
 impl FlowError {
@@ -216,6 +244,13 @@ mod tests {
             (
                 FlowError::DroppedLagging { group_offset: 9 },
                 "dropped for lagging behind at group offset 9 (--max-lag)".into(),
+            ),
+            (
+                FlowError::EchoDiffers {
+                    message: 3,
+                    offset: 10,
+                },
+                "the echo of message 3 differs from it at byte 10".into(),
             ),
             (
                 FlowError::MemberClosed(CloseReason::TimedOut),

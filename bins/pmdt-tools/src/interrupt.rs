@@ -26,6 +26,11 @@ impl Interrupt {
         Self(flag)
     }
 
+    /// A flag no signal sets (tests; a caller that handles signals itself).
+    pub fn never() -> Self {
+        Self(Arc::new(AtomicBool::new(false)))
+    }
+
     /// Whether to stop.
     pub fn is_set(&self) -> bool {
         self.0.load(Ordering::Relaxed)

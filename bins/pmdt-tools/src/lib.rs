@@ -20,6 +20,7 @@ pub mod link_args;
 pub mod pattern;
 pub mod peer_addr;
 pub mod report;
+pub mod round_trip;
 pub mod session;
 pub mod summary;
 pub mod transport_args;

@@ -4,11 +4,13 @@
 //! receipt line (its byte count and SHA-256) once the data ended.
 //!
 //! ```text
-//! client → server   pmdt-tools/1 {"mode":"send"|"reverse","flow":N,"bytes":..,"seconds":..,"hash":..}\n
+//! client → server   pmdt-tools/1 {"mode":"send"|"reverse"|"echo","flow":N,"bytes":..,"seconds":..,"hash":..}\n
 //! forward           client → server: the data, then end of stream
 //!                   server → client: {"bytes":N,"sha256":"…"}\n, end of stream
 //! reverse (-R)      server → client: the data, then end of stream
 //!                   client → server: {"bytes":N,"sha256":"…"}\n, end of stream
+//! echo (--rr)       client → server: messages, then end of stream
+//!                   server → client: every byte back as it reads it, then end of stream
 //! ```
 //!
 //! A connection whose first bytes are not the request is a raw stream (any pmdt
@@ -32,6 +34,10 @@ pub enum Mode {
     Send,
     /// Server to client (`-R`, and the second connection of each `--bidir` flow).
     Reverse,
+    /// Request/response (`--rr`): the server writes back every byte it reads,
+    /// as it reads it, until the client's end of stream; no receipt (the client
+    /// checks each echo itself).
+    Echo,
 }
 
 /// The client's request.
@@ -204,6 +210,24 @@ mod tests {
                 }
                 o => panic!("{o:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn the_echo_mode_is_named_echo_on_the_wire() {
+        let req = Request {
+            mode: Mode::Echo,
+            flow: 1,
+            bytes: Some(640),
+            seconds: None,
+            hash: false,
+        };
+        let mut wire = Vec::new();
+        req.write_to(&mut wire).unwrap();
+        assert!(String::from_utf8_lossy(&wire).contains(r#""mode":"echo""#));
+        match read_opening(&mut &wire[..]).unwrap() {
+            Opening::Request { request, .. } => assert_eq!(request, req),
+            o => panic!("{o:?}"),
         }
     }
 

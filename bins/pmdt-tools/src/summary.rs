@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::flow_error::FlowError;
 use crate::interval::Direction;
+use crate::round_trip::RoundTripSummary;
 use crate::units::fmt_rate;
 
 /// Lower-case hex of a digest.
@@ -96,9 +97,13 @@ pub struct FlowSummary {
     /// Data this process sent: the receiving side's receipt (None: it sent none).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub receipt: Option<ReceiptCheck>,
-    /// Generated data this process received: whether every byte was as expected.
+    /// Generated data this process received (or, `--rr`, the echoes of what it
+    /// sent): whether every byte was as expected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verified: Option<bool>,
+    /// `--rr`: this flow's round trips.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_trips: Option<RoundTripSummary>,
 }
 
 impl FlowSummary {
@@ -279,6 +284,9 @@ pub struct Summary {
     pub link_stats: pmdt::link::LinkStats,
     /// Stopped by Ctrl-C.
     pub interrupted: bool,
+    /// `--rr`: round trips over every flow.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub round_trips: Option<RoundTripSummary>,
 }
 
 /// Link counters of every I/O loop, summed.
@@ -353,6 +361,7 @@ impl Summary {
             io_loops: rt.loops.len(),
             link_stats,
             interrupted,
+            round_trips: None,
         }
     }
 
@@ -385,6 +394,9 @@ impl Summary {
             self.rtt_us.p99,
             self.load.mean * 100.0
         );
+        if let Some(rt) = &self.round_trips {
+            eprintln!("  {}", rt.line());
+        }
         for f in self.flows.iter().filter(|_| per_flow) {
             eprintln!(
                 "  flow {} {} {}: {} bytes, {}, sha256 {}{}{}{}{}",
@@ -413,10 +425,12 @@ impl Summary {
                     ),
                     None => String::new(),
                 },
-                match f.verified {
-                    Some(true) => "; every byte as generated",
-                    Some(false) => "; DATA DIFFERS from what was generated",
-                    None => "",
+                match (f.verified, f.round_trips.is_some()) {
+                    (Some(true), false) => "; every byte as generated",
+                    (Some(false), false) => "; DATA DIFFERS from what was generated",
+                    (Some(true), true) => "; every echo as sent",
+                    (Some(false), true) => "; AN ECHO DIFFERS from what was sent",
+                    (None, _) => "",
                 },
                 f.drain_seconds
                     .map(|d| format!(", drained in {d:.2} s after the time limit"))

@@ -19,7 +19,7 @@ use pmdt::link::impair_model::ImpairModel;
 use pmdt::link::udp::{UdpLink, UdpLinkConfig};
 use pmdt::link::{BufferPool, Link};
 use pmdt::proto::TransportConfig;
-use pmdt::runtime::{Backend, Group, LagPolicy, MemberState, MemoryBudget, Runtime};
+use pmdt::runtime::{Backend, Group, IoCore, LagPolicy, MemberState, MemoryBudget, Runtime};
 
 /// The tests run one at a time: each has four runtimes and relays busy on 2 cores.
 fn serial() -> std::sync::MutexGuard<'static, ()> {
@@ -287,6 +287,46 @@ fn slow() -> ImpairConfig {
         queue_bytes: 256 * 1024,
         seed: 9,
         ..Default::default()
+    }
+}
+
+/// Run to completion (the tools' default): the group's handshakes, writes and
+/// close run the sender's loop on the caller's thread (connecting a group waited
+/// for replies nobody produced and hung: pmdt-send --multi never started).
+#[test]
+fn a_group_runs_to_completion_on_the_callers_thread() {
+    let _serial = serial();
+    let len = 3_000_000u64;
+    let data = source(len);
+    let rx = [receiver(), receiver()];
+    let readers: Vec<_> = rx.iter().map(|r| read_all(r, Duration::ZERO)).collect();
+    let to: Vec<_> = rx.iter().map(Runtime::local_addr).collect();
+    let link = UdpLink::bind(&UdpLinkConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        ..Default::default()
+    })
+    .unwrap();
+    let tx = Runtime::builder()
+        .transport(transport())
+        .io_core(IoCore::Caller { cpu: None })
+        .backend(Backend::Links(vec![Box::new(link) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    let mut g = tx
+        .connect_group(&to, LagPolicy::PaceOfSlowest, Some(Duration::from_secs(5)))
+        .unwrap();
+    assert_eq!(g.active(), 2);
+    for part in data.chunks(256 * 1024) {
+        g.write_all(part).unwrap();
+    }
+    let reports = g.close(Some(Duration::from_secs(60)));
+    for (r, got) in reports
+        .iter()
+        .zip(readers.into_iter().map(|h| h.join().unwrap()))
+    {
+        assert_eq!(r.state, MemberState::Done, "{:?}", r.peer);
+        assert_eq!(r.acked, len, "{:?}", r.peer);
+        assert_eq!((got.bytes, got.intact, got.error), (len, true, None));
     }
 }
 

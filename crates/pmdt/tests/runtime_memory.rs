@@ -214,6 +214,42 @@ fn a_handshake_before_listen_is_refused_and_never_accepted() {
     assert_eq!(s.stats().loops[0].endpoint.refused, 1);
 }
 
+/// The fix pmdt-recv uses: a runtime built with `listen_from_start` accepts a
+/// handshake that arrives before `listen` is called (kept in the backlog), and
+/// `listen` hands that connection out.
+#[test]
+fn listening_from_the_start_accepts_a_handshake_before_listen() {
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, lb) = MemoryLink::pair(a, b, 8192);
+    let c = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    let s = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Links(vec![Box::new(lb) as Box<dyn Link>]))
+        .listen_from_start()
+        .start()
+        .unwrap();
+    // Connected before the server's application called `listen`.
+    let mut out = c.connect(b).unwrap();
+    out.write_all(b"early").unwrap();
+    out.finish();
+    let l = s.listen(0).unwrap();
+    let mut got = Vec::new();
+    let mut accepted = l.accept().unwrap();
+    accepted.read_to_end(&mut got).unwrap();
+    assert_eq!(got, b"early");
+    accepted.close().unwrap();
+    out.close().unwrap();
+    assert_eq!(s.stats().loops[0].endpoint.refused, 0);
+    // One listener per runtime still.
+    let again = s.listen(0).err().unwrap();
+    assert_eq!(again.kind(), std::io::ErrorKind::AddrInUse);
+}
+
 #[test]
 fn listening_on_another_port_is_a_clear_error() {
     let (_c, s, _) = memory_pair(None);

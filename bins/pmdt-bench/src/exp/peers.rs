@@ -1,15 +1,17 @@
 //! Peers, one run, same pinning: raw memif (dpdk-testpmd), pmdt over memif (MTU
 //! 1500 and 9000), pmdt's kernel-UDP backend, kernel TCP and UDP (iperf3), QUIC
-//! (quinn harness), and small-message round trips (pmdt vs sockperf).
+//! (quinn harness), and small-message round trips (`pmdt-send --rr` vs sockperf
+//! ping-pong).
 
 use std::time::Duration;
 
 use crate::cell::CellSpec;
+use crate::cell::Sample;
 use crate::ctx::Ctx;
-use crate::exp::{bytes_arg, expect_bytes, pmdt_cell};
+use crate::exp::{bytes_arg, expect_bytes, pmdt_cell, secs_arg};
 use crate::machine::Machine;
 use crate::peer::{iperf, quic, sockperf, testpmd};
-use crate::pmdt_pair::{Link, PairSpec};
+use crate::pmdt_pair::{num, Link, PairResult, PairSpec};
 use crate::report::{Ratio, Report};
 
 /// Tools this experiment needs (pmdt's own, peers on PATH).
@@ -32,15 +34,16 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         "mpps",
         "rtt_p50_us",
         "rtt_p99_us",
+        "rtt_p99_9_us",
         "retransmitted",
         "lost_pct",
         "send_io_load",
         "recv_io_load",
     ]);
-    let (bytes, udp_bytes, secs, pings) = if ctx.quick {
-        (64u64 << 20, 32u64 << 20, 2.0, 200u64)
+    let (bytes, udp_bytes, secs) = if ctx.quick {
+        (64u64 << 20, 32u64 << 20, 2.0)
     } else {
-        (2u64 << 30, 512u64 << 20, 8.0, 20_000)
+        (2u64 << 30, 512u64 << 20, 8.0)
     };
     let g = "goodput_gbps";
     r.cells.push(
@@ -102,27 +105,34 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             .param("secs", secs)
             .run(ctx.repeat, |_| sockperf::run(ctx, E, 64, secs)),
     );
-    for (name, link, extra) in [
-        ("pmdt-rtt-udp-64", Link::Udp, None),
-        ("pmdt-rtt-memif-64", Link::Memif(1500), Some("--busy-poll")),
+    // Request/response through `pmdt-send --rr`: 64-byte messages echoed by
+    // pmdt-recv, each round trip timed by the sender (write → echo read), as
+    // long as sockperf runs. memif with and without busy polling on both sides
+    // (the difference is the idle back-off's cost), kernel UDP as the tools
+    // run by default.
+    let rr_secs = secs_arg(secs);
+    for (name, link, busy) in [
+        ("pmdt-rr-memif-64", Link::Memif(1500), true),
+        ("pmdt-rr-memif-64-backoff", Link::Memif(1500), false),
+        ("pmdt-rr-udp-64", Link::Udp, false),
     ] {
-        let n = bytes_arg(64 * pings);
-        // --payload is the UDP payload: pmdt's 40-byte data header + 64 bytes of data.
-        let mut args = vec!["-n", &n, "--window", "1", "--payload", "104"];
-        args.extend(extra);
-        let mut pair = PairSpec::new(link, &args, Duration::from_secs(2 + pings / 2000));
-        if let Some(e) = extra {
-            pair.recv_args.push(e.into());
+        let mut args = vec!["--rr", "--rr-size", "64", "-t", &rr_secs];
+        if busy {
+            args.push("--busy-poll");
+        }
+        let mut pair = PairSpec::new(link, &args, Duration::from_secs_f64(secs + 2.0));
+        if busy {
+            pair.recv_args.push("--busy-poll".into());
         }
         r.cells.push(pmdt_cell(
             ctx,
             E,
             CellSpec::new(name, rtt)
-                .param("data_bytes", 64)
-                .param("window", 1)
-                .param("packets", pings),
+                .param("msg", 64)
+                .param("secs", secs)
+                .param("busy_poll", busy),
             &pair,
-            |_, _| {},
+            round_trip_figures,
         ));
     }
     let c = &r.cells;
@@ -164,16 +174,22 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             ("quic-quinn", g),
         ),
         Ratio::of(
-            "pmdt RTT over kernel UDP / sockperf RTT (lower is better)",
+            "pmdt --rr round trip over kernel UDP / sockperf round trip, p50 (lower is better)",
             c,
-            ("pmdt-rtt-udp-64", rtt),
+            ("pmdt-rr-udp-64", rtt),
             ("sockperf-rtt-64", rtt),
         ),
         Ratio::of(
-            "pmdt RTT over memif / sockperf RTT (lower is better)",
+            "pmdt --rr round trip over memif, busy poll / sockperf round trip, p50 (lower is better)",
             c,
-            ("pmdt-rtt-memif-64", rtt),
+            ("pmdt-rr-memif-64", rtt),
             ("sockperf-rtt-64", rtt),
+        ),
+        Ratio::of(
+            "pmdt --rr over memif, idle back-off / busy poll, p50 (the back-off's cost)",
+            c,
+            ("pmdt-rr-memif-64-backoff", rtt),
+            ("pmdt-rr-memif-64", rtt),
         ),
     ];
     r.references = vec![
@@ -182,8 +198,30 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     r.notes = vec![
         "Pinning: receiver/server on core 1, sender/client on core 0 for every tool (pmdt: --lcores 0@0,1@1 and 0@1,1@0; testpmd: --main-lcore 0/1; iperf3 -A 0,1; sockperf via taskset; the QUIC harness pins its threads).".into(),
         "raw-memif: testpmd's Rx-bps counts frame bits; pmdt's goodput counts stream bytes only.".into(),
-        "pmdt-rtt-*: pmdt's data→ack round trip with window 1 and 64 bytes of data per packet (104-byte UDP payload): the p50 of the sender's RTT samples as its histogram reports them (bucketed, and including the receiver's ack policy); sockperf-rtt: sockperf's half round trip × 2.".into(),
+        "pmdt-rr-*: `pmdt-send --rr --rr-size 64` against pmdt-recv, which echoes: one 64-byte message in flight, each round trip timed by the sender from its write to the read that completes the echo (HdrHistogram, 3 significant digits), every echoed byte checked; -backoff: the tools' default idle policy (spin 256 polls, then sleep 1 µs doubling to 100 µs) instead of --busy-poll on both sides. sockperf-rtt: sockperf's half round trip × 2, so both are full round trips.".into(),
         "quic-quinn: one bidirectional stream upload, TLS 1.3 (rustls + ring), client and server in one process on separate pinned threads.".into(),
     ];
     r
+}
+
+/// `--rr`'s figures replace the transport's RTT: the round trips the sender
+/// timed (the transport's data→ack RTT stays as `transport_rtt_*`).
+fn round_trip_figures(r: &PairResult, s: &mut Sample) {
+    for k in ["rtt_p50_us", "rtt_p99_us"] {
+        if let Some(v) = s.metrics.remove(k) {
+            s.set(&format!("transport_{k}"), v);
+        }
+    }
+    for (k, p) in [
+        ("rtt_p50_us", "round_trips.p50_us"),
+        ("rtt_p90_us", "round_trips.p90_us"),
+        ("rtt_p99_us", "round_trips.p99_us"),
+        ("rtt_p99_9_us", "round_trips.p99_9_us"),
+        ("rtt_max_us", "round_trips.max_us"),
+        ("round_trips", "round_trips.count"),
+    ] {
+        if let Some(v) = num(&r.send, p) {
+            s.set(k, v);
+        }
+    }
 }

@@ -2,7 +2,8 @@
 //! for: receive its stream (into a file, one file per connection in a directory,
 //! or discarded; a file appears under its final name only once complete, `.part`
 //! until then) and answer with a receipt (byte count and SHA-256), or with `-R`
-//! on the client's side send generated data. Reports each connection as it ends.
+//! on the client's side send generated data, or with `--rr` echo every message
+//! back. Reports each connection as it ends.
 //!
 //! `pmdt-recv` alone runs the receiving half of the one-host demo (memif server at
 //! 10.88.0.2:9000, one connection); `-N 0` serves until Ctrl-C with bounded
@@ -26,6 +27,7 @@ use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
 use pmdt_tools::report::{print_dry_run, JsonMode, OutputArgs, Report, Start};
+use pmdt_tools::round_trip::echo;
 use pmdt_tools::session::{read_opening, Mode, Opening, Receipt, Request};
 use pmdt_tools::summary::{FlowSummary, LoadSampler, ReceiptCheck, Summary, Totals};
 use pmdt_tools::transport_args::TransportArgs;
@@ -223,6 +225,24 @@ fn send_reverse(
     }
 }
 
+/// Writes back every byte the client sends (its request said `echo`: `--rr`),
+/// then closes once it finished.
+fn echo_back(stream: &mut Stream, first: &[u8], stop: &Interrupt) -> FlowSummary {
+    let echoed = echo(stream, first, stop);
+    let mut error = echoed.error;
+    if error.is_none() {
+        if let Err(e) = stream.close() {
+            error = Some(e.into());
+        }
+    }
+    FlowSummary {
+        direction: Direction::Receive,
+        bytes: echoed.bytes,
+        error,
+        ..Default::default()
+    }
+}
+
 fn serve(
     n: usize,
     mut stream: Stream,
@@ -258,6 +278,7 @@ fn serve(
                 stop,
             ),
             Mode::Reverse => send_reverse(&mut stream, &request, hash, stop),
+            Mode::Echo => echo_back(&mut stream, &rest, stop),
         },
         Ok(Opening::Raw { data }) => receive(
             &mut stream,
@@ -417,7 +438,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let eal = cli.link.eal(Role::Receiver, PROG)?;
     let builder = Runtime::builder()
         .transport(transport.clone())
-        .per_packet_work(Duration::from_nanos(args.work_ns));
+        .per_packet_work(Duration::from_nanos(args.work_ns))
+        // A sender already calling is accepted from the first packet on.
+        .listen_from_start();
     let rt = cli
         .link
         .apply(Role::Receiver, eal.as_ref(), builder)?

@@ -115,6 +115,7 @@ pub struct RuntimeBuilder {
     shutdown_timeout: Duration,
     max_connections: usize,
     accept_backlog: usize,
+    listen_from_start: bool,
     seed: Option<u64>,
     work: Duration,
     park_timeout: Duration,
@@ -134,6 +135,7 @@ impl Default for RuntimeBuilder {
             shutdown_timeout: Duration::from_secs(5),
             max_connections: 4096,
             accept_backlog: 128,
+            listen_from_start: false,
             seed: None,
             work: Duration::ZERO,
             park_timeout: Duration::from_millis(5),
@@ -195,6 +197,14 @@ impl RuntimeBuilder {
     /// Accepted connections waiting for `accept` before new ones are refused.
     pub fn accept_backlog(mut self, n: usize) -> Self {
         self.accept_backlog = n.max(1);
+        self
+    }
+    /// Accepts connections from the moment the link is up, before the first
+    /// packet is read; [`Runtime::listen`] then hands out that listener. Without
+    /// it, a handshake that arrives between [`RuntimeBuilder::start`] and
+    /// `listen` is refused (a server whose peers may already be calling).
+    pub fn listen_from_start(mut self) -> Self {
+        self.listen_from_start = true;
         self
     }
     /// Synthetic processing cost the I/O loop spends per received datagram (load
@@ -332,11 +342,17 @@ impl RuntimeBuilder {
         let local = links[0].local_addr();
         let mut link_name = String::new();
         let mut loops = Vec::new();
+        let listener = self
+            .listen_from_start
+            .then(|| mpsc::sync_channel(self.accept_backlog));
         for (i, link) in links.into_iter().enumerate() {
-            let (lp, control, stats) =
+            let (mut lp, control, stats) =
                 self.build_loop(i, link, Instant::now(), RxClock::Monotonic)?;
             if i == 0 {
                 link_name = lp.describe_link();
+            }
+            if let Some((tx, _)) = &listener {
+                lp.listen(tx.clone());
             }
             let join = self.launch(i, lp)?;
             loops.push(LoopHandle {
@@ -362,6 +378,7 @@ impl RuntimeBuilder {
             listening: Arc::new(AtomicBool::new(false)),
             accept_backlog: self.accept_backlog,
             directory,
+            waiting_listener: std::sync::Mutex::new(listener.map(|(_, rx)| rx)),
         })
     }
 

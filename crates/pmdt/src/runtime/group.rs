@@ -204,10 +204,21 @@ impl Runtime {
         }
         let mut members = Vec::with_capacity(to.len());
         let mut last_err = None;
-        for p in pending {
-            let stream = p.recv().map_err(|_| {
-                io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
-            })??;
+        let gone = || io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down");
+        for (i, p) in pending {
+            // Run to completion: nobody else runs the loop that opens the
+            // connection (waiting on the reply alone hung for ever).
+            let stream = match self.loops[i].driver() {
+                Some(d) => {
+                    let mut got = None;
+                    d.drive_until(super::caller::Urgency::Data, || {
+                        got = got.take().or_else(|| p.try_recv().ok());
+                        got.is_some()
+                    });
+                    got.ok_or_else(gone)??
+                }
+                None => p.recv().map_err(|_| gone())??,
+            };
             let state = match stream.wait_established(timeout) {
                 Ok(()) => {
                     // Listed by telemetry like any connection handed out.
@@ -233,10 +244,12 @@ impl Runtime {
         })
     }
 
+    /// Asks a loop to open a connection to `to`: the loop's index and where its
+    /// stream will come.
     fn start_connect(
         &self,
         to: SocketAddr,
-    ) -> io::Result<std::sync::mpsc::Receiver<io::Result<Stream>>> {
+    ) -> io::Result<(usize, std::sync::mpsc::Receiver<io::Result<Stream>>)> {
         let i = self.next.fetch_add(1, Ordering::Relaxed) % self.loops.len();
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.loops[i]
@@ -245,7 +258,7 @@ impl Runtime {
             .map_err(|_| {
                 io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
             })?;
-        Ok(rx)
+        Ok((i, rx))
     }
 }
 

@@ -101,6 +101,9 @@ pub struct Runtime {
     listening: Arc<AtomicBool>,
     accept_backlog: usize,
     directory: Arc<Directory>,
+    /// Accepting since the start ([`RuntimeBuilder::listen_from_start`]): the
+    /// connections for the first [`Runtime::listen`].
+    waiting_listener: std::sync::Mutex<Option<Receiver<Stream>>>,
 }
 
 /// Accepts incoming connections.
@@ -250,12 +253,25 @@ impl Runtime {
                 "already listening (one listener per runtime)",
             ));
         }
-        let (tx, rx) = mpsc::sync_channel(self.accept_backlog);
-        for lp in &self.loops {
-            lp.control
-                .send(Control::Listen { accept: tx.clone() })
-                .map_err(|_| io::Error::new(io::ErrorKind::NotConnected, "runtime shut down"))?;
-        }
+        let waiting = self
+            .waiting_listener
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take();
+        let rx = match waiting {
+            Some(rx) => rx,
+            None => {
+                let (tx, rx) = mpsc::sync_channel(self.accept_backlog);
+                for lp in &self.loops {
+                    lp.control
+                        .send(Control::Listen { accept: tx.clone() })
+                        .map_err(|_| {
+                            io::Error::new(io::ErrorKind::NotConnected, "runtime shut down")
+                        })?;
+                }
+                rx
+            }
+        };
         Ok(Listener {
             rx,
             local: self.local,
