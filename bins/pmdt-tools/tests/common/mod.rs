@@ -81,18 +81,28 @@ pub fn spawn(bin: &str, args: &[&str]) -> Proc {
         .spawn()
         .expect("spawn tool");
     Proc {
-        out: drain(child.stdout.take()),
-        err: drain(child.stderr.take()),
+        out: Some(drain(child.stdout.take())),
+        err: Some(drain(child.stderr.take())),
         child,
     }
 }
 
 /// A running tool whose stdout and stderr are read as it writes them (a tool
 /// that writes more than a pipe holds must not block while the test waits).
+/// Killed when dropped still running: a failed test must not leave its tools
+/// polling (orphaned receivers of failed tests busied the machine for hours).
 pub struct Proc {
     child: Child,
-    out: std::thread::JoinHandle<Vec<u8>>,
-    err: std::thread::JoinHandle<Vec<u8>>,
+    out: Option<std::thread::JoinHandle<Vec<u8>>>,
+    err: Option<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            self.kill();
+        }
+    }
 }
 
 impl Proc {
@@ -105,6 +115,14 @@ impl Proc {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// What it wrote to stderr (once it has exited or been killed).
+    fn take_stderr(&mut self) -> Vec<u8> {
+        self.err
+            .take()
+            .map(|h| h.join().unwrap())
+            .unwrap_or_default()
     }
 }
 
@@ -154,15 +172,15 @@ pub fn finish(mut p: Proc, limit: Duration) -> Output {
             p.kill();
             panic!(
                 "process ran over {limit:?}; stderr:\n{}",
-                String::from_utf8_lossy(&p.err.join().unwrap())
+                String::from_utf8_lossy(&p.take_stderr())
             );
         }
         std::thread::sleep(Duration::from_millis(50));
     };
     Output {
         status,
-        stdout: p.out.join().unwrap(),
-        stderr: p.err.join().unwrap(),
+        stdout: p.out.take().map(|h| h.join().unwrap()).unwrap_or_default(),
+        stderr: p.take_stderr(),
     }
 }
 
@@ -184,7 +202,7 @@ pub fn finish_sender_then_receiver(
             "sender failed ({}); stderr:\n{}\nreceiver stderr:\n{}",
             so.status,
             stderr(&so),
-            String::from_utf8_lossy(&r.err.join().unwrap())
+            String::from_utf8_lossy(&r.take_stderr())
         );
     }
     (so, finish(r, r_limit))
