@@ -20,6 +20,9 @@ pub const TOOLS: crate::exp::Tools = (
     &["dpdk-testpmd", "iperf3", "sockperf", "taskset"],
 );
 
+/// Messages per second of the rated request/response cells.
+const RR_RATE: u32 = 10_000;
+
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     const E: &str = "peers";
@@ -108,17 +111,29 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     // Request/response through `pmdt-send --rr`: 64-byte messages echoed by
     // pmdt-recv, each round trip timed by the sender (write → echo read), as
     // long as sockperf runs. memif with and without busy polling on both sides
-    // (the difference is the idle back-off's cost), kernel UDP as the tools
-    // run by default.
+    // (the difference is the idle back-off's cost), back to back (ping-pong)
+    // and at 10,000 messages a second (where each side idles between
+    // messages), kernel UDP as the tools run by default.
     let rr_secs = secs_arg(secs);
-    for (name, link, busy) in [
-        ("pmdt-rr-memif-64", Link::Memif(1500), true),
-        ("pmdt-rr-memif-64-backoff", Link::Memif(1500), false),
-        ("pmdt-rr-udp-64", Link::Udp, false),
+    let rate = RR_RATE.to_string();
+    for (name, link, busy, rated) in [
+        ("pmdt-rr-memif-64", Link::Memif(1500), true, false),
+        ("pmdt-rr-memif-64-backoff", Link::Memif(1500), false, false),
+        ("pmdt-rr-memif-64-10k", Link::Memif(1500), true, true),
+        (
+            "pmdt-rr-memif-64-10k-backoff",
+            Link::Memif(1500),
+            false,
+            true,
+        ),
+        ("pmdt-rr-udp-64", Link::Udp, false, false),
     ] {
         let mut args = vec!["--rr", "--rr-size", "64", "-t", &rr_secs];
         if busy {
             args.push("--busy-poll");
+        }
+        if rated {
+            args.extend(["--rr-rate", &rate]);
         }
         let mut pair = PairSpec::new(link, &args, Duration::from_secs_f64(secs + 2.0));
         if busy {
@@ -130,7 +145,8 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             CellSpec::new(name, rtt)
                 .param("msg", 64)
                 .param("secs", secs)
-                .param("busy_poll", busy),
+                .param("busy_poll", busy)
+                .param("rate", if rated { RR_RATE } else { 0 }),
             &pair,
             round_trip_figures,
         ));
@@ -186,10 +202,16 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             ("sockperf-rtt-64", rtt),
         ),
         Ratio::of(
-            "pmdt --rr over memif, idle back-off / busy poll, p50 (the back-off's cost)",
+            "pmdt --rr over memif, idle back-off / busy poll, ping-pong p50 (the back-off's cost)",
             c,
             ("pmdt-rr-memif-64-backoff", rtt),
             ("pmdt-rr-memif-64", rtt),
+        ),
+        Ratio::of(
+            "pmdt --rr over memif, idle back-off / busy poll, 10,000 messages/s p50 (the back-off's cost)",
+            c,
+            ("pmdt-rr-memif-64-10k-backoff", rtt),
+            ("pmdt-rr-memif-64-10k", rtt),
         ),
     ];
     r.references = vec![
@@ -198,7 +220,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     r.notes = vec![
         "Pinning: receiver/server on core 1, sender/client on core 0 for every tool (pmdt: --lcores 0@0,1@1 and 0@1,1@0; testpmd: --main-lcore 0/1; iperf3 -A 0,1; sockperf via taskset; the QUIC harness pins its threads).".into(),
         "raw-memif: testpmd's Rx-bps counts frame bits; pmdt's goodput counts stream bytes only.".into(),
-        "pmdt-rr-*: `pmdt-send --rr --rr-size 64` against pmdt-recv, which echoes: one 64-byte message in flight, each round trip timed by the sender from its write to the read that completes the echo (HdrHistogram, 3 significant digits), every echoed byte checked; -backoff: the tools' default idle policy (spin 256 polls, then sleep 1 µs doubling to 100 µs) instead of --busy-poll on both sides. sockperf-rtt: sockperf's half round trip × 2, so both are full round trips.".into(),
+        "pmdt-rr-*: `pmdt-send --rr --rr-size 64` against pmdt-recv, which echoes: one 64-byte message in flight, each round trip timed by the sender from its write to the read that completes the echo (HdrHistogram, 3 significant digits), every echoed byte checked; -10k: --rr-rate 10000 (one message every 100 µs, so both sides idle between messages) instead of back to back; -backoff: the tools' default idle policy (spin 256 polls, then sleep 1 µs doubling to 100 µs) instead of --busy-poll on both sides. On a 2-core machine shared with other work the busy pollers are preempted (thousands of involuntary context switches a second): their tails (p99, p99.9, max) and the retransmissions (probe timeouts firing when a preempted side resumes) are the machine's; the p50 is the figure to compare. sockperf-rtt: sockperf's half round trip × 2, so both are full round trips.".into(),
         "quic-quinn: one bidirectional stream upload, TLS 1.3 (rustls + ring), client and server in one process on separate pinned threads.".into(),
     ];
     r
