@@ -599,16 +599,26 @@ impl Bbr {
     /// it would leave that share of the link idle for good (5 % at 5 % loss) and
     /// no probe could show it (what a probe adds is lost in the same share).
     /// ProbeBW paces at bw / (1 − floor). A queue's overflow is in some rounds
-    /// only (the minimum ignores it); the RTT and the bounds still answer a queue
-    /// that the compensation builds (loss before the bottleneck).
+    /// only (the minimum ignores it), and a round whose every RTT showed a queue
+    /// (any: Startup's margin) does not count at all: its loss may be the queue's,
+    /// and compensating congestion loss would feed it. The RTT and the bounds
+    /// answer such a queue.
     fn end_round_loss(&mut self) {
         let total = self.round_acked + self.round_lost;
-        let rate = if total == 0 {
-            0.0
-        } else {
-            self.round_lost as f64 / total as f64
-        };
-        self.loss_rounds[(self.round_count % LOSS_FLOOR_ROUNDS as u64) as usize] = rate;
+        let queued = self
+            .round_min_rtt
+            .zip(self.min_rtt)
+            .is_some_and(|(r, min)| {
+                r > min + min.mul_f64(STARTUP_QUEUE_RTT_FRACTION).max(QUEUE_RTT_FLOOR)
+            });
+        if !queued {
+            let rate = if total == 0 {
+                0.0
+            } else {
+                self.round_lost as f64 / total as f64
+            };
+            self.loss_rounds[(self.round_count % LOSS_FLOOR_ROUNDS as u64) as usize] = rate;
+        }
         self.loss_floor = self
             .loss_rounds
             .iter()
@@ -1097,5 +1107,31 @@ mod tests {
         );
         lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 2);
         assert_eq!(b.loss_floor, 0.0);
+    }
+
+    /// Loss in rounds whose every RTT shows a queue may be the queue's own: it is
+    /// not compensated (that would feed the queue), and with 5 % lost the bounds
+    /// back off instead.
+    #[test]
+    fn loss_with_a_standing_queue_is_not_compensated() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        for _ in 0..12 {
+            t += Duration::from_millis(150);
+            let prior = d;
+            d += 800_000;
+            let mut s = sample(8_000_000, prior, d, 150, 800_000);
+            s.newly_lost = 42_000;
+            s.lost = 42_000;
+            b.on_rate_sample(t, &s, &rtt);
+        }
+        assert_eq!(b.loss_floor, 0.0);
+        assert!(b.bw_lo.is_some() && b.inflight_hi.is_some(), "no back-off");
+        // The flight is held to what went through (1 BDP), not the 2 BDPs of
+        // the window: the queue drains.
+        assert!(b.window() <= 800_000, "window {}", b.window());
     }
 }
