@@ -110,3 +110,44 @@ fn startup_overshoot_into_a_shallow_buffer_keeps_the_model() {
         min_bw as f64 / 1e6
     );
 }
+
+/// Random loss on the wire (pmdt-wanem drops behind its queue) takes packets the
+/// bottleneck already carried: the delivery rate the model measures is the link's
+/// times (1 − loss). ProbeBW paces at bw / (1 − the loss floor), so at 5 % random
+/// loss both ways the link stays full (pacing at the delivery rate left 5 % of it
+/// idle) and the rate is not cut: random loss is not congestion.
+#[test]
+fn five_percent_random_loss_keeps_the_link_full() {
+    let link = 100_000_000;
+    let loss = 0.05;
+    let p = path(link, 20, loss, 1 << 20);
+    let r = run(p.clone(), p, 5);
+    let t = &r.sender_timeline;
+    let from = first_probe_bw(t) + 5;
+    let rate = acked_rate(t, from, 45);
+    // The most the link can carry in stream bytes once 5 % of it is lost.
+    let capacity = link as f64 * PAYLOAD_SHARE * (1.0 - loss);
+    let pacing: Vec<f64> = t[from..45]
+        .iter()
+        .filter(|s| s.cc_state == ControllerState::ProbeBwCruise)
+        .map(|s| s.pacing_rate as f64 * 8.0)
+        .collect();
+    let mean_pacing = pacing.iter().sum::<f64>() / pacing.len().max(1) as f64;
+    // The link's rate in UDP payload bytes (what pacing counts).
+    let link_payload = link as f64 * 1472.0 / 1514.0;
+    println!(
+        "100 Mbit/s × 20 ms, 5% loss both ways: {:.2} Mbit/s acknowledged = {:.1}% of what \
+         the link can carry; cruising pacing on average {:.1}% of the link",
+        rate / 1e6,
+        rate / capacity * 100.0,
+        mean_pacing / link_payload * 100.0
+    );
+    assert!(!pacing.is_empty(), "never cruised");
+    // Pacing at the delivery rate: 0.95 × 0.99 of the link.
+    assert!(
+        mean_pacing >= 0.97 * link_payload,
+        "paced at {:.1} Mbit/s",
+        mean_pacing / 1e6
+    );
+    assert!(rate >= 0.975 * capacity, "{:.2} Mbit/s", rate / 1e6);
+}

@@ -24,6 +24,18 @@
 //! shallow buffer overflowing, whose queue the RTT cannot show). Then, as in BBRv3,
 //! the data in flight is capped (`inflight_hi`) and the rate and window are bounded
 //! from below the model (`bw_lo`, `inflight_lo`) until the next probe.
+//!
+//! Random loss on the wire takes packets the bottleneck already carried, so the
+//! delivery rate is the link's times (1 − loss): ProbeBW paces at bw / (1 − the
+//! loss floor), the smallest loss rate of the last rounds (random loss is in every
+//! round, a queue's overflow only in some).
+//!
+//! Startup ends on its own overshoot too: loss while the latest RTT shows any
+//! queue (a shallow buffer overflows within a round). The repair of that overshoot
+//! (Drain, retransmissions) is not taken for congestion, and ProbeBW Up starts over
+//! while it keeps finding bandwidth, so an estimate a round behind Startup's rate
+//! catches up in rounds, not probe cycles. Rounds the receiver's credit limited do
+//! not count as the pipe's plateau.
 
 use std::time::{Duration, Instant};
 
@@ -109,6 +121,12 @@ const MAX_UP_ROUNDS: u64 = 3;
 /// pipe filled, as low as half the link: this regains it in a few rounds, not
 /// cycles.
 const UP_STILL_GROWING: f64 = PROBE_FOUND_MORE;
+/// Rounds whose loss rate the random-loss floor is the minimum of (random loss
+/// is in every round; a queue's overflow only in some).
+const LOSS_FLOOR_ROUNDS: usize = 8;
+/// Highest loss floor that counts as random loss on the wire (above it, loss is
+/// treated as the path's limit, not compensated).
+const MAX_LOSS_FLOOR: f64 = 0.15;
 /// Pace this fraction below the estimate (draft: BBR.PacingMarginPercent = 1 %).
 const PACING_MARGIN: f64 = 0.01;
 /// Smallest window, packets (draft: BBRMinPipeCwnd = 4).
@@ -244,6 +262,13 @@ pub(crate) struct Bbr {
     /// `bw_latest` of the previous round.
     prev_bw_latest: u64,
 
+    // Random loss on the wire: bytes acknowledged and declared lost this round,
+    // the loss rate of the last rounds, and their minimum.
+    round_acked: u64,
+    round_lost: u64,
+    loss_rounds: [f64; LOSS_FLOOR_ROUNDS],
+    loss_floor: f64,
+
     // Ack aggregation (draft: BBR.extra_acked and its interval).
     extra_acked_interval_start: Option<Instant>,
     extra_acked_delivered: u64,
@@ -308,6 +333,10 @@ impl Bbr {
             bw_latest: 0,
             inflight_latest: 0,
             prev_bw_latest: 0,
+            round_acked: 0,
+            round_lost: 0,
+            loss_rounds: [0.0; LOSS_FLOOR_ROUNDS],
+            loss_floor: 0.0,
             latest_rtt: Duration::ZERO,
             probe_start_rtt: Duration::ZERO,
             round_min_rtt: None,
@@ -496,7 +525,11 @@ impl Bbr {
         } else {
             rs.rtt
         };
-        let thresh = if self.queue_visible(standing) {
+        // A Startup flight the receiver's credit held back is not the pipe's
+        // size: its bursts (paced at 2.77× an estimate the credit keeps low) queue
+        // for a moment without the pipe being full.
+        let credit_burst = !self.full_bw_reached && rs.is_credit_limited;
+        let thresh = if self.queue_visible(standing) && !credit_burst {
             LOSS_THRESH
         } else {
             HIGH_LOSS_THRESH
@@ -557,6 +590,33 @@ impl Bbr {
             }
             _ => {}
         }
+    }
+
+    /// At a round's end: its loss rate joins the last rounds', whose minimum is the
+    /// random loss on the wire. Loss on the wire takes packets the bottleneck
+    /// already carried (a lossy link; pmdt-wanem drops behind its queue), so the
+    /// delivery rate the model measures is the link's times (1 − loss): pacing at
+    /// it would leave that share of the link idle for good (5 % at 5 % loss) and
+    /// no probe could show it (what a probe adds is lost in the same share).
+    /// ProbeBW paces at bw / (1 − floor). A queue's overflow is in some rounds
+    /// only (the minimum ignores it); the RTT and the bounds still answer a queue
+    /// that the compensation builds (loss before the bottleneck).
+    fn end_round_loss(&mut self) {
+        let total = self.round_acked + self.round_lost;
+        let rate = if total == 0 {
+            0.0
+        } else {
+            self.round_lost as f64 / total as f64
+        };
+        self.loss_rounds[(self.round_count % LOSS_FLOOR_ROUNDS as u64) as usize] = rate;
+        self.loss_floor = self
+            .loss_rounds
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min)
+            .min(MAX_LOSS_FLOOR);
+        self.round_acked = 0;
+        self.round_lost = 0;
     }
 
     /// At a round's end: start the next round's tally (the short-term bounds of
@@ -723,7 +783,9 @@ impl Bbr {
             // the estimate's error builds, and ProbeBW Down drains each cycle's
             // queue already; 1 % below the estimate would leave the link 1 % idle
             // for good.
-            self.pacing_gain * bw as f64
+            self.pacing_gain * bw as f64 / (1.0 - self.loss_floor)
+        } else if matches!(self.mode, Mode::ProbeBw(_)) {
+            self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN) / (1.0 - self.loss_floor)
         } else {
             self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN)
         };
@@ -792,12 +854,15 @@ impl Controller for Bbr {
         self.latest_rtt = rs.rtt;
         self.update_round(rs);
         if self.round_start {
+            self.end_round_loss();
             self.end_round_bounds();
             self.prev_round_min_rtt = self.round_min_rtt.take();
         }
         if !rs.rtt.is_zero() {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt)));
         }
+        self.round_acked += rs.newly_acked;
+        self.round_lost += rs.newly_lost;
         self.update_max_bw(rs);
         self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);
@@ -810,6 +875,16 @@ impl Controller for Bbr {
         self.update_state(now, rs);
         if matches!(self.mode, Mode::ProbeBw(_)) {
             self.overshoot.on_probe_bw_sample(rs);
+        }
+        if self.full_bw_reached && !self.overshoot.is_behind(rs) {
+            // Startup's exit capped the flight at the BDP its estimate then gave,
+            // a round behind Startup's rate (as low as half the link): the cap
+            // follows the estimate as it catches up, until ProbeBW's own flights
+            // say more.
+            let bdp = self.bdp_multiple(1.0) + self.quanta();
+            if let Some(hi) = self.inflight_hi.as_mut() {
+                *hi = (*hi).max(bdp);
+            }
         }
         self.update_pacing_rate(rtt);
         self.update_cwnd(rs);
@@ -954,5 +1029,73 @@ mod tests {
         s.lost = 40_000;
         b.on_rate_sample(t, &s, &rtt);
         assert!(b.inflight_hi.is_some());
+    }
+
+    /// A receiver whose credit still grows holds the delivery rate flat for a few
+    /// rounds: that is not the pipe's plateau, Startup goes on.
+    #[test]
+    fn credit_limited_rounds_do_not_end_startup() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        rounds(&mut b, &mut t, &mut d, 1_000_000, 1);
+        for _ in 0..6 {
+            t += Duration::from_millis(100);
+            let prior = d;
+            d += 100_000;
+            let mut s = sample(1_000_000, prior, d, 100, 100_000);
+            s.is_credit_limited = true;
+            b.on_rate_sample(t, &s, &rtt);
+        }
+        assert_eq!(b.mode, Mode::Startup, "credit-limited rounds");
+        rounds(&mut b, &mut t, &mut d, 1_000_000, 4);
+        assert_ne!(b.mode, Mode::Startup, "a real plateau ends it");
+    }
+
+    /// Feeds `n` rounds of 100 ms delivering `rate` with `loss` of each round's
+    /// bytes declared lost, RTT at its minimum.
+    fn lossy_rounds(b: &mut Bbr, t: &mut Instant, d: &mut u64, rate: u64, loss: f64, n: usize) {
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        for _ in 0..n {
+            *t += Duration::from_millis(100);
+            let prior = *d;
+            *d += rate / 10;
+            let mut s = sample(rate, prior, *d, 100, rate / 10);
+            s.newly_lost = (rate as f64 / 10.0 * loss / (1.0 - loss)) as u64;
+            s.lost = s.newly_lost;
+            b.on_rate_sample(*t, &s, &rtt);
+        }
+    }
+
+    /// Random loss on the wire: every round loses its share, the RTT shows no
+    /// queue. ProbeBW paces at bw / (1 − loss) (the delivery rate is the link's
+    /// times 1 − loss) and the model keeps its rate; a round without loss among
+    /// them (the floor is a minimum: a queue's overflow is in some rounds only)
+    /// brings the pacing back to the estimate.
+    #[test]
+    fn random_loss_floor_raises_pacing_without_cutting_the_model() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.05, 12);
+        assert!(
+            (b.loss_floor - 0.05).abs() < 0.005,
+            "floor {}",
+            b.loss_floor
+        );
+        assert!(b.bw_lo.is_none(), "random loss lowered the model");
+        assert_eq!(b.bw(), 8_000_000);
+        let want = 8_000_000.0 / 0.95;
+        let cruise = b.pacing_rate.unwrap() as f64 / b.pacing_gain;
+        assert!(
+            (cruise - want).abs() < want * 0.02,
+            "pacing {} at gain {}",
+            b.pacing_rate.unwrap(),
+            b.pacing_gain
+        );
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 2);
+        assert_eq!(b.loss_floor, 0.0);
     }
 }
