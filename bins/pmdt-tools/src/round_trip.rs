@@ -213,7 +213,7 @@ pub fn ping_pong(stream: &mut impl Exchange, plan: &RoundTripPlan, stop: &Interr
             });
             break;
         }
-        out.times.record(t0.elapsed());
+        let rtt = t0.elapsed();
         if let Some(at) = msg.iter().zip(&echo).position(|(a, b)| a != b) {
             out.error = Some(FlowError::EchoDiffers {
                 message: n + 1,
@@ -221,6 +221,8 @@ pub fn ping_pong(stream: &mut impl Exchange, plan: &RoundTripPlan, stop: &Interr
             });
             break;
         }
+        // Only round trips whose echo was right count.
+        out.times.record(rtt);
         out.bytes += plan.size as u64;
         n += 1;
     }
@@ -419,6 +421,7 @@ mod tests {
             e => panic!("{e:?}"),
         }
         assert_eq!(r.bytes, 128, "two good messages before it");
+        assert_eq!(r.times.count(), 2, "the bad one is not a round trip");
     }
 
     #[test]

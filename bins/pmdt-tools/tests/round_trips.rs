@@ -2,7 +2,8 @@
 //! unchanged `pmdt-recv`, which echoes because the request says so. Over DPDK
 //! memif and kernel UDP, run to completion and pipeline: every round trip
 //! completes, the sender checks every echoed byte (an echo that differs fails
-//! the run: unit tests in `round_trip.rs` corrupt one byte to show it), and the
+//! the run: a faulty echo server below, and unit tests in `round_trip.rs`,
+//! change one byte to show it), and the
 //! JSON summary carries the count and ordered percentiles. Behaviour only: the
 //! figures themselves are measured by `pmdt-bench peers`.
 
@@ -208,4 +209,83 @@ fn bad_round_trip_arguments_give_one_clear_error_line() {
         let error_lines = err.lines().filter(|l| l.contains("error")).count();
         assert_eq!(error_lines, 1, "{args:?}: one error line: {err}");
     }
+}
+
+/// A server that echoes with one byte changed (a pmdt application built on the
+/// runtime, standing in for a faulty peer): pmdt-send fails the run and says
+/// which message and byte differ. The content is checked, not only the length.
+#[test]
+fn an_echo_with_one_byte_changed_fails_the_run_and_says_where() {
+    use pmdt::link::udp::UdpLinkConfig;
+    use pmdt::runtime::{Backend, Runtime};
+    use pmdt_tools::session::{read_opening, Opening};
+    use std::io::{Read, Write};
+
+    let _g = serial();
+    let rt = Runtime::builder()
+        .backend(Backend::Udp(UdpLinkConfig {
+            bind: "127.0.0.1:0".parse().unwrap(),
+            ..Default::default()
+        }))
+        .listen_from_start()
+        .start()
+        .unwrap();
+    let to = rt.local_addr().to_string();
+    let listener = rt.listen(0).unwrap();
+    let server = std::thread::spawn(move || {
+        let mut s = listener.accept_timeout(Duration::from_secs(30)).unwrap();
+        let Opening::Request { request, rest, .. } = read_opening(&mut s).unwrap() else {
+            panic!("pmdt-send opens with a request");
+        };
+        assert_eq!(request.mode, pmdt_tools::session::Mode::Echo);
+        // Byte 100 after the request line: message 2 (64-byte messages), byte 36.
+        let mut at = 0u64;
+        let mut buf = rest;
+        loop {
+            for b in buf.iter_mut() {
+                if at == 100 {
+                    *b ^= 0x40;
+                }
+                at += 1;
+            }
+            if s.write_all(&buf).is_err() {
+                return;
+            }
+            buf.resize(4096, 0);
+            match s.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(k) => buf.truncate(k),
+            }
+        }
+    });
+    let o = finish(
+        spawn(
+            SEND,
+            &[
+                "--backend",
+                "udp",
+                "-c",
+                &to,
+                "--rr",
+                "-n",
+                "6400",
+                "--idle-timeout",
+                "3",
+                "--json",
+            ],
+        ),
+        Duration::from_secs(60),
+    );
+    let _ = server.join();
+    let _ = rt.shutdown();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("the echo of message 2 differs from it at byte 36"),
+        "{err}"
+    );
+    let sj = end(&o);
+    assert_eq!(sj["flows"][0]["verified"], false, "{sj}");
+    assert_eq!(sj["round_trips"]["count"], 1, "one good round trip: {sj}");
+    assert!(err.contains("AN ECHO DIFFERS"), "{err}");
 }
