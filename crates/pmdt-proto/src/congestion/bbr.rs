@@ -32,9 +32,9 @@
 //!
 //! Startup ends on its own overshoot too: loss while the latest RTT shows any
 //! queue (a shallow buffer overflows within a round). The repair of that overshoot
-//! (Drain, retransmissions) is not taken for congestion, and ProbeBW Up starts over
-//! while it keeps finding bandwidth, so an estimate a round behind Startup's rate
-//! catches up in rounds, not probe cycles. Rounds the receiver's credit limited do
+//! (Drain, retransmissions) is not taken for congestion, ProbeBW probes at once
+//! after such an exit, and Up starts over while it keeps finding bandwidth, so an
+//! estimate a round behind Startup's rate catches up in rounds, not probe cycles. Rounds the receiver's credit limited do
 //! not count as the pipe's plateau.
 
 use std::time::{Duration, Instant};
@@ -256,6 +256,9 @@ pub(crate) struct Bbr {
     /// Startup's overshoot and its repair, which Startup's exit and `inflight_hi`
     /// answered already (the lower bounds must not take it for congestion).
     overshoot: Overshoot,
+    /// Startup ended on loss, its estimate a round behind its rate: the first
+    /// ProbeBW cycle probes at once instead of cruising a cycle below the link.
+    probe_first: bool,
     /// Largest delivery rate and delivered bytes of a sample in this round.
     bw_latest: u64,
     inflight_latest: u64,
@@ -330,6 +333,7 @@ impl Bbr {
             inflight_lo: None,
             congested_in_round: false,
             overshoot: Overshoot::InStartup,
+            probe_first: false,
             bw_latest: 0,
             inflight_latest: 0,
             prev_bw_latest: 0,
@@ -387,7 +391,11 @@ impl Bbr {
             Mode::ProbeBw(Phase::Cruise) => {
                 // A per-flow, deterministic draw (no RNG in the controller).
                 let jitter = (self.next_round_delivered / self.mss) % (CRUISE_JITTER_ROUNDS + 1);
-                self.cruise_rounds = CRUISE_ROUNDS + jitter;
+                self.cruise_rounds = if std::mem::take(&mut self.probe_first) {
+                    0
+                } else {
+                    CRUISE_ROUNDS + jitter
+                };
             }
             Mode::ProbeBw(Phase::Refill) => {
                 // Congestion held the rate well below the maximum filter: the
@@ -562,6 +570,7 @@ impl Bbr {
             // signal's packet saw may be a credit-limited one: not below the BDP
             // the model has.
             self.inflight_hi = Some(hi.max(target));
+            self.probe_first = true;
             self.full_bw_reached = true;
             self.enter(now, Mode::Drain);
             return;
@@ -1133,5 +1142,38 @@ mod tests {
         // The flight is held to what went through (1 BDP), not the 2 BDPs of
         // the window: the queue drains.
         assert!(b.window() <= 800_000, "window {}", b.window());
+    }
+
+    /// Startup that ended on its own overshoot (loss with a queue) has an estimate
+    /// a round behind its rate: ProbeBW probes at once instead of cruising a
+    /// cycle (6-8 rounds) below the link first.
+    #[test]
+    fn a_loss_ended_startup_probes_at_once() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        for r in [1u64, 2, 4] {
+            rounds(&mut b, &mut t, &mut d, r * 1_000_000, 1);
+        }
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        t += Duration::from_millis(110);
+        let prior = d;
+        d += 400_000;
+        let mut s = sample(4_000_000, prior, d, 110, 400_000);
+        s.lost = 40_000;
+        b.on_rate_sample(t, &s, &rtt);
+        assert!(b.full_bw_reached && b.mode != Mode::Startup, "{:?}", b.mode);
+        let mut modes = Vec::new();
+        for _ in 0..4 {
+            t += Duration::from_millis(100);
+            let prior = d;
+            d += 400_000;
+            b.on_rate_sample(t, &sample(4_000_000, prior, d, 100, 100_000), &rtt);
+            modes.push(b.mode);
+        }
+        assert!(
+            modes.contains(&Mode::ProbeBw(Phase::Up)),
+            "no probe within 4 rounds: {modes:?}"
+        );
     }
 }
