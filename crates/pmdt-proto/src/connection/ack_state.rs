@@ -9,6 +9,9 @@ use crate::wire::{Ack, AckRange, AckRanges, MAX_ACK_RANGES};
 pub(crate) struct AckState {
     received: RangeSet,
     largest: Option<(u64, Instant)>,
+    /// The largest packet number received, ack-only packets included: what the
+    /// next packet follows when nothing was lost.
+    largest_any: Option<u64>,
     unacked_eliciting: u32,
     immediate: bool,
     deadline: Option<Instant>,
@@ -34,10 +37,11 @@ impl AckState {
     ) -> bool {
         let new = self.received.insert_one(pn);
         self.received.keep_highest(MAX_ACK_RANGES + 1);
-        let in_order = match self.largest {
+        let in_order = match self.largest_any {
             None => true,
-            Some((l, _)) => pn == l + 1,
+            Some(l) => pn == l + 1,
         };
+        self.note_number(pn);
         if self.largest.is_none_or(|(l, _)| pn > l) {
             self.largest = Some((pn, now));
         }
@@ -49,6 +53,20 @@ impl AckState {
             self.deadline = Some(now + max_delay);
         }
         new
+    }
+
+    /// Records a packet that elicits no acknowledgement (an ack): it is not
+    /// acknowledged, but it took a packet number, so the next data packet after
+    /// it is in order, not after a gap (which is acknowledged at once: every
+    /// request/response exchange paid an immediate ack on its critical path).
+    pub(crate) fn on_non_eliciting(&mut self, pn: u64) {
+        self.note_number(pn);
+    }
+
+    fn note_number(&mut self, pn: u64) {
+        if self.largest_any.is_none_or(|l| pn > l) {
+            self.largest_any = Some(pn);
+        }
     }
 
     /// Turns a passed deadline into "send now" (so the deadline is not reported again).
@@ -120,5 +138,36 @@ impl AckState {
             data_cumulative,
             max_data,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DELAY: Duration = Duration::from_millis(1);
+
+    /// Data after the peer's ack-only packet follows it (ack every 2: not acked
+    /// at once); a real gap still is, and so is a duplicate.
+    #[test]
+    fn ack_only_numbers_close_the_gap_real_gaps_still_ack_at_once() {
+        let now = Instant::now();
+        let mut a = AckState::new();
+        a.on_packet(0, now, 2, DELAY);
+        assert!(!a.wants_to_send(now));
+        a.build(now, 0, 0, 8).unwrap();
+        a.on_non_eliciting(1);
+        a.on_packet(2, now, 2, DELAY);
+        assert!(
+            !a.wants_to_send(now),
+            "in order after the ack-only packet 1"
+        );
+        a.build(now, 0, 0, 8).unwrap();
+        // 3 and 4 lost: 5 is after a gap.
+        a.on_packet(5, now, 2, DELAY);
+        assert!(a.wants_to_send(now), "a gap is acknowledged at once");
+        a.build(now, 0, 0, 8).unwrap();
+        a.on_packet(5, now, 2, DELAY);
+        assert!(a.wants_to_send(now), "so is a duplicate");
     }
 }

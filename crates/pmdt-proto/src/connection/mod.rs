@@ -1007,6 +1007,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 self.cfg.ack_every,
                 self.cfg.max_ack_delay,
             );
+        } else {
+            self.acks.on_non_eliciting(pkt.header.pn);
         }
         self.check_graceful(now);
     }
