@@ -330,8 +330,8 @@ fn bbr_and_cubic_share_a_bottleneck() {
 /// The large case: 10 Gbit/s × 100 ms × 0.5 % loss, 4 GB. About a minute of
 /// CPU in the simulator, so not in CI: `cargo test --release -p pmdt
 /// --no-default-features --test sim_bbr ten_gigabit -- --ignored --nocapture`.
-/// Measured: steady 9.68 Gbit/s (whole transfer 5.82, Startup at 100 ms takes ~2
-/// s), but the receive window reaches 3.79 BDP (criterion 3). The credit covers
+/// Measured: steady 9.59 Gbit/s (whole transfer 5.79, Startup at 100 ms takes ~2
+/// s), but the receive window reaches 3.83 BDP (criterion 3). The credit covers
 /// the longest hole that recurred in the last 16 intervals (a single rare one no
 /// longer sizes it); the long holes that recur here are Startup's: its overshoot
 /// and the retransmissions lost to the same full queue make 3-RTT holes in a
