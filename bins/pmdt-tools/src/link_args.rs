@@ -100,13 +100,13 @@ pub struct LinkArgs {
     /// Busy-poll the I/O core (lowest latency; default backs off when idle).
     #[arg(long)]
     pub busy_poll: bool,
-    /// Run to completion (the default with one queue): no I/O lcore or thread;
-    /// the flows' own threads run the I/O loop inside their reads and writes (one
-    /// core per side does everything, no hand-off between threads). One queue.
+    /// Run to completion: no I/O lcore or thread; the flows' own threads run the
+    /// I/O loop inside their reads and writes (one core per side does everything,
+    /// no hand-off between threads; the fastest mode on a direct link). One queue.
     #[arg(long = "run-to-completion", visible_alias = "rtc")]
     pub run_to_completion: bool,
-    /// Pipeline (the default with several queues): an I/O lcore (or thread) per
-    /// queue runs the I/O loop, the flows' threads hand data to it through rings.
+    /// Pipeline (the default): an I/O lcore (or thread) per queue runs the I/O
+    /// loop, the flows' threads hand data to it through rings.
     #[arg(long, conflicts_with = "run_to_completion")]
     pub pipeline: bool,
 }
@@ -139,10 +139,12 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 impl LinkArgs {
-    /// The I/O mode in effect: as asked, else run to completion with one queue
-    /// (on this project's 2-vCPU reference host it moved 1.9x the bytes of the
-    /// pipeline with one flow, and more with up to 16 flows: docs/RESULTS.md) and
-    /// the pipeline with several (run to completion drives one queue).
+    /// The I/O mode in effect: run to completion when asked (one queue), else
+    /// the pipeline. On a direct link run to completion moved 1.8x the bytes of
+    /// the pipeline (one flow, 2-vCPU reference host), but behind pmdt-wanem on
+    /// the same host (three busy processes on two cores) it delivered a third of
+    /// a 1 Gbit/s path where the pipeline filled it (docs/RESULTS.md): the
+    /// pipeline stays the default until that is understood.
     pub fn io_mode(&self) -> Result<IoMode, CliError> {
         let queues = self.queues()?;
         Ok(if self.run_to_completion {
@@ -153,10 +155,8 @@ impl LinkArgs {
                 .hint("drop --run-to-completion: several queues run in pipeline mode"));
             }
             IoMode::RunToCompletion
-        } else if self.pipeline || queues > 1 {
-            IoMode::Pipeline
         } else {
-            IoMode::RunToCompletion
+            IoMode::Pipeline
         })
     }
 
