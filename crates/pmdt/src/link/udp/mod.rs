@@ -1,6 +1,6 @@
 //! The kernel UDP backend: a non-blocking `std::net::UdpSocket`, batched with
 //! `recvmmsg`/`sendmmsg` on Linux, with the kernel's segmentation offloads where
-//! it has them ([`offload`]: runs of datagrams sent and received as one). Sends
+//! it has them (the `offload` module: runs of datagrams sent and received as one). Sends
 //! gather the header and the payload slice (`iovec` pair), so the payload is not
 //! copied in user space; received datagrams land in pooled buffers (directly, or
 //! cut out of a coalesced run).
