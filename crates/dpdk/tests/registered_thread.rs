@@ -60,7 +60,9 @@ fn a_registered_thread_caches_mbufs_and_gives_them_back() {
             assert_eq!(worker_rx.recv().unwrap(), "flush");
             flush_registered_thread_caches();
             to_test.send(id).unwrap();
-            // Cache again, then exit without flushing: the registration's drop does.
+            // Cache again (once the test has counted), then exit without
+            // flushing: the registration's drop does.
+            assert_eq!(worker_rx.recv().unwrap(), "again");
             let held: Vec<Mbuf> = (0..200).map(|_| pool.alloc().unwrap()).collect();
             drop(held);
             to_test.send(id).unwrap();
@@ -78,6 +80,7 @@ fn a_registered_thread_caches_mbufs_and_gives_them_back() {
     to_worker.send("flush").unwrap();
     test_rx.recv().unwrap();
     assert_eq!(allocatable_without_cache(&pool), SIZE as usize);
+    to_worker.send("again").unwrap();
     test_rx.recv().unwrap();
     assert!(allocatable_without_cache(&pool) < SIZE as usize);
     to_worker.send("exit").unwrap();
