@@ -4,6 +4,7 @@
 //! tools connection, the data each side moves, interval reports, JSON output,
 //! summaries, errors with hints, Ctrl-C, completions and man pages.
 
+pub mod arrival_spread;
 pub mod cli_error;
 pub mod config_file;
 pub mod data_recv;

@@ -104,6 +104,59 @@ pub struct FlowSummary {
     /// `--rr`: this flow's round trips.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub round_trips: Option<RoundTripSummary>,
+    /// Data this process sent: what held the sender back, and for how long.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limited_by: Option<SendLimits>,
+}
+
+/// Seconds a sending connection spent held back, by cause: why its rate is what
+/// it is (the path's window or rate, the receiver, the application, or the
+/// sender's own core).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SendLimits {
+    /// Data waiting, the congestion or packet window full.
+    pub window: f64,
+    /// Data waiting for the pacer (the controller's rate).
+    pub pacing: f64,
+    /// Data waiting for the receiver's credit.
+    pub credit: f64,
+    /// Nothing to send: the application was slower than the path.
+    pub app: f64,
+    /// The sender came back late for its pacing deadlines (its core was busy
+    /// elsewhere or taken by another process): time lost on this host.
+    pub late: f64,
+}
+
+impl SendLimits {
+    fn from_stats(s: &ConnectionStats) -> Option<Self> {
+        let sec = |us: u64| us as f64 / 1e6;
+        let l = Self {
+            window: sec(s.blocked_window_us),
+            pacing: sec(s.blocked_pacing_us),
+            credit: sec(s.blocked_credit_us),
+            app: sec(s.blocked_app_us),
+            late: sec(s.pacing_late_us),
+        };
+        (l != Self::default()).then_some(l)
+    }
+
+    /// `window 12%, pacing 80%, ...` of `seconds`, the largest first, the
+    /// negligible (under 1%) left out.
+    fn shares(&self, seconds: f64) -> String {
+        let mut v = [
+            ("window", self.window),
+            ("pacing", self.pacing),
+            ("credit", self.credit),
+            ("application", self.app),
+            ("late for pacing", self.late),
+        ];
+        v.sort_by(|a, b| b.1.total_cmp(&a.1));
+        v.iter()
+            .filter(|(_, t)| seconds > 0.0 && *t / seconds >= 0.01)
+            .map(|(k, t)| format!("{k} {:.0}%", 100.0 * t / seconds))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
 }
 
 impl FlowSummary {
@@ -112,6 +165,9 @@ impl FlowSummary {
         self.packets_sent = s.packets_sent;
         self.packets_retransmitted = s.packets_retransmitted;
         self.rtt_us = RttSummary::from_hist(s.rtt_min_us, &s.rtt_histogram);
+        if self.direction == Direction::Send && self.round_trips.is_none() {
+            self.limited_by = SendLimits::from_stats(s);
+        }
         self
     }
 }
@@ -399,7 +455,7 @@ impl Summary {
         }
         for f in self.flows.iter().filter(|_| per_flow) {
             eprintln!(
-                "  flow {} {} {}: {} bytes, {}, sha256 {}{}{}{}{}",
+                "  flow {} {} {}: {} bytes, {}, sha256 {}{}{}{}{}{}",
                 f.flow,
                 match f.direction {
                     Direction::Send => "to",
@@ -434,6 +490,11 @@ impl Summary {
                 },
                 f.drain_seconds
                     .map(|d| format!(", drained in {d:.2} s after the time limit"))
+                    .unwrap_or_default(),
+                f.limited_by
+                    .map(|l| l.shares(f.seconds))
+                    .filter(|s| !s.is_empty())
+                    .map(|s| format!("; held back by {s}"))
                     .unwrap_or_default(),
                 f.error
                     .as_ref()

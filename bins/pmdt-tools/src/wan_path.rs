@@ -11,7 +11,15 @@ use pmdt::link::delay_line::DelayLine;
 use pmdt::link::impair_model::{BitFlip, ImpairModel, ImpairStats};
 use serde::Serialize;
 
+use crate::arrival_spread::ArrivalSpread;
 use crate::frame_capture::FrameCapture;
+
+/// The most frames one poll takes from the ingress ring (a backlog left by a
+/// stall is read whole, so its arrival times spread over the stall).
+const MAX_BACKLOG: usize = 1024;
+
+/// Frames per receive burst.
+const RX_BURST: usize = 32;
 
 /// What one direction did.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -42,6 +50,10 @@ pub struct PathStats {
     pub no_buffer: u64,
     /// Frames waiting (delay line) now.
     pub held: u64,
+    /// The longest time the ingress ring went unread, microseconds: how long the
+    /// emulator lost its core (the path's capacity is kept over such gaps, see
+    /// `arrival_spread`).
+    pub longest_stall_us: u64,
 }
 
 impl PathStats {
@@ -64,7 +76,9 @@ pub struct WanPath {
     model: Option<ImpairModel>,
     pool: Arc<Mempool>,
     held: DelayLine<Mbuf>,
-    rx_batch: MbufBatch<32>,
+    rx_batch: MbufBatch<RX_BURST>,
+    backlog: Vec<Mbuf>,
+    arrivals: ArrivalSpread,
     tx_batch: MbufBatch<32>,
     /// Counters.
     pub stats: PathStats,
@@ -81,12 +95,29 @@ impl WanPath {
             pool,
             held: DelayLine::default(),
             rx_batch: MbufBatch::default(),
+            backlog: Vec::with_capacity(MAX_BACKLOG),
+            arrivals: ArrivalSpread::default(),
             tx_batch: MbufBatch::default(),
             stats: PathStats::default(),
         }
     }
 
+    /// Hands the queued frames to the egress port (what it cannot take stays
+    /// queued); how many it took.
+    fn flush(&mut self) -> usize {
+        let queued = self.tx_batch.len();
+        if queued > 0 {
+            self.tx.tx_burst(&mut self.tx_batch);
+        }
+        let sent = queued - self.tx_batch.len();
+        self.stats.forwarded += sent as u64;
+        sent
+    }
+
     fn emit(&mut self, m: Mbuf, capture: &mut Option<&mut FrameCapture>) {
+        if self.tx_batch.is_full() {
+            self.flush();
+        }
         if self.tx_batch.is_full() {
             drop(m);
             self.stats.tx_full += 1;
@@ -103,19 +134,35 @@ impl WanPath {
     /// One pass; returns whether anything moved. Frames queued for the egress port
     /// are also written to `capture`.
     pub fn poll(&mut self, now: Instant, mut capture: Option<&mut FrameCapture>) -> bool {
-        let n = self.rx.rx_burst(&mut self.rx_batch);
-        // Frames are delayed from when they were taken, not from when the loop last
+        let mut backlog = std::mem::take(&mut self.backlog);
+        loop {
+            let n = self.rx.rx_burst(&mut self.rx_batch);
+            backlog.extend(self.rx_batch.drain());
+            if n < RX_BURST || backlog.len() >= MAX_BACKLOG {
+                break;
+            }
+        }
+        let n = backlog.len();
+        // Frames are delayed from when they arrived, not from when the loop last
         // read the clock: preempted in between (milliseconds on a shared core), it
-        // would release them early and the path would look shorter than set.
+        // would release them early and the path would look shorter than set. A
+        // backlog the loop finds after such a gap arrived during it.
         let now = if n > 0 { Instant::now().max(now) } else { now };
-        let mut batch = std::mem::take(&mut self.rx_batch);
-        for m in batch.drain() {
+        let mut stamps = if n > 0 {
+            Some(self.arrivals.backlog(now, n))
+        } else {
+            self.arrivals.empty(now);
+            None
+        };
+        self.stats.longest_stall_us = self.arrivals.longest_gap().as_micros() as u64;
+        for m in backlog.drain(..) {
             self.stats.received += 1;
+            let arrived = stamps.as_mut().and_then(Iterator::next).unwrap_or(now);
             let Some(model) = &mut self.model else {
                 self.emit(m, &mut capture);
                 continue;
             };
-            let fate = model.decide(now, m.pkt_len());
+            let fate = model.decide(arrived, m.pkt_len());
             let mut copies = fate.deliveries().iter();
             let (Some(first), second) = (copies.next(), copies.next()) else {
                 continue; // dropped: the model counted why
@@ -146,8 +193,13 @@ impl WanPath {
         if let Some(model) = &self.model {
             self.stats.update_from(model.stats());
         }
-        self.rx_batch = batch;
-        while !self.tx_batch.is_full() {
+        self.backlog = backlog;
+        // Everything due, as far as the egress port takes it (what it refuses
+        // stays held, in order, for the next pass).
+        loop {
+            if self.tx_batch.is_full() && (self.flush() == 0 || self.tx_batch.is_full()) {
+                break;
+            }
             let Some(m) = self.held.pop_due(now) else {
                 break;
             };
@@ -155,10 +207,7 @@ impl WanPath {
         }
         self.stats.held = self.held.len() as u64;
         let queued = self.tx_batch.len();
-        if queued > 0 {
-            self.tx.tx_burst(&mut self.tx_batch);
-            self.stats.forwarded += (queued - self.tx_batch.len()) as u64;
-        }
+        self.flush();
         n > 0 || queued > 0
     }
 

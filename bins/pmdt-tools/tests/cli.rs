@@ -44,6 +44,12 @@ fn file_over_memif_between_two_processes_arrives_intact() {
     assert_eq!(sj["sha256"], want.as_str());
     assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
     // The sender ends with the receiver's receipt.
+    // What held the sender back is in its flow's summary, the receiver's has none.
+    let limits = &sj["flows"][0]["limited_by"];
+    for k in ["window", "pacing", "credit", "app", "late"] {
+        assert!(limits[k].is_f64(), "limited_by.{k}: {sj}");
+    }
+    assert!(rj["flows"][0]["limited_by"].is_null(), "{rj}");
     let receipt = &sj["flows"][0]["receipt"];
     assert_eq!(receipt["bytes"], 20_000_000, "{sj}");
     assert_eq!(receipt["sha256"], want.as_str());

@@ -48,8 +48,14 @@ pub struct ConnectionStats {
     pub pacing_rate: u64,
     /// Bytes in flight now.
     pub bytes_in_flight: u64,
-    /// Time with data waiting but blocked by the window or congestion control, µs.
+    /// Time with data waiting but blocked by the congestion or packet window, µs.
     pub blocked_window_us: u64,
+    /// Time with data waiting for the pacer (the controller's rate), µs.
+    pub blocked_pacing_us: u64,
+    /// How late, in total, the sender came back for the pacer's deadlines, µs: time
+    /// the connection could have sent but its I/O loop was busy elsewhere or
+    /// off its core (a loaded or shared core shows here, not in the path).
+    pub pacing_late_us: u64,
     /// Time with data waiting but blocked by the receiver's credit, µs.
     pub blocked_credit_us: u64,
     /// Time with nothing to send (application-limited) while established, µs.

@@ -172,9 +172,11 @@ enum ControlOut {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Blocked {
-    /// By the congestion window or the pacer: the only state in which the
-    /// congestion window may grow.
+    /// By the congestion window: with [`Blocked::Pacing`], the only states in
+    /// which the congestion window may grow.
     Window,
+    /// By the pacer (the controller's rate).
+    Pacing,
     /// By `window_packets`.
     Packets,
     Credit,
@@ -1131,7 +1133,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let mut any_new = false;
         // RFC 9002 §7.8: the window grows only while it limits the sender. Blocked by
         // the packet window, the receiver's credit or the application, it does not.
-        let app_limited = self.blocked.is_some_and(|b| b.0 != Blocked::Window);
+        let app_limited = self
+            .blocked
+            .is_some_and(|b| !matches!(b.0, Blocked::Window | Blocked::Pacing));
         for r in &a.ranges {
             self.stats.spurious_retransmits += self.sent.take_lost_in(r.start, r.end);
             let lo = r.start.max(tracked.start);
@@ -1407,6 +1411,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             let us = now.saturating_duration_since(since).as_micros() as u64;
             match b {
                 Blocked::Window | Blocked::Packets => self.stats.blocked_window_us += us,
+                Blocked::Pacing => self.stats.blocked_pacing_us += us,
                 Blocked::Credit => self.stats.blocked_credit_us += us,
                 Blocked::App => self.stats.blocked_app_us += us,
             }
@@ -1655,9 +1660,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 return None;
             }
             if let Some(rate) = self.pacing_rate() {
-                if let Some(t) = self.pacer.try_send(now, size, rate) {
+                let catch_up = crate::pacer::catch_up_limit(self.rtt.smoothed());
+                let t = self.pacer.try_send(now, size, rate, catch_up);
+                self.stats.pacing_late_us = self.pacer.late_total().as_micros() as u64;
+                if let Some(t) = t {
                     self.pacing_wait = Some(t);
-                    self.note_blocked(now, Some(Blocked::Window));
+                    self.note_blocked(now, Some(Blocked::Pacing));
                     return None;
                 }
             }

@@ -5,6 +5,7 @@
 //! same seed gives the same run, packet for packet.
 
 mod bulk;
+mod core_share;
 mod flow_error;
 mod flows;
 mod loop_net;
@@ -15,6 +16,7 @@ mod timed_send;
 
 pub use crate::link::impair_model::{GilbertElliott, ImpairConfig, ImpairConfigError, ImpairStats};
 pub use bulk::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport};
+pub use core_share::CoreShare;
 pub use flow_error::FlowError;
 pub use flows::{
     run_flows, run_flows_observed, Connects, FlowOutcome, FlowsError, FlowsReport, FlowsScenario,
@@ -93,6 +95,8 @@ pub struct Network {
     buf: Vec<u8>,
     /// Bytes each datagram costs on a link beyond its UDP payload.
     wire_overhead: usize,
+    /// Nodes that share their core (by node index; absent: a core of its own).
+    cores: HashMap<usize, CoreShare>,
 }
 
 impl Network {
@@ -112,6 +116,7 @@ impl Network {
             seq: 0,
             buf: vec![0; 65536],
             wire_overhead: 0,
+            cores: HashMap::new(),
         }
     }
 
@@ -120,6 +125,23 @@ impl Network {
     /// `pmdt-wanem` in DPDK mode). Default 0: links count UDP payloads.
     pub fn set_wire_overhead(&mut self, bytes: usize) {
         self.wire_overhead = bytes;
+    }
+
+    /// Node `n` runs on a core it shares: on and off its core by `share` (None:
+    /// a core of its own, the default).
+    pub fn set_core_share(&mut self, n: NodeId, share: Option<CoreShare>) {
+        match share {
+            Some(s) => self.cores.insert(n.0, s),
+            None => self.cores.remove(&n.0),
+        };
+    }
+
+    /// When node `i` runs next, at or after `t`.
+    fn next_run(&self, i: usize, t: Instant) -> Instant {
+        match self.cores.get(&i) {
+            Some(s) => self.start + s.next_run(t - self.start),
+            None => t,
+        }
     }
 
     /// Virtual time now.
@@ -231,6 +253,9 @@ impl Network {
     /// Takes every datagram the endpoints want to send now and puts it on the links.
     pub fn flush(&mut self) {
         for i in 0..self.nodes.len() {
+            if self.next_run(i, self.now) > self.now {
+                continue; // off its core: nothing leaves
+            }
             loop {
                 let from = self.nodes[i].0;
                 let ep = &mut self.nodes[i].1;
@@ -273,8 +298,9 @@ impl Network {
     /// The next instant something happens (a delivery or an endpoint timer).
     pub fn next_event(&mut self) -> Option<Instant> {
         let mut t = self.queue.peek().map(|r| r.0.at);
-        for (_, ep) in &mut self.nodes {
-            if let Some(x) = ep.poll_timeout() {
+        for i in 0..self.nodes.len() {
+            if let Some(x) = self.nodes[i].1.poll_timeout() {
+                let x = self.next_run(i, x);
                 t = Some(t.map_or(x, |t: Instant| t.min(x)));
             }
         }
@@ -295,11 +321,21 @@ impl Network {
         }
         self.now = self.now.max(t);
         while self.queue.peek().is_some_and(|r| r.0.at <= self.now) {
-            let Reverse(p) = self.queue.pop().expect("peeked");
+            let Reverse(mut p) = self.queue.pop().expect("peeked");
+            let runs = self.next_run(p.to, self.now);
+            if runs > self.now {
+                // Off its core: the datagram waits in its ring, in order.
+                self.seq += 1;
+                (p.at, p.seq) = (runs, self.seq);
+                self.queue.push(Reverse(p));
+                continue;
+            }
             self.nodes[p.to].1.handle(self.now, p.from, &p.data);
         }
-        for (_, ep) in &mut self.nodes {
-            ep.handle_timeout(self.now);
+        for i in 0..self.nodes.len() {
+            if self.next_run(i, self.now) == self.now {
+                self.nodes[i].1.handle_timeout(self.now);
+            }
         }
         self.flush();
         true

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{ImpairConfig, ImpairStats, Network};
+use super::{CoreShare, ImpairConfig, ImpairStats, Network};
 use crate::link::impair_model::ImpairConfigError;
 use pmdt_proto::{
     CloseReason, ConfigError, ConnectionStats, EndpointConfig, Event, TransportConfig,
@@ -54,6 +54,10 @@ pub struct TimedSendScenario {
     pub time_limit: Duration,
     /// Record the sender's statistics at this interval.
     pub sample_every: Option<Duration>,
+    /// The sender's core, when it shares one (None: a core of its own).
+    pub sender_core: Option<CoreShare>,
+    /// The receiver's core, when it shares one.
+    pub receiver_core: Option<CoreShare>,
 }
 
 impl Default for TimedSendScenario {
@@ -67,6 +71,8 @@ impl Default for TimedSendScenario {
             transport: TransportConfig::default(),
             time_limit: Duration::from_secs(120),
             sample_every: None,
+            sender_core: None,
+            receiver_core: None,
         }
     }
 }
@@ -132,6 +138,8 @@ pub fn run_timed_send(sc: &TimedSendScenario) -> Result<TimedSendReport, TimedSe
     )?;
     net.set_link(client, server, sc.forward.clone())?;
     net.set_link(server, client, sc.reverse.clone())?;
+    net.set_core_share(client, sc.sender_core);
+    net.set_core_share(server, sc.receiver_core);
     let start = net.now();
     let limit = start + sc.time_limit;
     let deadline = start + sc.write_for;
