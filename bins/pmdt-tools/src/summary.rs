@@ -2,7 +2,7 @@
 //! output.
 
 use pmdt::proto::RttHistogram;
-use pmdt::runtime::RuntimeStats;
+use pmdt::runtime::{LoadReport, RuntimeStats};
 use pmdt::ConnectionStats;
 use serde::Serialize;
 
@@ -192,6 +192,7 @@ pub struct LoadSummary {
 /// Collects the load reports of the first I/O loop during a run.
 #[derive(Debug, Default)]
 pub struct LoadSampler {
+    /// The newest report taken (reports are taken in the order they were made).
     last_tsc: u64,
     loads: Vec<f64>,
     m3: Vec<f64>,
@@ -200,13 +201,21 @@ pub struct LoadSampler {
 }
 
 impl LoadSampler {
-    /// Takes the latest report if it is new and covers traffic.
+    /// Takes the latest report and the one that closed when the last transfer
+    /// ended (still there after later reports replaced the latest), each if it
+    /// is new and covers traffic.
     pub fn sample(&mut self, rt: &RuntimeStats) {
         let Some(l) = rt.loops.first() else {
             return;
         };
-        let r = &l.load;
-        if r.tsc == self.last_tsc || r.packets_per_s <= 0.0 {
+        // The older first.
+        for r in l.last_transfer_load.iter().chain([&l.load]) {
+            self.take(r);
+        }
+    }
+
+    fn take(&mut self, r: &LoadReport) {
+        if r.tsc <= self.last_tsc || r.packets == 0 {
             return;
         }
         self.last_tsc = r.tsc;

@@ -14,7 +14,9 @@ pub struct EstimatorConfig {
     pub method1_iterations: u64,
     /// Thesis method 2 and report cadence: window length in cycles (default 1 s).
     pub window_cycles: u64,
-    /// Our estimate is published every this many cycles (default 10 ms).
+    /// Our estimate is published every this many cycles (default 10 ms);
+    /// `u64::MAX`: only when the caller closes a period
+    /// ([`crate::LoadEstimator::publish`]).
     pub report_cycles: u64,
     /// EWMA weight of a new report in the fast (drop-risk) average.
     pub fast_alpha: f64,

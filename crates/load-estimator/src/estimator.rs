@@ -35,6 +35,11 @@ pub struct LoadEstimator {
     // hot path state
     last: u64,
     prev_n: usize,
+    /// The pending iteration's packets, as given (not capped at a burst).
+    prev_packets: u64,
+    /// Packets of the period's iterations, every one counted (the cost figures
+    /// leave out stolen iterations and cap a burst at `burst`).
+    packets: u64,
     started: bool,
     cycles: Vec<u64>,
     count: Vec<u64>,
@@ -83,6 +88,8 @@ impl LoadEstimator {
             burst,
             last: 0,
             prev_n: 0,
+            prev_packets: 0,
+            packets: 0,
             started: false,
             cycles: vec![0; burst + 1],
             count: vec![0; burst + 1],
@@ -123,13 +130,14 @@ impl LoadEstimator {
     }
 
     /// Records one poll iteration: `now` is this iteration's TSC read, `n` the packets
-    /// its `rx_burst` returned. Cost: a subtraction, two adds and two compares.
+    /// its `rx_burst` returned. Cost: a subtraction, three adds and two compares.
     #[inline]
     pub fn on_poll(&mut self, now: u64, n: u32) {
         let d = now.wrapping_sub(self.last);
         let k = self.prev_n;
         self.last = now;
         self.prev_n = (n as usize).min(self.burst);
+        self.packets += std::mem::replace(&mut self.prev_packets, u64::from(n));
         if !self.started {
             self.started = true;
             self.period_start = now;
@@ -158,6 +166,8 @@ impl LoadEstimator {
         if self.started {
             self.last = now;
             self.prev_n = 0;
+            // Its time included the sleep and is dropped; its packets were handled.
+            self.packets += std::mem::take(&mut self.prev_packets);
         }
     }
 
@@ -175,7 +185,9 @@ impl LoadEstimator {
         self.rx_pending = Some(pending);
     }
 
-    /// Closes the current period now and publishes a report.
+    /// Closes the current period now and publishes a report. The iteration in
+    /// progress (since the last [`LoadEstimator::on_poll`]) belongs to the next
+    /// period.
     pub fn publish(&mut self, now: u64) {
         let period = now.wrapping_sub(self.period_start).max(1);
         self.model
@@ -249,7 +261,8 @@ impl LoadEstimator {
         r.load = load;
         r.load_fast = ewma(r.load_fast, load, self.cfg.fast_alpha, r.iterations == 0);
         r.load_slow = ewma(r.load_slow, load, self.cfg.slow_alpha, r.iterations == 0);
-        r.packets_per_s = packets as f64 * hz / available;
+        r.packets = self.packets;
+        r.packets_per_s = self.packets as f64 * hz / available;
         r.capacity_pps = if per_packet_full > 0.0 {
             hz / per_packet_full
         } else {
@@ -314,6 +327,7 @@ impl LoadEstimator {
         self.cycles.iter_mut().for_each(|c| *c = 0);
         self.count.iter_mut().for_each(|c| *c = 0);
         self.stolen = 0;
+        self.packets = 0;
         self.period_start = now;
     }
 }

@@ -22,7 +22,12 @@ pub struct LoadReport {
     pub load_fast: f64,
     /// Ours, slow EWMA (display).
     pub load_slow: f64,
-    /// Packets per second handled in the last period.
+    /// Packets handled in the last period: every packet given to
+    /// [`crate::LoadEstimator::on_poll`], those of stolen iterations and of
+    /// iterations past a full burst included.
+    pub packets: u64,
+    /// Packets per second handled in the last period (`packets` over its
+    /// available time).
     pub packets_per_s: f64,
     /// Estimated capacity: packets per second at saturation (full bursts).
     pub capacity_pps: f64,

@@ -276,7 +276,7 @@ impl RuntimeBuilder {
 
     /// The I/O loop of link `i` (wrapped in the middleware), its control channel
     /// and its statistics, starting at `now`.
-    fn build_loop(
+    pub(super) fn build_loop(
         &self,
         i: usize,
         link: Box<dyn Link>,

@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use super::cycles;
-use super::io_loop::{IoLoop, Next};
+use super::io_loop::{IoLoop, Next, Publication};
 use super::IdlePolicy;
 
 /// Polls `lp` until it stops (shutdown finished).
@@ -58,18 +58,23 @@ impl Poller {
     pub fn step(&mut self, lp: &mut IoLoop) -> (Next, Instant) {
         let now = Instant::now();
         let tsc = cycles::now();
-        if lp.publish_due(now) {
-            lp.refresh_load(tsc);
-        }
-        let live_before = lp.live();
-        let polled = lp.poll(now);
-        lp.estimator_mut().on_poll(tsc, polled.datagrams as u32);
-        if live_before > 0 && lp.live() == 0 {
-            // A transfer ended: the load report covers it (the loop published
-            // its counters already).
-            lp.refresh_load(cycles::now());
-            lp.publish(now);
-        }
+        let polled = lp.poll_measured(now, |lp, datagrams, publication| {
+            lp.estimator_mut().on_poll(tsc, datagrams as u32);
+            match publication {
+                None => {}
+                Some(Publication::TransferEnded) => {
+                    // The iteration that ended the transfer ends here, so the
+                    // transfer's report counts its datagrams; the time until the
+                    // next poll counts as an empty poll.
+                    let t = cycles::now();
+                    lp.estimator_mut().on_poll(t, 0);
+                    lp.close_load_period(t, Publication::TransferEnded);
+                }
+                // This iteration belongs to the next period (the first of a
+                // transfer that begins).
+                Some(p) => lp.close_load_period(tsc, p),
+            }
+        });
         let deadline = match polled.next {
             Next::Idle(t) => t,
             next => {

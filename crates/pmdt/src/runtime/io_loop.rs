@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use crossbeam_queue::ArrayQueue;
-use load_estimator::{EstimatorConfig, LoadEstimator};
+use load_estimator::{EstimatorConfig, LoadEstimator, LoadReport};
 
 use super::caller::CallerLoop;
 use super::cycles;
@@ -132,6 +132,22 @@ pub(crate) struct Polled {
     pub next: Next,
 }
 
+/// Why a poll publishes the loop's statistics; a poller that measures the load
+/// closes the load estimator's period then, so the report published is fresh and
+/// every report it makes is published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Publication {
+    /// The statistics period ([`PUBLISH_PERIOD`]) has passed.
+    Period,
+    /// A transfer began: the first connection opened on an idle loop. The report
+    /// before it ends here, so the transfer's reports cover it alone.
+    TransferStarted,
+    /// A transfer ended: the last connection closed. Its report covers the
+    /// transfer since the report before (all of it when it lasted under one
+    /// period) and is kept as the loop's last transfer's.
+    TransferEnded,
+}
+
 /// When an I/O loop wants to be polled again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Next {
@@ -165,6 +181,9 @@ pub(crate) struct IoLoop {
     cfg: LoopConfig,
     streams: Vec<Option<IoStream>>,
     live: usize,
+    /// Live connections when the last poll ended (connections open and close
+    /// between polls too: [`super::Session::connect`]).
+    live_polled: usize,
     doorbell: Arc<ArrayQueue<usize>>,
     deliver: Vec<usize>,
     retry: Vec<usize>,
@@ -195,6 +214,8 @@ pub(crate) struct IoLoop {
     /// rest in its send storage).
     send_share: u64,
     estimator: LoadEstimator,
+    /// The load report made when the last transfer ended.
+    transfer_load: Option<LoadReport>,
     stats: Arc<ArcSwap<LoopStats>>,
     iterations: u64,
     idle_sleeps: u64,
@@ -225,7 +246,14 @@ impl IoLoop {
             * ep.config().transport.max_payload() as f64) as u64;
         // Work items per iteration: datagrams received plus datagrams sent (a
         // transport core is busy sending too), up to an rx burst plus a tx burst.
-        let est = LoadEstimator::new(EstimatorConfig::new(cycles::hz(), cfg.burst as u32 + 32));
+        // The loop closes the estimator's periods itself, when it publishes
+        // (`Publication`): periods the estimator closed on its own (every 10 ms
+        // by default) would be seen by nobody, and a transfer shorter than the
+        // statistics period would be reported by its last few milliseconds.
+        let est = LoadEstimator::new(EstimatorConfig {
+            report_cycles: u64::MAX,
+            ..EstimatorConfig::new(cycles::hz(), cfg.burst as u32 + 32)
+        });
         let mut lp = Self {
             pool,
             doorbell: Arc::new(ArrayQueue::new(cfg.max_connections.max(1))),
@@ -235,6 +263,7 @@ impl IoLoop {
             chunk,
             streams: Vec::new(),
             live: 0,
+            live_polled: 0,
             deliver: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             retry: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             delivering: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
@@ -253,6 +282,7 @@ impl IoLoop {
             send_budget: (recv_budget as f64 * SEND_POOL_SHARE / RECV_POOL_SHARE) as u64,
             send_share: u64::MAX,
             estimator: est,
+            transfer_load: None,
             stats,
             iterations: 0,
             idle_sleeps: 0,
@@ -269,22 +299,43 @@ impl IoLoop {
 
     /// One iteration at `now`: receive, hand events and data to the application
     /// rings, take the applications' data, fire due timers, transmit, publish the
-    /// statistics when a period has passed. Reads no clock and never sleeps (only
-    /// the experiments' synthetic per-packet work spins on the cycle counter).
+    /// statistics when a period has passed or a transfer began or ended (so
+    /// short transfers, under one period, still get true figures). Reads no clock
+    /// and never sleeps (only the experiments' synthetic per-packet work spins on
+    /// the cycle counter).
     pub fn poll(&mut self, now: Instant) -> Polled {
-        let live_before = self.live;
+        self.poll_measured(now, |_, _, _| {})
+    }
+
+    /// [`IoLoop::poll`] for a poller that measures the load: `measure` runs
+    /// right after the iteration with the datagrams it handled and, when this
+    /// poll publishes the statistics, why (the poller closes the estimator's
+    /// period then, [`IoLoop::close_load_period`]).
+    pub fn poll_measured(
+        &mut self,
+        now: Instant,
+        measure: impl FnOnce(&mut Self, usize, Option<Publication>),
+    ) -> Polled {
         IN_ITERATION.with(|c| c.set(true));
         let (datagrams, work) = self.iteration(now);
         IN_ITERATION.with(|c| c.set(false));
         self.iterations += 1;
-        if self.publish_due(now) {
-            self.next_publish = now + PUBLISH_PERIOD;
+        let due = now >= self.next_publish;
+        let publication = match (self.live_polled, self.live) {
+            (0, 1..) => Some(Publication::TransferStarted),
+            (1.., 0) => Some(Publication::TransferEnded),
+            _ => due.then_some(Publication::Period),
+        };
+        self.live_polled = self.live;
+        measure(self, datagrams, publication);
+        if publication.is_some() {
+            if due {
+                self.next_publish = now + PUBLISH_PERIOD;
+            }
             self.publish(now);
-            self.recheck_readers();
-        } else if live_before > 0 && self.live == 0 {
-            // A transfer ended: a report now, so short transfers (under one
-            // publish period) still get true figures.
-            self.publish(now);
+            if due {
+                self.recheck_readers();
+            }
         }
         // A peer whose last Close from us may have been lost gets one in answer
         // to its retransmissions as long as the loop runs: a shutdown waits for
@@ -322,24 +373,22 @@ impl IoLoop {
         Polled { datagrams, next }
     }
 
-    /// Whether the next [`IoLoop::poll`] at `now` publishes statistics (the
-    /// caller refreshes the load estimate first).
-    pub fn publish_due(&self, now: Instant) -> bool {
-        now >= self.next_publish
-    }
-
     /// The load estimator, fed by whoever polls the loop on a real core.
     pub fn estimator_mut(&mut self) -> &mut LoadEstimator {
         &mut self.estimator
     }
 
-    /// Refreshes the load estimate (at cycle count `tsc`) from the estimator's
-    /// samples and the link's receive ring.
-    pub fn refresh_load(&mut self, tsc: u64) {
+    /// Closes the load estimator's period at cycle count `tsc` (with the link's
+    /// receive ring occupancy): its report is the one the statistics publish
+    /// next, and the last transfer's when `why` is its end.
+    pub fn close_load_period(&mut self, tsc: u64, why: Publication) {
         if let Some(p) = self.link.rx_pending() {
             self.estimator.set_rx_pending(p);
         }
         self.estimator.publish(tsc);
+        if why == Publication::TransferEnded {
+            self.transfer_load = Some(self.estimator.report().clone());
+        }
     }
 
     /// The poller slept on purpose (idle back-off).
@@ -409,6 +458,7 @@ impl IoLoop {
             link: self.link.stats(),
             endpoint: self.ep.stats().clone(),
             load: self.estimator.report().clone(),
+            last_transfer_load: self.transfer_load.clone(),
             connections: self.live,
             iterations: self.iterations,
             idle_sleeps: self.idle_sleeps,

@@ -44,6 +44,8 @@ pub mod storage;
 mod stream;
 #[cfg(feature = "dpdk")]
 mod telemetry;
+#[cfg(test)]
+mod transfer_load_tests;
 
 use std::io;
 use std::net::SocketAddr;
@@ -65,6 +67,8 @@ pub use io_loop::SHUTDOWN_CODE;
 pub use memory_budget::MemoryBudget;
 pub use session::{PollAgain, Session};
 pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
+/// The load estimator's report, as [`LoopStats`] carries it.
+pub use load_estimator::LoadReport;
 pub use stream::{AbortHandle, StatsHandle, Stream};
 
 enum Join {

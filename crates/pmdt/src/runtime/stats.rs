@@ -1,4 +1,5 @@
-//! Runtime statistics: one serde snapshot per I/O loop, published every 100 ms.
+//! Runtime statistics: one serde snapshot per I/O loop, published every 100 ms
+//! and when a transfer begins or ends.
 
 use serde::{Deserialize, Serialize};
 
@@ -15,8 +16,17 @@ pub struct LoopStats {
     pub link: LinkStats,
     /// Endpoint counters.
     pub endpoint: EndpointStats,
-    /// Load of the I/O core (the load estimator's report).
+    /// Load of the I/O core: the load estimator's report over the time since the
+    /// report before. A report closes every statistics period and when a
+    /// transfer begins (the first connection opens on an idle loop) or ends (the
+    /// last one closes); unmeasured loops ([`crate::runtime::Session`]) leave it
+    /// at its default.
     pub load: LoadReport,
+    /// The report that closed when the loop's last transfer ended: it covers the
+    /// transfer since the report before (all of it when it lasted under one
+    /// period). Later reports replace `load`; this one stays until the next
+    /// transfer ends, so a reader that looks after a transfer still finds it.
+    pub last_transfer_load: Option<LoadReport>,
     /// Live connections.
     pub connections: usize,
     /// Loop iterations.
