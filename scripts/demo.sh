@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
-# The one-host demo: pmdt-recv (memif server, 10.88.0.2:9000, I/O lcore on CPU 1)
-# and pmdt-send (memif client, 10.88.0.1, I/O lcore on CPU 0) as two DPDK processes;
-# sends PMDT_DEMO_BYTES (default 2G) of generated data and prints both summaries.
-# PMDT_DEMO_MODE=rtc runs both ends to completion (--rtc) instead of the pipeline
-# (an I/O lcore plus an application thread per side), which measured faster here
-# with one core per side (docs/RESULTS.md).
+# The one-host demo: pmdt-recv (memif server, 10.88.0.2:9000) and pmdt-send (memif
+# client, 10.88.0.1) as two DPDK processes; sends PMDT_DEMO_BYTES (default 2G) of
+# generated data and prints both summaries. Both run to completion (the tools'
+# default with one queue: each side's flow thread runs its I/O loop, one core per
+# side); PMDT_DEMO_MODE=pipeline runs an I/O lcore plus an application thread per
+# side instead (--pipeline), slower here with one core per side (docs/RESULTS.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CARGO=${CARGO:-cargo}
 BYTES=${PMDT_DEMO_BYTES:-2G}
-case "${PMDT_DEMO_MODE:-pipeline}" in
-  pipeline) MODE=(); echo "demo: pipeline mode (an I/O lcore and an application thread per side: faster than --rtc on this 2-core host, docs/RESULTS.md)";;
-  rtc) MODE=(--rtc); echo "demo: run-to-completion mode (--rtc: each side's flow thread runs its I/O loop)";;
+case "${PMDT_DEMO_MODE:-rtc}" in
+  rtc) MODE=(); echo "demo: run-to-completion mode (the default: each side's flow thread runs its I/O loop, one core per side; faster than the pipeline on this 2-core host, docs/RESULTS.md)";;
+  pipeline) MODE=(--pipeline); echo "demo: pipeline mode (--pipeline: an I/O lcore and an application thread per side)";;
   *) echo "PMDT_DEMO_MODE must be pipeline or rtc" >&2; exit 2;;
 esac
 

@@ -1,6 +1,7 @@
 //! A pmdt-recv and a pmdt-send as two processes (three with pmdt-wanem between
-//! them): over memif with the I/O lcores pinned to different cores, or over kernel
-//! UDP on loopback. Parses both `--json` summaries.
+//! them): over memif with the main lcores (where run to completion's flow threads
+//! run) and any I/O lcores pinned to different cores, or over kernel UDP on
+//! loopback. Parses both `--json` summaries.
 
 use std::time::{Duration, Instant};
 

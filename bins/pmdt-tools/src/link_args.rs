@@ -100,13 +100,13 @@ pub struct LinkArgs {
     /// Busy-poll the I/O core (lowest latency; default backs off when idle).
     #[arg(long)]
     pub busy_poll: bool,
-    /// Run to completion: no I/O lcore or thread; the flows' own threads run the
-    /// I/O loop inside their reads and writes (one core per side does everything,
-    /// no hand-off between threads; the fastest mode on a direct link). One queue.
+    /// Run to completion (the default with one queue): no I/O lcore or thread;
+    /// the flows' own threads run the I/O loop inside their reads and writes (one
+    /// core per side does everything, no hand-off between threads). One queue.
     #[arg(long = "run-to-completion", visible_alias = "rtc")]
     pub run_to_completion: bool,
-    /// Pipeline (the default): an I/O lcore (or thread) per queue runs the I/O
-    /// loop, the flows' threads hand data to it through rings.
+    /// Pipeline (the default with several queues): an I/O lcore (or thread) per
+    /// queue runs the I/O loop, the flows' threads hand data to it through rings.
     #[arg(long, conflicts_with = "run_to_completion")]
     pub pipeline: bool,
 }
@@ -139,25 +139,28 @@ fn parse_mac(s: &str) -> Option<[u8; 6]> {
 }
 
 impl LinkArgs {
-    /// The I/O mode in effect: run to completion when asked (one queue), else
-    /// the pipeline. On a direct link run to completion moved 1.8x the bytes of
-    /// the pipeline (one flow, 2-vCPU reference host), but behind pmdt-wanem on
-    /// the same host (three busy processes on two cores) it delivered a third of
-    /// a 1 Gbit/s path where the pipeline filled it (docs/RESULTS.md): the
-    /// pipeline stays the default until that is understood.
+    /// The I/O mode in effect: the pipeline when asked or with several queues,
+    /// else run to completion. With one core per side run to completion is the
+    /// faster (on the 2-vCPU reference host over memif: 1.8x the pipeline's bytes
+    /// with one flow, 1.2x with 4 or 16; docs/RESULTS.md). Behind pmdt-wanem on
+    /// the same host, three busy processes on two cores, it did a third of the
+    /// pipeline until the pacer let a sender that loses its core for scheduler
+    /// slices catch up; there it now does 80-100% of the pipeline.
     pub fn io_mode(&self) -> Result<IoMode, CliError> {
         let queues = self.queues()?;
-        Ok(if self.run_to_completion {
-            if queues != 1 {
-                return Err(CliError::new(format!(
-                    "--run-to-completion drives one queue, --rxq/--txq ask for {queues}"
-                ))
-                .hint("drop --run-to-completion: several queues run in pipeline mode"));
-            }
-            IoMode::RunToCompletion
-        } else {
-            IoMode::Pipeline
-        })
+        if self.pipeline {
+            return Ok(IoMode::Pipeline);
+        }
+        if queues == 1 {
+            return Ok(IoMode::RunToCompletion);
+        }
+        if self.run_to_completion {
+            return Err(CliError::new(format!(
+                "--run-to-completion drives one queue, --rxq/--txq ask for {queues}"
+            ))
+            .hint("drop --run-to-completion: several queues run in pipeline mode"));
+        }
+        Ok(IoMode::Pipeline)
     }
 
     /// The MTU in effect (1500 unless set).
@@ -363,28 +366,28 @@ impl LinkArgs {
                     })
                     .transpose()?;
                 let queues = self.queues()?;
-                let workers = dpdk::lcore::worker_ids();
-                if workers.len() < queues as usize {
-                    return Err(CliError::new(format!(
-                        "{queues} queue(s) need {queues} worker lcore(s) for the I/O loops, \
-                         the EAL has {}",
-                        workers.len()
-                    ))
-                    .hint(
-                        "give one lcore more than queues, e.g. --lcores 0,1,2 for --rxq 2 \
-                           (the last ones run the I/O loops)",
-                    ));
-                }
-                let ids = workers[workers.len() - queues as usize..].to_vec();
                 let io_core = if self.io_mode()? == IoMode::RunToCompletion {
                     // Not pinned: on a 2-vCPU host shared with other work, a flow
                     // thread pinned to the I/O lcore's CPU ran 30x slower than one
-                    // the kernel may move (measured; see docs/RESULTS.md).
+                    // the kernel may move (measured; see docs/RESULTS.md). No
+                    // worker lcore is needed.
                     IoCore::Caller { cpu: None }
                 } else {
+                    let workers = dpdk::lcore::worker_ids();
+                    if workers.len() < queues as usize {
+                        return Err(CliError::new(format!(
+                            "{queues} queue(s) need {queues} worker lcore(s) for the I/O \
+                             loops, the EAL has {}",
+                            workers.len()
+                        ))
+                        .hint(
+                            "give one lcore more than queues, e.g. --lcores 0,1,2 for --rxq 2 \
+                             (the last ones run the I/O loops)",
+                        ));
+                    }
                     IoCore::Lcores {
                         eal: eal.clone(),
-                        ids,
+                        ids: workers[workers.len() - queues as usize..].to_vec(),
                     }
                 };
                 Ok(b.io_core(io_core).backend(Backend::Dpdk {

@@ -57,28 +57,29 @@ fn file_over_memif_between_two_processes_arrives_intact() {
     assert!(stderr(&so).contains("receiver confirmed 20000000 bytes, sha256 matches"));
     assert!(!d.join("got.bin.part").exists());
     assert!(rj["link"].as_str().unwrap().contains("net_memif0"));
-    // Both tools run the pipeline unless told otherwise, and say so.
+    // Both tools run to completion with one queue unless told otherwise, and
+    // say so.
     for o in [&so, &ro] {
         let link = json(o)["start"]["link"].as_str().unwrap().to_owned();
-        assert!(link.ends_with("pipeline"), "{link}");
+        assert!(link.ends_with("run-to-completion"), "{link}");
     }
     // Ports closed, then the EAL shut down cleanly (no holder left behind).
     assert!(!stderr(&so).contains("warning:"), "{}", stderr(&so));
     assert!(!stderr(&ro).contains("warning:"), "{}", stderr(&ro));
 }
 
-/// `--rtc` on both ends: no I/O lcore; each side's flow thread runs its loop.
+/// `--pipeline` on both ends: an I/O lcore per side, rings to the flow threads.
 #[test]
-fn file_over_memif_run_to_completion_arrives_intact() {
+fn file_over_memif_pipeline_arrives_intact() {
     let _g = serial();
-    let d = tmp("memif-rtc");
+    let d = tmp("memif-pipeline");
     let src = d.join("src.bin");
     let want = random_file(&src, 8_000_000);
     let sock = d.join("m.sock");
     let out = d.join("got.bin");
     let (so, ro) = run_pair(
         &[
-            "--rtc",
+            "--pipeline",
             "--vdev",
             &memif("server", &sock),
             "-o",
@@ -86,7 +87,7 @@ fn file_over_memif_run_to_completion_arrives_intact() {
             "--json",
         ],
         &[
-            "--rtc",
+            "--pipeline",
             "--vdev",
             &memif("client", &sock),
             "-F",
@@ -98,7 +99,7 @@ fn file_over_memif_run_to_completion_arrives_intact() {
     let (sj, rj) = (end(&so), end(&ro));
     for o in [&so, &ro] {
         let link = json(o)["start"]["link"].as_str().unwrap().to_owned();
-        assert!(link.ends_with("run-to-completion"), "{link}");
+        assert!(link.ends_with("pipeline"), "{link}");
     }
     // The load report that closed when the transfer ended counts, however short.
     assert_summary_fields(&sj);

@@ -117,7 +117,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         "BBR keeps near link rate up to ~15% random loss where CUBIC collapses at 1% (Cardwell et al., ACM Queue 2016).".into(),
     ];
     r.notes = vec![
-        "pmdt-wanem between the two memif links: loss in both directions, one-way delay RTT/2 each way, bottleneck 100 Mbit/s or 1 Gbit/s; paced sends at 90% of it. Its forwarding lcore shares core 1 with the receiver's I/O.".into(),
+        "pmdt-wanem between the two memif links: loss in both directions, one-way delay RTT/2 each way, bottleneck 100 Mbit/s or 1 Gbit/s; paced sends at 90% of it. Its forwarding lcore runs on core 1; both ends run to completion (the tools' default), the receiver's flow thread on core 0 and the sender's on core 1 beside pmdt-wanem.".into(),
         "Targets (issue #14, default controller bbr): ≥ 95% of the bottleneck lossless, ≥ 90% at 1% loss, ≥ 75% at 5%, in every RTT column (of_link_pct).".into(),
         format!("Each cell sends for {secs} s (-t); goodput counts acknowledged stream bytes over the sender's wall time (connection set-up included)."),
     ];
