@@ -2,7 +2,7 @@
 //! output.
 
 use pmdt::proto::RttHistogram;
-use pmdt::runtime::{LoadReport, RuntimeStats};
+use pmdt::runtime::{LoadPeriodEnd, LoadReport, RuntimeStats};
 use pmdt::ConnectionStats;
 use serde::Serialize;
 
@@ -201,16 +201,20 @@ pub struct LoadSampler {
 }
 
 impl LoadSampler {
-    /// Takes the latest report and the one that closed when the last transfer
-    /// ended (still there after later reports replaced the latest), each if it
-    /// is new and covers traffic.
+    /// Takes the report that closed when the last transfer ended (still there
+    /// after later reports replaced the latest) and the latest, each if it is new
+    /// and covers traffic; not a report that closed when a transfer began (it
+    /// covers the time before).
     pub fn sample(&mut self, rt: &RuntimeStats) {
         let Some(l) = rt.loops.first() else {
             return;
         };
         // The older first.
-        for r in l.last_transfer_load.iter().chain([&l.load]) {
+        if let Some(r) = &l.last_transfer_load {
             self.take(r);
+        }
+        if l.load_ended_by != LoadPeriodEnd::TransferStarted {
+            self.take(&l.load);
         }
     }
 

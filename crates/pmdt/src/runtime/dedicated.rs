@@ -8,7 +8,8 @@
 use std::time::{Duration, Instant};
 
 use super::cycles;
-use super::io_loop::{IoLoop, Next, Publication};
+use super::io_loop::{IoLoop, Next};
+use super::stats::LoadPeriodEnd;
 use super::IdlePolicy;
 
 /// Polls `lp` until it stops (shutdown finished).
@@ -62,13 +63,13 @@ impl Poller {
             lp.estimator_mut().on_poll(tsc, datagrams as u32);
             match publication {
                 None => {}
-                Some(Publication::TransferEnded) => {
+                Some(LoadPeriodEnd::TransferEnded) => {
                     // The iteration that ended the transfer ends here, so the
                     // transfer's report counts its datagrams; the time until the
                     // next poll counts as an empty poll.
                     let t = cycles::now();
                     lp.estimator_mut().on_poll(t, 0);
-                    lp.close_load_period(t, Publication::TransferEnded);
+                    lp.close_load_period(t, LoadPeriodEnd::TransferEnded);
                 }
                 // This iteration belongs to the next period (the first of a
                 // transfer that begins).

@@ -21,7 +21,7 @@ use super::cycles;
 use super::reader_wake;
 use super::recv_memory::{RecvMemory, Share};
 use super::shared::StreamShared;
-use super::stats::{ConnectionEntry, LoopStats};
+use super::stats::{ConnectionEntry, LoadPeriodEnd, LoopStats};
 use super::storage::{ChunkRecv, ChunkSend, Segment};
 use super::stream::Stream;
 use crate::link::{Buffer, BufferPool, Link, Outgoing, PayloadSlice, Received};
@@ -132,22 +132,6 @@ pub(crate) struct Polled {
     pub next: Next,
 }
 
-/// Why a poll publishes the loop's statistics; a poller that measures the load
-/// closes the load estimator's period then, so the report published is fresh and
-/// every report it makes is published.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Publication {
-    /// The statistics period ([`PUBLISH_PERIOD`]) has passed.
-    Period,
-    /// A transfer began: the first connection opened on an idle loop. The report
-    /// before it ends here, so the transfer's reports cover it alone.
-    TransferStarted,
-    /// A transfer ended: the last connection closed. Its report covers the
-    /// transfer since the report before (all of it when it lasted under one
-    /// period) and is kept as the loop's last transfer's.
-    TransferEnded,
-}
-
 /// When an I/O loop wants to be polled again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Next {
@@ -214,6 +198,8 @@ pub(crate) struct IoLoop {
     /// rest in its send storage).
     send_share: u64,
     estimator: LoadEstimator,
+    /// What closed the load estimator's last period.
+    load_ended_by: LoadPeriodEnd,
     /// The load report made when the last transfer ended.
     transfer_load: Option<LoadReport>,
     stats: Arc<ArcSwap<LoopStats>>,
@@ -247,7 +233,7 @@ impl IoLoop {
         // Work items per iteration: datagrams received plus datagrams sent (a
         // transport core is busy sending too), up to an rx burst plus a tx burst.
         // The loop closes the estimator's periods itself, when it publishes
-        // (`Publication`): periods the estimator closed on its own (every 10 ms
+        // (`LoadPeriodEnd`): periods the estimator closed on its own (every 10 ms
         // by default) would be seen by nobody, and a transfer shorter than the
         // statistics period would be reported by its last few milliseconds.
         let est = LoadEstimator::new(EstimatorConfig {
@@ -282,6 +268,7 @@ impl IoLoop {
             send_budget: (recv_budget as f64 * SEND_POOL_SHARE / RECV_POOL_SHARE) as u64,
             send_share: u64::MAX,
             estimator: est,
+            load_ended_by: LoadPeriodEnd::Period,
             transfer_load: None,
             stats,
             iterations: 0,
@@ -310,11 +297,17 @@ impl IoLoop {
     /// [`IoLoop::poll`] for a poller that measures the load: `measure` runs
     /// right after the iteration with the datagrams it handled and, when this
     /// poll publishes the statistics, why (the poller closes the estimator's
-    /// period then, [`IoLoop::close_load_period`]).
+    /// period then, [`IoLoop::close_load_period`], so the report published is
+    /// fresh and every report is published): the statistics period passed, or a
+    /// transfer began (the first connection opened on an idle loop: the report
+    /// before it closes, so the transfer's reports cover it alone, and the
+    /// statistics period restarts) or ended (the last connection closed: its
+    /// report covers the transfer since the report before, all of it when it
+    /// lasted under one period, and is kept).
     pub fn poll_measured(
         &mut self,
         now: Instant,
-        measure: impl FnOnce(&mut Self, usize, Option<Publication>),
+        measure: impl FnOnce(&mut Self, usize, Option<LoadPeriodEnd>),
     ) -> Polled {
         IN_ITERATION.with(|c| c.set(true));
         let (datagrams, work) = self.iteration(now);
@@ -322,14 +315,16 @@ impl IoLoop {
         self.iterations += 1;
         let due = now >= self.next_publish;
         let publication = match (self.live_polled, self.live) {
-            (0, 1..) => Some(Publication::TransferStarted),
-            (1.., 0) => Some(Publication::TransferEnded),
-            _ => due.then_some(Publication::Period),
+            (0, 1..) => Some(LoadPeriodEnd::TransferStarted),
+            (1.., 0) => Some(LoadPeriodEnd::TransferEnded),
+            _ => due.then_some(LoadPeriodEnd::Period),
         };
         self.live_polled = self.live;
         measure(self, datagrams, publication);
-        if publication.is_some() {
-            if due {
+        if let Some(why) = publication {
+            // A transfer's periods count from its start: one shorter than a
+            // period gets one report, covering exactly it.
+            if due || why == LoadPeriodEnd::TransferStarted {
                 self.next_publish = now + PUBLISH_PERIOD;
             }
             self.publish(now);
@@ -381,12 +376,13 @@ impl IoLoop {
     /// Closes the load estimator's period at cycle count `tsc` (with the link's
     /// receive ring occupancy): its report is the one the statistics publish
     /// next, and the last transfer's when `why` is its end.
-    pub fn close_load_period(&mut self, tsc: u64, why: Publication) {
+    pub fn close_load_period(&mut self, tsc: u64, why: LoadPeriodEnd) {
         if let Some(p) = self.link.rx_pending() {
             self.estimator.set_rx_pending(p);
         }
         self.estimator.publish(tsc);
-        if why == Publication::TransferEnded {
+        self.load_ended_by = why;
+        if why == LoadPeriodEnd::TransferEnded {
             self.transfer_load = Some(self.estimator.report().clone());
         }
     }
@@ -458,6 +454,7 @@ impl IoLoop {
             link: self.link.stats(),
             endpoint: self.ep.stats().clone(),
             load: self.estimator.report().clone(),
+            load_ended_by: self.load_ended_by,
             last_transfer_load: self.transfer_load.clone(),
             connections: self.live,
             iterations: self.iterations,

@@ -64,11 +64,11 @@ pub use in_place::{ReadSegment, SubmitError};
 pub use io_loop::in_io_iteration;
 use io_loop::Control;
 pub use io_loop::SHUTDOWN_CODE;
-pub use memory_budget::MemoryBudget;
-pub use session::{PollAgain, Session};
-pub use stats::{ConnectionEntry, LoopStats, RuntimeStats};
 /// The load estimator's report, as [`LoopStats`] carries it.
 pub use load_estimator::LoadReport;
+pub use memory_budget::MemoryBudget;
+pub use session::{PollAgain, Session};
+pub use stats::{ConnectionEntry, LoadPeriodEnd, LoopStats, RuntimeStats};
 pub use stream::{AbortHandle, StatsHandle, Stream};
 
 enum Join {

@@ -22,6 +22,8 @@ pub struct LoopStats {
     /// last one closes); unmeasured loops ([`crate::runtime::Session`]) leave it
     /// at its default.
     pub load: LoadReport,
+    /// What closed `load`'s period.
+    pub load_ended_by: LoadPeriodEnd,
     /// The report that closed when the loop's last transfer ended: it covers the
     /// transfer since the report before (all of it when it lasted under one
     /// period). Later reports replace `load`; this one stays until the next
@@ -42,6 +44,21 @@ pub struct LoopStats {
     pub stream_bytes_acked: u64,
     /// Stream bytes received in order, over every connection this loop ran.
     pub stream_bytes_received: u64,
+}
+
+/// What closed a load report's period (see [`LoopStats::load`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LoadPeriodEnd {
+    /// The statistics period (100 ms) passed.
+    #[default]
+    Period,
+    /// A transfer began: the report covers the time before it, when no
+    /// connection was open (a server's stateless first handshake exchange aside).
+    /// The statistics period restarts.
+    TransferStarted,
+    /// A transfer ended: the report covers it since the report before (all of
+    /// it when it lasted under one period).
+    TransferEnded,
 }
 
 /// A snapshot of the whole runtime.

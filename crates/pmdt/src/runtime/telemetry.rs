@@ -164,7 +164,10 @@ pub(crate) fn publish(loops: Loops, directory: Weak<Directory>) -> dpdk::Result<
                 let mut v = serde_json::to_value(s).unwrap_or(Value::Null);
                 if let Value::Object(o) = &mut v {
                     o.remove("connection_list");
-                    o.remove("load");
+                    // Served by /pmdt/load.
+                    for k in ["load", "load_ended_by", "last_transfer_load"] {
+                        o.remove(k);
+                    }
                 }
                 v
             })

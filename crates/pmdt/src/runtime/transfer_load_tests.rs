@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use arc_swap::ArcSwap;
 
 use super::dedicated::Poller;
-use super::io_loop::{Control, IoLoop, RxClock};
-use super::stats::LoopStats;
+use super::io_loop::{Control, IoLoop, RxClock, PUBLISH_PERIOD};
+use super::stats::{LoadPeriodEnd, LoopStats};
 use super::{IdlePolicy, LoadReport, Runtime, Stream};
 use crate::link::memory::MemoryLink;
 use pmdt_proto::TransportConfig;
@@ -45,7 +45,11 @@ impl Side {
     fn step(&mut self) {
         self.poller.step(&mut self.lp);
         let s = self.stats.load_full();
-        if self.published.last().is_none_or(|p| p.load.tsc != s.load.tsc) {
+        if self
+            .published
+            .last()
+            .is_none_or(|p| p.load.tsc != s.load.tsc)
+        {
             self.published.push(s);
         }
     }
@@ -77,6 +81,12 @@ fn packets(reports: &[Arc<LoopStats>]) -> u64 {
 fn check(side: &Side, who: &str, data: u64) {
     let (start, end) = side.transfer().expect("the transfer's start and end");
     let p = &side.published;
+    assert_eq!(
+        p[start].load_ended_by,
+        LoadPeriodEnd::TransferStarted,
+        "{who}"
+    );
+    assert_eq!(p[end].load_ended_by, LoadPeriodEnd::TransferEnded, "{who}");
     // Every datagram the loop handled until the transfer ended is in one of the
     // reports published by then: none closed unseen.
     assert_eq!(
@@ -85,17 +95,38 @@ fn check(side: &Side, who: &str, data: u64) {
         "{who}: reports {:#?}",
         p.iter().map(|s| &s.load).collect::<Vec<_>>()
     );
-    // The transfer's reports: those after the one that closed when it began.
+    // The transfer's reports: those after the one that closed when it began,
+    // every statistics period from there; one alone when it lasted less.
+    let began = p[start].uptime_s;
+    let period = PUBLISH_PERIOD.as_secs_f64();
+    for (k, s) in p.iter().enumerate().take(end).skip(start + 1) {
+        assert_eq!(s.load_ended_by, LoadPeriodEnd::Period, "{who}");
+        let periods = (s.uptime_s - began) / period;
+        assert!(periods >= (k - start) as f64 - 1e-9, "{who}: {periods}");
+    }
+    if p[end].uptime_s - began < period {
+        assert_eq!(end, start + 1, "{who}: one report");
+    }
     let during = packets(&p[start + 1..=end]);
     assert!(during >= datagrams(&p[end]) - datagrams(&p[start]), "{who}");
-    assert!(during >= data, "{who}: {during} datagrams, the data needs {data}");
+    assert!(
+        during >= data,
+        "{who}: {during} datagrams, the data needs {data}"
+    );
     // The report that closed with the transfer is its last, with its rate, and
     // still there after a later report replaced the latest.
     let last = &p[end].load;
     assert_eq!(p[end].last_transfer_load.as_ref(), Some(last), "{who}");
-    assert!(last.packets > 0 && last.packets_per_s > 0.0, "{who}: {last:?}");
+    assert!(
+        last.packets > 0 && last.packets_per_s > 0.0,
+        "{who}: {last:?}"
+    );
     assert!(side.latest().load.tsc > last.tsc, "{who}");
-    assert_eq!(side.latest().last_transfer_load.as_ref(), Some(last), "{who}");
+    assert_eq!(
+        side.latest().last_transfer_load.as_ref(),
+        Some(last),
+        "{who}"
+    );
 }
 
 /// Steps both loops until `done`, at most a minute (a hang guard, not a measure).
@@ -157,9 +188,10 @@ fn a_transfers_reports_count_its_datagrams_and_its_last_stays_readable() {
     assert_eq!(got, data.len());
     // Both loops publish the transfer's end, then a later (idle) report.
     run(&mut client, &mut server, |a, b| {
-        [a, b]
-            .iter()
-            .all(|s| s.transfer().is_some_and(|(_, end)| s.published.len() > end + 1))
+        [a, b].iter().all(|s| {
+            s.transfer()
+                .is_some_and(|(_, end)| s.published.len() > end + 1)
+        })
     });
     let data_datagrams = data.len() as u64 / max_payload;
     check(&client, "sender", data_datagrams);
