@@ -158,25 +158,37 @@ mod tests {
         assert!((1_250_000..=1_254_000).contains(&sent), "{sent}");
     }
 
+    /// A sender of 1500-byte packets at 1 Gbit/s for one second: each packet takes
+    /// `per_packet` to send, and it comes back `late` after every pacing
+    /// deadline. Bytes sent.
+    fn one_second(per_packet: Duration, late: Duration, catch_up: Duration) -> u64 {
+        let t0 = Instant::now();
+        let mut p = Pacer::new(3 * 1500, 3 * 1500);
+        let (mut now, mut sent) = (t0, 0u64);
+        while now < t0 + Duration::from_secs(1) {
+            match p.try_send(now, 1500, GBIT, catch_up) {
+                None => {
+                    sent += 1500;
+                    now += per_packet;
+                }
+                Some(t) => now = t + late,
+            }
+        }
+        sent
+    }
+
+    /// 1 Gbit/s in bytes per second.
+    const GBIT: u64 = 125_000_000;
+
     #[test]
     fn late_wakeups_keep_the_rate() {
         // The sender comes back 200 µs after every deadline (an OS sleep that
         // overshoots): with a 3-packet bucket at 1 Gbit/s it would fall to a third.
-        let t0 = Instant::now();
-        let rate = 125_000_000; // 1 Gbit/s
-        let mut p = Pacer::new(3 * 1500, 3 * 1500);
-        let mut now = t0;
-        let mut sent = 0u64;
-        while now < t0 + Duration::from_secs(1) {
-            match p.try_send(now, 1500, rate, MIN_CATCH_UP) {
-                None => sent += 1500,
-                Some(t) => now = t + Duration::from_micros(200),
-            }
-        }
+        let sent = one_second(Duration::ZERO, Duration::from_micros(200), MIN_CATCH_UP);
         // Within the last (unused) lateness and one packet of the rate, at most
         // the first bucket and one catch-up above it.
-        assert!(sent >= rate - rate / 5000 - 1500, "{sent}");
-        assert!(sent <= rate + 3 * 1500 + rate / 1000 + 1500, "{sent}");
+        assert!(sent >= GBIT - GBIT / 5000 - 1500, "{sent}");
+        assert!(sent <= GBIT + 3 * 1500 + GBIT / 1000 + 1500, "{sent}");
     }
 
     #[test]
@@ -185,58 +197,27 @@ mod tests {
         // real ones do: the catch-up must not shrink back to the bucket at the
         // second packet of its burst (it did: 1 Gbit/s paced fell to 300 Mbit/s
         // on a core shared with pmdt-wanem).
-        let t0 = Instant::now();
-        let rate = 125_000_000; // 1 Gbit/s
-        let mut p = Pacer::new(3 * 1500, 3 * 1500);
-        let mut now = t0;
-        let mut sent = 0u64;
-        while now < t0 + Duration::from_secs(1) {
-            match p.try_send(now, 1500, rate, MIN_CATCH_UP) {
-                None => {
-                    sent += 1500;
-                    now += Duration::from_nanos(100);
-                }
-                Some(t) => now = t + Duration::from_micros(200),
-            }
-        }
-        assert!(sent >= rate - rate / 5000 - 1500, "{sent}");
-        assert!(sent <= rate + 3 * 1500 + rate / 1000 + 1500, "{sent}");
+        let sent = one_second(
+            Duration::from_nanos(100),
+            Duration::from_micros(200),
+            MIN_CATCH_UP,
+        );
+        assert!(sent >= GBIT - GBIT / 5000 - 1500, "{sent}");
+        assert!(sent <= GBIT + 3 * 1500 + GBIT / 1000 + 1500, "{sent}");
     }
 
     #[test]
     fn a_sender_losing_its_core_for_slices_keeps_the_rate_of_a_long_path() {
         // Off its core for 6 ms after every deadline (a scheduler slice of a busy
         // neighbour), on a 10 ms path: the catch-up covers a round trip.
-        let t0 = Instant::now();
-        let rate = 125_000_000;
         let limit = catch_up_limit(Duration::from_millis(10));
         assert_eq!(limit, Duration::from_millis(10));
-        let mut p = Pacer::new(3 * 1500, 3 * 1500);
-        let mut now = t0;
-        let mut sent = 0u64;
-        while now < t0 + Duration::from_secs(1) {
-            match p.try_send(now, 1500, rate, limit) {
-                None => {
-                    sent += 1500;
-                    now += Duration::from_nanos(100);
-                }
-                Some(t) => now = t + Duration::from_millis(6),
-            }
-        }
-        assert!(sent >= rate - rate / 100, "{sent}");
+        let (send, late) = (Duration::from_nanos(100), Duration::from_millis(6));
+        let sent = one_second(send, late, limit);
+        assert!(sent >= GBIT - GBIT / 100, "{sent}");
         // The same sender with only the least catch-up falls far behind.
-        let mut p = Pacer::new(3 * 1500, 3 * 1500);
-        let (mut now, mut short) = (t0, 0u64);
-        while now < t0 + Duration::from_secs(1) {
-            match p.try_send(now, 1500, rate, MIN_CATCH_UP) {
-                None => {
-                    short += 1500;
-                    now += Duration::from_nanos(100);
-                }
-                Some(t) => now = t + Duration::from_millis(6),
-            }
-        }
-        assert!(short < rate / 5, "{short}");
+        let short = one_second(send, late, MIN_CATCH_UP);
+        assert!(short < GBIT / 5, "{short}");
     }
 
     #[test]

@@ -1326,9 +1326,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     fn check_graceful(&mut self, now: Instant) {
+        // Every byte acknowledged, not only the finish: it may have left (and been
+        // acknowledged) in a later packet than data that was lost.
         if self.close_requested
             && self.state.is_established()
             && self.fin == Fin::Acked
+            && self.is_send_complete()
             && self.peer_fin_complete()
         {
             let period = (self.pto() * CLOSING_PTOS).min(self.idle_timeout / CLOSING_IDLE_FRACTION);
