@@ -103,22 +103,25 @@ impl WanPath {
     }
 
     /// Hands the queued frames to the egress port (what it cannot take stays
-    /// queued); how many it took.
-    fn flush(&mut self) -> usize {
+    /// queued).
+    fn flush(&mut self) {
         let queued = self.tx_batch.len();
         if queued > 0 {
             self.tx.tx_burst(&mut self.tx_batch);
+            self.stats.forwarded += (queued - self.tx_batch.len()) as u64;
         }
-        let sent = queued - self.tx_batch.len();
-        self.stats.forwarded += sent as u64;
-        sent
     }
 
-    fn emit(&mut self, m: Mbuf, capture: &mut Option<&mut FrameCapture>) {
+    /// Whether the egress batch has room, handing it to the port first if full.
+    fn room(&mut self) -> bool {
         if self.tx_batch.is_full() {
             self.flush();
         }
-        if self.tx_batch.is_full() {
+        !self.tx_batch.is_full()
+    }
+
+    fn emit(&mut self, m: Mbuf, capture: &mut Option<&mut FrameCapture>) {
+        if !self.room() {
             drop(m);
             self.stats.tx_full += 1;
             return;
@@ -196,10 +199,7 @@ impl WanPath {
         self.backlog = backlog;
         // Everything due, as far as the egress port takes it (what it refuses
         // stays held, in order, for the next pass).
-        loop {
-            if self.tx_batch.is_full() && (self.flush() == 0 || self.tx_batch.is_full()) {
-                break;
-            }
+        while self.room() {
             let Some(m) = self.held.pop_due(now) else {
                 break;
             };

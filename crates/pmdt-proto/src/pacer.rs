@@ -123,9 +123,15 @@ impl Pacer {
             .catch_up_floor_ps
             .unwrap_or(now_ps - span(self.capacity));
         self.next_ps = self.next_ps.max(floor);
-        let ready = self.next_ps + span(bytes.min(self.capacity));
+        let cost = span(bytes);
+        let need = if bytes > self.capacity {
+            span(self.capacity)
+        } else {
+            cost
+        };
+        let ready = self.next_ps + need;
         if ready <= now_ps {
-            self.next_ps += span(bytes);
+            self.next_ps += cost;
             return None;
         }
         // Caught up (if it was catching up): the schedule is ahead of the clock.

@@ -22,29 +22,10 @@ fn cell(core: Option<CoreShare>) -> TimedSendReport {
         forward: dir.clone(),
         reverse: dir,
         time_limit: Duration::from_secs(32),
-        sample_every: Some(Duration::from_millis(500)),
         sender_core: core,
         ..Default::default()
     };
-    let r = run_timed_send(&sc).expect("valid scenario");
-    if std::env::var("SIM_TRACE").is_ok() {
-        for s in &r.sender_timeline {
-            println!(
-                "  {:?} bw {:.0} pacing {:.0} Mbit/s cwnd {} inflight {} min RTT {} srtt {} late {} pacing-blocked {} window-blocked {}",
-                s.cc_state,
-                s.cc_bandwidth_bps as f64 / 1e6,
-                s.pacing_rate as f64 * 8.0 / 1e6,
-                s.cwnd,
-                s.bytes_in_flight,
-                s.cc_min_rtt_us,
-                s.rtt_smoothed_us,
-                s.pacing_late_us,
-                s.blocked_pacing_us,
-                s.blocked_window_us
-            );
-        }
-    }
-    r
+    run_timed_send(&sc).expect("valid scenario")
 }
 
 fn share(r: &TimedSendReport) -> f64 {

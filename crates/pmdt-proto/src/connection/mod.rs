@@ -537,6 +537,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         s.rtt_var_us = self.rtt.var().as_micros() as u64;
         s.cwnd = self.cc.window();
         s.pacing_rate = self.pacing_rate().unwrap_or(0);
+        s.pacing_late_us = self.pacer.late_total().as_micros() as u64;
         s.bytes_in_flight = self.sent.bytes_in_flight;
         s.stream_bytes_acked = self.send.start();
         let model = self.cc.model();
@@ -1664,9 +1665,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
             if let Some(rate) = self.pacing_rate() {
                 let catch_up = crate::pacer::catch_up_limit(self.rtt.smoothed());
-                let t = self.pacer.try_send(now, size, rate, catch_up);
-                self.stats.pacing_late_us = self.pacer.late_total().as_micros() as u64;
-                if let Some(t) = t {
+                if let Some(t) = self.pacer.try_send(now, size, rate, catch_up) {
                     self.pacing_wait = Some(t);
                     self.note_blocked(now, Some(Blocked::Pacing));
                     return None;
