@@ -2,6 +2,7 @@
 //! timeouts and events come out. No I/O, no clock reads.
 
 mod ack_state;
+mod control_out;
 mod events;
 mod sent;
 #[cfg(test)]
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ack_state::AckState;
+use control_out::ControlOut;
 use sent::{Chunk, SentPacket, SentPackets};
 use timers::{Timer, TimerTable};
 
@@ -165,12 +167,6 @@ enum Fin {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ControlOut {
-    Close(u32),
-    Reset(u32),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Blocked {
     /// By the congestion window: with [`Blocked::Pacing`], the only states in
     /// which the congestion window may grow.
@@ -307,7 +303,6 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     last_send: Instant,
     keepalive_pending: bool,
     control_out: Option<ControlOut>,
-    closed_after_control: Option<CloseReason>,
     /// The peer's Close arrived: it holds everything and has ended (or ends at
     /// its closing deadline), so nothing it may still send needs an answer.
     peer_close_heard: bool,
@@ -433,7 +428,6 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             last_send: p.now,
             keepalive_pending: false,
             control_out: None,
-            closed_after_control: None,
             peer_close_heard: false,
             events: VecDeque::new(),
             blocked: None,
@@ -714,8 +708,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.set_closed(CloseReason::LocalReset(code));
             return;
         }
-        self.control_out = Some(ControlOut::Reset(code));
-        self.closed_after_control = Some(CloseReason::LocalReset(code));
+        ControlOut::queue(&mut self.control_out, ControlOut::Reset(code));
     }
 
     /// Whether everything written was acknowledged (and the finish too, if requested).
@@ -870,7 +863,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 self.peer_close_heard = true;
             } else if self.close_reason() == Some(CloseReason::Graceful) {
                 // Our Close may have been lost while the peer still waits for it.
-                self.control_out = Some(ControlOut::Close(0));
+                ControlOut::queue(&mut self.control_out, ControlOut::Close);
             }
             return;
         }
@@ -972,8 +965,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 if self.state.is_closing() {
                     self.set_closed(r);
                 } else {
-                    self.control_out = Some(ControlOut::Close(0));
-                    self.closed_after_control = Some(r);
+                    ControlOut::queue(&mut self.control_out, ControlOut::CloseThenEnd(r));
                 }
                 return;
             }
@@ -981,7 +973,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         if self.state.is_closing() {
             // Still hearing from the peer: repeat the close.
-            self.control_out = Some(ControlOut::Close(0));
+            ControlOut::queue(&mut self.control_out, ControlOut::Close);
         }
         if let Body::Data {
             offset, payload, ..
@@ -1339,7 +1331,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.state = State::Closing {
                 deadline: now + period,
             };
-            self.control_out = Some(ControlOut::Close(0));
+            ControlOut::queue(&mut self.control_out, ControlOut::Close);
             tracing::debug!(parent: &self.span, ?period, "closing");
         }
     }
@@ -1474,12 +1466,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         if let Some(c) = self.control_out.take() {
-            let body = match c {
-                ControlOut::Close(code) => Body::Close { code },
-                ControlOut::Reset(code) => Body::Reset { code },
-            };
-            let t = self.control(now, body, buf);
-            if let Some(r) = self.closed_after_control.take() {
+            let t = self.control(now, c.body(), buf);
+            if let Some(r) = c.ends_with() {
                 self.set_closed(r);
             }
             return t;

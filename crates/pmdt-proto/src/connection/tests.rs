@@ -730,3 +730,42 @@ fn close_waits_for_every_byte_sent_not_only_the_finish() {
     assert_eq!(got, 160, "the client read the whole answer");
     assert_eq!(reason, Some(CloseReason::Graceful));
 }
+
+/// A Reset the application asked for reaches the peer as a Reset even when the
+/// peer's Close arrives before it leaves: the answer to that Close does not
+/// replace it, and the connection ends as the application's reset.
+#[test]
+fn a_queued_reset_is_not_replaced_by_the_answer_to_the_peers_close() {
+    let mut p = Pair::connected(TransportConfig::default());
+    let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = sent.clone();
+    p.set_filter(filter(move |to_server, pkt| {
+        if to_server {
+            if let Body::Close { code } | Body::Reset { code } = pkt.body {
+                let kind = if matches!(pkt.body, Body::Reset { .. }) {
+                    "reset"
+                } else {
+                    "close"
+                };
+                log.lock().unwrap().push((kind, code));
+            }
+        }
+        true
+    }));
+    p.client_conn().reset(9);
+    let close = p.server_packet(50, Body::Close { code: 0 });
+    p.deliver(false, &close);
+    let client = p.client_conn.expect("connected");
+    let reason = p
+        .client
+        .connection_mut(client)
+        .and_then(|c| c.close_reason());
+    p.step_for(Duration::from_millis(100));
+    let reason = reason.or_else(|| {
+        p.client
+            .connection_mut(client)
+            .and_then(|c| c.close_reason())
+    });
+    assert_eq!(sent.lock().unwrap().first(), Some(&("reset", 9)));
+    assert_eq!(reason, Some(CloseReason::LocalReset(9)));
+}
