@@ -12,6 +12,12 @@
 //! can keep its own packet memory (mbufs) instead.
 //!
 //! The wire format ([`wire`]) is specified in `docs/PROTOCOL.md`.
+//!
+//! # Cargo features
+//!
+//! - `pair` (off by default): the `pair` module, two endpoints on a virtual clock
+//!   joined by a filtered fixed-delay path: the harness this crate's tests, its fuzz
+//!   targets and experiments drive. Not needed to use the protocol.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -22,6 +28,7 @@ mod cookie;
 mod endpoint;
 mod linger;
 mod pacer;
+#[cfg(any(test, feature = "pair"))]
 pub mod pair;
 mod range_set;
 mod recv_buffer;
