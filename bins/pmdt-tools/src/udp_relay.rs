@@ -272,11 +272,8 @@ mod tests {
 
     #[test]
     fn the_model_decides_every_datagram() {
-        let (mut r, target, client) = relay(Some(ImpairConfig {
-            loss: 0.5,
-            seed: 7,
-            ..Default::default()
-        }));
+        let (mut r, target, client) =
+            relay(Some(ImpairConfig::default().with_loss(0.5).with_seed(7)));
         for i in 0..200u32 {
             client
                 .send_to(&i.to_be_bytes(), r.listen_addr().unwrap())
@@ -300,10 +297,9 @@ mod tests {
 
     #[test]
     fn delayed_datagrams_are_held_then_released_in_order() {
-        let (mut r, target, client) = relay(Some(ImpairConfig {
-            delay: Duration::from_millis(30),
-            ..Default::default()
-        }));
+        let (mut r, target, client) = relay(Some(
+            ImpairConfig::default().with_delay(Duration::from_millis(30)),
+        ));
         for i in 0..10u8 {
             client.send_to(&[i], r.listen_addr().unwrap()).unwrap();
         }

@@ -5,6 +5,7 @@ use std::fmt;
 
 /// What kind of failure happened; lets callers react without parsing text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum ErrorKind {
     /// `rte_eal_init` was already attempted in this process (DPDK allows one try).
     EalAlreadyInitialized,

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// Counters and gauges of one connection.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ConnectionStats {
     /// Datagrams sent (all types).
     pub packets_sent: u64,
@@ -107,6 +108,7 @@ pub enum ControllerState {
 
 /// Counters of an endpoint (datagrams not attributable to a healthy connection).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EndpointStats {
     /// Datagrams handed to the endpoint.
     pub datagrams_in: u64,

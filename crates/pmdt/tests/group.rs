@@ -272,22 +272,18 @@ fn write_all(g: &mut Group, data: &[u8], pool: &BufferPool) -> usize {
 }
 
 fn lossy() -> ImpairConfig {
-    ImpairConfig {
-        loss: 0.02,
-        reorder: 0.02,
-        reorder_delay: Duration::from_millis(1),
-        seed: 7,
-        ..Default::default()
-    }
+    ImpairConfig::default()
+        .with_loss(0.02)
+        .with_reorder(0.02)
+        .with_reorder_delay(Duration::from_millis(1))
+        .with_seed(7)
 }
 
 fn slow() -> ImpairConfig {
-    ImpairConfig {
-        rate_bps: Some(80_000_000),
-        queue_bytes: 256 * 1024,
-        seed: 9,
-        ..Default::default()
-    }
+    ImpairConfig::default()
+        .with_rate_bps(Some(80_000_000))
+        .with_queue_bytes(256 * 1024)
+        .with_seed(9)
 }
 
 /// Run to completion (the tools' default): the group's handshakes, writes and

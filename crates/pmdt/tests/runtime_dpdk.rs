@@ -286,13 +286,11 @@ fn memif_transfers(eal: Eal) {
     drop((a, b));
 
     // The same through loss, reordering and duplication on both directions.
-    let imp = ImpairConfig {
-        loss: 0.01,
-        reorder: 0.03,
-        reorder_delay: Duration::from_millis(1),
-        duplicate: 0.01,
-        ..Default::default()
-    };
+    let imp = ImpairConfig::default()
+        .with_loss(0.01)
+        .with_reorder(0.03)
+        .with_reorder_delay(Duration::from_millis(1))
+        .with_duplicate(0.01);
     let a = dpdk_runtime(
         &eal,
         "net_memif2",
@@ -308,7 +306,7 @@ fn memif_transfers(eal: Eal) {
         "net_memif3",
         Ipv4Addr::new(10, 2, 0, 2),
         IoCore::Thread { cpu: Some(0) },
-        Some(ImpairConfig { seed: 7, ..imp }),
+        Some(imp.with_seed(7)),
     );
     transfer(
         &a,

@@ -37,7 +37,7 @@ fn memory_pair(impair: Option<ImpairConfig>) -> (Runtime, Runtime, SocketAddr) {
         .transport(transport())
         .backend(Backend::Links(vec![Box::new(lb) as Box<dyn Link>]));
     if let Some(c) = impair {
-        server = server.impair(ImpairConfig { seed: 99, ..c });
+        server = server.impair(c.with_seed(99));
     }
     (client.start().unwrap(), server.start().unwrap(), b)
 }
@@ -54,14 +54,12 @@ fn transfers_verified_bytes_over_memory_link() {
 
 #[test]
 fn transfers_through_loss_reordering_and_duplication() {
-    let imp = ImpairConfig {
-        loss: 0.02,
-        reorder: 0.05,
-        reorder_delay: Duration::from_millis(2),
-        duplicate: 0.02,
-        delay: Duration::from_millis(1),
-        ..Default::default()
-    };
+    let imp = ImpairConfig::default()
+        .with_loss(0.02)
+        .with_reorder(0.05)
+        .with_reorder_delay(Duration::from_millis(2))
+        .with_duplicate(0.02)
+        .with_delay(Duration::from_millis(1));
     let (c, s, to) = memory_pair(Some(imp));
     transfer(&c, &s, to, vec![data(1_000_000, 2), data(500_000, 3)], 7001);
     thread::sleep(Duration::from_millis(150)); // a stats period

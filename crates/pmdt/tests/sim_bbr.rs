@@ -20,17 +20,12 @@ const PAYLOAD_SHARE: f64 = 1440.0 / 1472.0;
 /// direction and a drop-tail queue of `queue_bdps` bandwidth-delay products.
 fn path(rate_bps: u64, rtt: Duration, loss: f64, queue_bdps: f64) -> (ImpairConfig, ImpairConfig) {
     let bdp = rate_bps as f64 / 8.0 * rtt.as_secs_f64();
-    let fwd = ImpairConfig {
-        delay: rtt / 2,
-        loss,
-        rate_bps: Some(rate_bps),
-        queue_bytes: ((bdp * queue_bdps) as u64).max(64 * 1024),
-        ..Default::default()
-    };
-    let rev = ImpairConfig {
-        delay: rtt / 2,
-        ..Default::default()
-    };
+    let fwd = ImpairConfig::default()
+        .with_delay(rtt / 2)
+        .with_loss(loss)
+        .with_rate_bps(Some(rate_bps))
+        .with_queue_bytes(((bdp * queue_bdps) as u64).max(64 * 1024));
+    let rev = ImpairConfig::default().with_delay(rtt / 2);
     (fwd, rev)
 }
 

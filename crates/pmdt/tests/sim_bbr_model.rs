@@ -13,13 +13,11 @@ const TICK: Duration = Duration::from_millis(100);
 const PAYLOAD_SHARE: f64 = 1440.0 / 1514.0;
 
 fn path(rate_bps: u64, rtt_ms: u64, loss: f64, queue_bytes: u64) -> ImpairConfig {
-    ImpairConfig {
-        loss,
-        delay: Duration::from_millis(rtt_ms) / 2,
-        rate_bps: Some(rate_bps),
-        queue_bytes,
-        ..Default::default()
-    }
+    ImpairConfig::default()
+        .with_loss(loss)
+        .with_delay(Duration::from_millis(rtt_ms) / 2)
+        .with_rate_bps(Some(rate_bps))
+        .with_queue_bytes(queue_bytes)
 }
 
 fn run(forward: ImpairConfig, reverse: ImpairConfig, secs: u64) -> TimedSendReport {

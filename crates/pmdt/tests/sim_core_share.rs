@@ -10,12 +10,10 @@ use pmdt::sim::{run_timed_send, CoreShare, ImpairConfig, TimedSendReport, TimedS
 const PAYLOAD_SHARE: f64 = 1440.0 / 1514.0;
 
 fn cell(core: Option<CoreShare>) -> TimedSendReport {
-    let dir = ImpairConfig {
-        delay: Duration::from_millis(5),
-        rate_bps: Some(1_000_000_000),
-        queue_bytes: 1 << 20,
-        ..Default::default()
-    };
+    let dir = ImpairConfig::default()
+        .with_delay(Duration::from_millis(5))
+        .with_rate_bps(Some(1_000_000_000))
+        .with_queue_bytes(1 << 20);
     let sc = TimedSendScenario {
         seed: 1,
         write_for: Duration::from_secs(8),

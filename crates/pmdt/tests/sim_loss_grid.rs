@@ -21,13 +21,11 @@ const PAYLOAD_SHARE: f64 = 1440.0 / 1514.0;
 
 /// One cell as the runner sets it up.
 fn cell(rate_bps: u64, rtt_ms: u64, loss: f64, write_for: Duration) -> TimedSendScenario {
-    let dir = ImpairConfig {
-        loss,
-        delay: Duration::from_millis(rtt_ms) / 2,
-        rate_bps: Some(rate_bps),
-        queue_bytes: WANEM_QUEUE_BYTES,
-        ..Default::default()
-    };
+    let dir = ImpairConfig::default()
+        .with_loss(loss)
+        .with_delay(Duration::from_millis(rtt_ms) / 2)
+        .with_rate_bps(Some(rate_bps))
+        .with_queue_bytes(WANEM_QUEUE_BYTES);
     TimedSendScenario {
         seed: 1,
         write_for,

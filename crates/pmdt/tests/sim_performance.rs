@@ -7,13 +7,11 @@ use pmdt::sim::{run_bulk, BulkScenario, ImpairConfig};
 use pmdt::{CongestionKind, TransportConfig};
 
 fn lossy_10ms(rate_bps: u64) -> ImpairConfig {
-    ImpairConfig {
-        delay: Duration::from_millis(5), // 10 ms RTT
-        loss: 0.01,
-        rate_bps: Some(rate_bps),
-        queue_bytes: 512 * 1024,
-        ..Default::default()
-    }
+    ImpairConfig::default()
+        .with_delay(Duration::from_millis(5)) // 10 ms RTT
+        .with_loss(0.01)
+        .with_rate_bps(Some(rate_bps))
+        .with_queue_bytes(512 * 1024)
 }
 
 #[test]
@@ -23,10 +21,7 @@ fn paced_keeps_the_link_rate_under_one_percent_loss_and_newreno_backs_off() {
         seed: 7,
         bytes_per_flow: 20 << 20,
         forward: lossy_10ms(link),
-        reverse: ImpairConfig {
-            delay: Duration::from_millis(5),
-            ..Default::default()
-        },
+        reverse: ImpairConfig::default().with_delay(Duration::from_millis(5)),
         transport: TransportConfig::default().with_congestion(CongestionKind::Paced {
             rate_bps: 97_000_000,
         }),
@@ -38,10 +33,7 @@ fn paced_keeps_the_link_rate_under_one_percent_loss_and_newreno_backs_off() {
         seed: 7,
         bytes_per_flow: 2 << 20,
         forward: lossy_10ms(link),
-        reverse: ImpairConfig {
-            delay: Duration::from_millis(5),
-            ..Default::default()
-        },
+        reverse: ImpairConfig::default().with_delay(Duration::from_millis(5)),
         transport: TransportConfig::default().with_congestion(CongestionKind::NewReno),
         ..Default::default()
     })
@@ -80,14 +72,8 @@ fn fixed_window_of_50_on_a_clean_link_is_window_limited() {
     let r = run_bulk(&BulkScenario {
         seed: 3,
         bytes_per_flow: 8 << 20,
-        forward: ImpairConfig {
-            delay: Duration::from_micros(500),
-            ..Default::default()
-        },
-        reverse: ImpairConfig {
-            delay: Duration::from_micros(500),
-            ..Default::default()
-        },
+        forward: ImpairConfig::default().with_delay(Duration::from_micros(500)),
+        reverse: ImpairConfig::default().with_delay(Duration::from_micros(500)),
         transport: TransportConfig::default()
             .with_congestion(CongestionKind::Fixed { window_packets: 50 })
             .with_max_datagram(1064)
@@ -118,16 +104,11 @@ fn flows_share_a_bottleneck_fairly() {
             seed: 11,
             flows,
             bytes_per_flow: per_flow,
-            forward: ImpairConfig {
-                delay: Duration::from_millis(2),
-                rate_bps: Some(500_000_000),
-                queue_bytes: 2 << 20,
-                ..Default::default()
-            },
-            reverse: ImpairConfig {
-                delay: Duration::from_millis(2),
-                ..Default::default()
-            },
+            forward: ImpairConfig::default()
+                .with_delay(Duration::from_millis(2))
+                .with_rate_bps(Some(500_000_000))
+                .with_queue_bytes(2 << 20),
+            reverse: ImpairConfig::default().with_delay(Duration::from_millis(2)),
             transport: TransportConfig::default().with_congestion(CongestionKind::Paced {
                 rate_bps: 480_000_000 / flows as u64,
             }),
@@ -157,16 +138,11 @@ fn newreno_flows_converge_to_fair_shares() {
         seed: 5,
         flows: 4,
         bytes_per_flow: 6 << 20,
-        forward: ImpairConfig {
-            delay: Duration::from_millis(2),
-            rate_bps: Some(200_000_000),
-            queue_bytes: 256 * 1024,
-            ..Default::default()
-        },
-        reverse: ImpairConfig {
-            delay: Duration::from_millis(2),
-            ..Default::default()
-        },
+        forward: ImpairConfig::default()
+            .with_delay(Duration::from_millis(2))
+            .with_rate_bps(Some(200_000_000))
+            .with_queue_bytes(256 * 1024),
+        reverse: ImpairConfig::default().with_delay(Duration::from_millis(2)),
         transport: TransportConfig::default().with_congestion(CongestionKind::NewReno),
         ..Default::default()
     })

@@ -7,65 +7,37 @@ use pmdt::sim::{run_bulk, BulkScenario, GilbertElliott, ImpairConfig};
 use pmdt::{CongestionKind, TransportConfig};
 
 fn mixes() -> Vec<(&'static str, ImpairConfig)> {
-    let base = ImpairConfig {
-        delay: Duration::from_millis(5),
-        rate_bps: Some(200_000_000),
-        queue_bytes: 256 * 1024,
-        ..Default::default()
-    };
+    let base = ImpairConfig::default()
+        .with_delay(Duration::from_millis(5))
+        .with_rate_bps(Some(200_000_000))
+        .with_queue_bytes(256 * 1024);
     vec![
         ("clean", base.clone()),
-        (
-            "loss 2%",
-            ImpairConfig {
-                loss: 0.02,
-                ..base.clone()
-            },
-        ),
+        ("loss 2%", base.clone().with_loss(0.02)),
         (
             "burst loss",
-            ImpairConfig {
-                burst: Some(GilbertElliott {
-                    p_good_to_bad: 0.01,
-                    p_bad_to_good: 0.3,
-                    loss_in_bad: 0.7,
-                }),
-                ..base.clone()
-            },
+            base.clone().with_burst(Some(GilbertElliott {
+                p_good_to_bad: 0.01,
+                p_bad_to_good: 0.3,
+                loss_in_bad: 0.7,
+            })),
         ),
         (
             "reorder+jitter",
-            ImpairConfig {
-                reorder: 0.05,
-                reorder_delay: Duration::from_millis(3),
-                jitter: Duration::from_micros(500),
-                ..base.clone()
-            },
+            base.clone()
+                .with_reorder(0.05)
+                .with_reorder_delay(Duration::from_millis(3))
+                .with_jitter(Duration::from_micros(500)),
         ),
-        (
-            "duplication",
-            ImpairConfig {
-                duplicate: 0.05,
-                ..base.clone()
-            },
-        ),
-        (
-            "corruption",
-            ImpairConfig {
-                corrupt: 0.03,
-                ..base.clone()
-            },
-        ),
+        ("duplication", base.clone().with_duplicate(0.05)),
+        ("corruption", base.clone().with_corrupt(0.03)),
         (
             "everything",
-            ImpairConfig {
-                loss: 0.02,
-                reorder: 0.03,
-                jitter: Duration::from_micros(300),
-                duplicate: 0.02,
-                corrupt: 0.01,
-                ..base
-            },
+            base.with_loss(0.02)
+                .with_reorder(0.03)
+                .with_jitter(Duration::from_micros(300))
+                .with_duplicate(0.02)
+                .with_corrupt(0.01),
         ),
     ]
 }
@@ -146,11 +118,9 @@ fn corrupted_packets_past_the_checksum_never_panic_and_are_counted() {
     // decoder and state machine must survive; the stream may then be wrong, which
     // is why pmdt requires the UDP checksum (docs/PROTOCOL.md).
     for seed in 1..=5 {
-        let link = ImpairConfig {
-            corrupt: 0.05,
-            corrupt_bypasses_checksum: true,
-            ..Default::default()
-        };
+        let link = ImpairConfig::default()
+            .with_corrupt(0.05)
+            .with_corrupt_bypasses_checksum(true);
         let r = run_bulk(&BulkScenario {
             seed,
             bytes_per_flow: 300_000,

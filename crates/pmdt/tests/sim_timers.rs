@@ -35,10 +35,7 @@ fn pair(
 fn rtt_estimate_converges_to_the_path_rtt() {
     let (mut net, c, s) = pair(
         TransportConfig::default(),
-        ImpairConfig {
-            delay: Duration::from_millis(20),
-            ..Default::default()
-        },
+        ImpairConfig::default().with_delay(Duration::from_millis(20)),
     );
     let now = net.now();
     let sa = net.addr(s);
@@ -82,10 +79,7 @@ fn vanished_peer_backs_off_then_times_out() {
         .with_keepalive(Some(Duration::from_millis(500)));
     let (mut net, c, s) = pair(
         t,
-        ImpairConfig {
-            delay: Duration::from_millis(5),
-            ..Default::default()
-        },
+        ImpairConfig::default().with_delay(Duration::from_millis(5)),
     );
     let now = net.now();
     let sa = net.addr(s);
@@ -106,15 +100,8 @@ fn vanished_peer_backs_off_then_times_out() {
     }
     // The server vanishes: nothing gets through any more in either direction.
     let cut = net.elapsed();
-    net.set_path(
-        c,
-        s,
-        ImpairConfig {
-            loss: 1.0,
-            ..Default::default()
-        },
-    )
-    .unwrap();
+    net.set_path(c, s, ImpairConfig::default().with_loss(1.0))
+        .unwrap();
     let mut send_times = Vec::new();
     let mut offered = net.link_stats(c, s).offered;
     let mut reason = None;

@@ -110,10 +110,7 @@ fn wait_for(received: &AtomicU64, n: u64) {
 fn steady_state_io_loop_does_not_allocate() {
     // Both cases in one test: the counter is global to the binary.
     bulk_transfer_window_allocations(None);
-    bulk_transfer_window_allocations(Some(ImpairConfig {
-        loss: 0.01,
-        ..Default::default()
-    }));
+    bulk_transfer_window_allocations(Some(ImpairConfig::default().with_loss(0.01)));
 }
 
 /// Runs a bulk transfer between two runtimes (impaired as `impair` says, if at
@@ -144,7 +141,7 @@ fn bulk_transfer_window_allocations(impair: Option<ImpairConfig>) {
         .backend(Backend::Links(vec![Box::new(lb) as Box<dyn Link>]));
     if let Some(c) = impair.clone() {
         client = client.impair(c.clone());
-        server = server.impair(ImpairConfig { seed: 99, ..c });
+        server = server.impair(c.with_seed(99));
     }
     let (client, server) = (client.start().unwrap(), server.start().unwrap());
     let listener = server.listen(0).unwrap();

@@ -225,36 +225,36 @@ fn impairment(cli: &ImpairArgs, udp: bool) -> Result<ImpairConfig, CliError> {
             )))
         }
     };
-    let c = ImpairConfig {
-        loss: cli.loss,
-        burst: cli.burst_enter.map(|p| GilbertElliott {
-            p_good_to_bad: p,
-            p_bad_to_good: cli.burst_leave,
-            loss_in_bad: cli.burst_loss,
-        }),
-        delay: ms(cli.delay_ms, "delay-ms")?,
-        jitter: ms(cli.jitter_ms, "jitter-ms")?,
-        reorder: cli.reorder,
-        reorder_delay: ms(cli.reorder_ms, "reorder-ms")?,
-        duplicate: cli.duplicate,
-        corrupt: cli.corrupt,
-        // DPDK mode flips the bit and forwards: the receiver's checksum decides.
-        // A kernel socket would send a fresh checksum over a flipped payload,
-        // so there the model drops the copy as the checksum would have.
-        corrupt_bypasses_checksum: !udp,
-        // The model measures what it is given: frames (Ethernet header
-        // included) or UDP payloads.
-        mtu: cli.mtu.map(|m| {
-            if udp {
-                m - IPV4_UDP_HEADERS
-            } else {
-                m + ETHERNET_HEADER
-            }
-        }),
-        rate_bps: cli.rate.map(|r| r.0),
-        queue_bytes: cli.queue_bytes.0,
-        seed: cli.seed,
-    };
+    // `ImpairConfig` is non-exhaustive: the defaults, then every knob the CLI sets.
+    let mut c = ImpairConfig::default();
+    c.loss = cli.loss;
+    c.burst = cli.burst_enter.map(|p| GilbertElliott {
+        p_good_to_bad: p,
+        p_bad_to_good: cli.burst_leave,
+        loss_in_bad: cli.burst_loss,
+    });
+    c.delay = ms(cli.delay_ms, "delay-ms")?;
+    c.jitter = ms(cli.jitter_ms, "jitter-ms")?;
+    c.reorder = cli.reorder;
+    c.reorder_delay = ms(cli.reorder_ms, "reorder-ms")?;
+    c.duplicate = cli.duplicate;
+    c.corrupt = cli.corrupt;
+    // DPDK mode flips the bit and forwards: the receiver's checksum decides.
+    // A kernel socket would send a fresh checksum over a flipped payload,
+    // so there the model drops the copy as the checksum would have.
+    c.corrupt_bypasses_checksum = !udp;
+    // The model measures what it is given: frames (Ethernet header
+    // included) or UDP payloads.
+    c.mtu = cli.mtu.map(|m| {
+        if udp {
+            m - IPV4_UDP_HEADERS
+        } else {
+            m + ETHERNET_HEADER
+        }
+    });
+    c.rate_bps = cli.rate.map(|r| r.0);
+    c.queue_bytes = cli.queue_bytes.0;
+    c.seed = cli.seed;
     if let Some(b) = &c.burst {
         for (n, p) in [
             ("burst-enter", b.p_good_to_bad),
@@ -339,10 +339,9 @@ fn models(cli: &Cli, imp: &ImpairConfig) -> Result<(ImpairModel, Option<ImpairMo
     let model_ab = ImpairModel::new(imp.clone()).map_err(|e| CliError::new(e.to_string()))?;
     let model_ba = (!cli.impair.one_way)
         .then(|| {
-            ImpairModel::new(ImpairConfig {
-                seed: imp.seed ^ 0x5eed,
-                ..imp.clone()
-            })
+            let mut ba = imp.clone();
+            ba.seed = imp.seed ^ 0x5eed;
+            ImpairModel::new(ba)
         })
         .transpose()
         .map_err(|e| CliError::new(e.to_string()))?;

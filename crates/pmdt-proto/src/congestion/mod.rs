@@ -89,6 +89,7 @@ pub(crate) trait Controller: Send + std::fmt::Debug {
 /// Which controller a connection uses.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase", tag = "kind")]
+#[non_exhaustive]
 pub enum CongestionKind {
     /// A static window, no reaction to loss (the sliding-window lab setting).
     Fixed {

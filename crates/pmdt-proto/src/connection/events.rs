@@ -51,6 +51,7 @@ impl From<CloseReason> for io::Error {
 
 /// Something the application should know about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// The handshake completed.
     Connected,

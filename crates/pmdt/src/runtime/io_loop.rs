@@ -804,6 +804,8 @@ impl IoLoop {
             }
             Event::PeerFinished => s.peer_fin = true,
             Event::Closed(r) => s.closed = Some(r),
+            // `Event` is non-exhaustive: a kind this runtime does not act on.
+            _ => return,
         }
         if s.delivery.queue() {
             self.deliver.push(h.0);

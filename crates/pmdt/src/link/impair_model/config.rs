@@ -24,6 +24,7 @@ pub struct GilbertElliott {
 /// used the bottleneck. The default does nothing (a perfect, instant link).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
+#[non_exhaustive]
 pub struct ImpairConfig {
     /// One-way propagation delay.
     pub delay: Duration,
@@ -76,6 +77,39 @@ impl Default for ImpairConfig {
             seed: 1,
         }
     }
+}
+
+/// `with_<field>` setters: `ImpairConfig` is non-exhaustive, so code outside this
+/// crate builds one from [`ImpairConfig::default`] and these (or assigns fields).
+macro_rules! with_setters {
+    ($($setter:ident: $field:ident: $ty:ty,)*) => {
+        impl ImpairConfig {
+            $(
+                #[doc = concat!("This config with [`", stringify!($field), "`](Self::", stringify!($field), ") set.")]
+                #[must_use]
+                pub fn $setter(mut self, $field: $ty) -> Self {
+                    self.$field = $field;
+                    self
+                }
+            )*
+        }
+    };
+}
+
+with_setters! {
+    with_delay: delay: Duration,
+    with_jitter: jitter: Duration,
+    with_loss: loss: f64,
+    with_burst: burst: Option<GilbertElliott>,
+    with_reorder: reorder: f64,
+    with_reorder_delay: reorder_delay: Duration,
+    with_duplicate: duplicate: f64,
+    with_corrupt: corrupt: f64,
+    with_corrupt_bypasses_checksum: corrupt_bypasses_checksum: bool,
+    with_rate_bps: rate_bps: Option<u64>,
+    with_queue_bytes: queue_bytes: u64,
+    with_mtu: mtu: Option<usize>,
+    with_seed: seed: u64,
 }
 
 /// An [`ImpairConfig`] that cannot be applied.
