@@ -587,6 +587,35 @@ fn tap_interop(eal: Eal) {
 }
 
 #[test]
+fn an_unknown_port_fails_with_the_dpdk_error_inside() {
+    on_main(unknown_port);
+}
+
+fn unknown_port(eal: Eal) {
+    let err = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Dpdk {
+            eal: eal.clone(),
+            cfg: DpdkLinkConfig {
+                port: "net_no_such_port".into(),
+                ip: Ipv4Addr::new(10, 99, 0, 1),
+                ..Default::default()
+            },
+        })
+        .start()
+        .err()
+        .expect("a runtime on a port that does not exist");
+    // The DPDK error itself, not its text: callers can match its kind.
+    let source = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<dpdk::Error>())
+        .unwrap_or_else(|| panic!("no dpdk::Error inside {err:?}"));
+    assert_eq!(source.kind(), dpdk::ErrorKind::NotFound, "{source}");
+    assert!(err.to_string().contains("net_no_such_port"), "{err}");
+    assert_pools_full(&eal);
+}
+
+#[test]
 fn two_queue_pairs_two_io_loops_each_with_its_own_connections() {
     on_main(two_queue_pairs);
 }

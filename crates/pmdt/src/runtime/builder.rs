@@ -262,7 +262,7 @@ impl RuntimeBuilder {
             Backend::Udp(c) => vec![Box::new(UdpLink::bind(&c)?)],
             #[cfg(feature = "dpdk")]
             Backend::Dpdk { eal, cfg } => crate::link::dpdk_port::DpdkLink::open(&eal, &cfg)
-                .map_err(|e| io::Error::other(e.to_string()))?
+                .map_err(io::Error::other)?
                 .into_iter()
                 .map(|l| Box::new(l) as Box<dyn Link>)
                 .collect(),
@@ -433,7 +433,7 @@ impl RuntimeBuilder {
                     )
                 })?;
                 let h = dpdk::lcore::launch(eal, id, move || dedicated::run(lp, idle))
-                    .map_err(|e| io::Error::other(e.to_string()))?;
+                    .map_err(io::Error::other)?;
                 Ok(Join::Lcore(h))
             }
         }
