@@ -20,12 +20,13 @@ test: setup lint
 
 # The minimum supported Rust version (`rust-version` in Cargo.toml), checked with
 # that very toolchain (rustup installs it, minimal profile) against the locked
-# dependencies. CI runs it after `make test`.
+# dependencies, for every target: libraries, binaries, tests, benches and
+# examples (their dev-dependencies included). CI runs it after `make test`.
 MSRV := $(shell sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 RUSTUP ?= $(shell command -v rustup 2>/dev/null || echo $$HOME/.cargo/bin/rustup)
 msrv: setup
 	$(RUSTUP) toolchain install $(MSRV) --profile minimal --no-self-update
-	$(RUSTUP) run $(MSRV) cargo check --workspace --locked
+	$(RUSTUP) run $(MSRV) cargo check --workspace --all-targets --locked
 
 # The README's `cargo install --path bins/pmdt-tools --locked`, into a scratch
 # root; a debug build reusing this tree's target directory, so it costs little
