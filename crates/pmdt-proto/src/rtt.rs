@@ -5,6 +5,17 @@ use std::time::Duration;
 /// Timer granularity (RFC 9002's kGranularity).
 pub(crate) const GRANULARITY: Duration = Duration::from_millis(1);
 
+/// 1/alpha of RFC 6298 §2.3 (alpha = 1/8): a sample moves the smoothed RTT by an
+/// eighth, `SRTT <- (1 - 1/8)·SRTT + 1/8·R'` (RFC 9002 §5.3 uses the same).
+const ALPHA_INV: u32 = 8;
+
+/// 1/beta of RFC 6298 §2.3 (beta = 1/4): `RTTVAR <- (1 - 1/4)·RTTVAR + 1/4·|SRTT - R'|`.
+const BETA_INV: u32 = 4;
+
+/// K of RFC 6298 §2.3: the timeout allows this many RTT variations above the
+/// smoothed RTT, `RTO = SRTT + max(G, K·RTTVAR)` (RFC 9002 §6.2.1's PTO, likewise).
+const K: u32 = 4;
+
 /// Smoothed RTT, variance and minimum, updated from ack samples.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RttEstimator {
@@ -44,8 +55,8 @@ impl RttEstimator {
         };
         let s = self.smoothed.unwrap_or(adjusted);
         let diff = s.abs_diff(adjusted);
-        self.var = (self.var * 3 + diff) / 4;
-        self.smoothed = Some((s * 7 + adjusted) / 8);
+        self.var = (self.var * (BETA_INV - 1) + diff) / BETA_INV;
+        self.smoothed = Some((s * (ALPHA_INV - 1) + adjusted) / ALPHA_INV);
     }
 
     /// Smoothed RTT (the initial value before any sample).
@@ -73,9 +84,9 @@ impl RttEstimator {
         self.smoothed().max(self.latest)
     }
 
-    /// Probe timeout before backoff: srtt + max(4·rttvar, granularity) + max_ack_delay.
+    /// Probe timeout before backoff: srtt + max(K·rttvar, granularity) + max_ack_delay.
     pub(crate) fn pto_base(&self, max_ack_delay: Duration) -> Duration {
-        self.smoothed() + (self.var * 4).max(GRANULARITY) + max_ack_delay
+        self.smoothed() + (self.var * K).max(GRANULARITY) + max_ack_delay
     }
 }
 
