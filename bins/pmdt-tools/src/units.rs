@@ -8,6 +8,24 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// Why a size or a rate did not parse; each carries the text as given.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UnitError {
+    /// Not a number with a known byte unit.
+    #[error("{0:?} is not a size; e.g. 256M, 10G, 1GiB (K/M/G/T are 1024-based)")]
+    NotASize(String),
+    /// Not a number with a known rate unit.
+    #[error("{0:?} is not a rate; e.g. 5gbit, 100mbit, 800kbit")]
+    NotARate(String),
+    /// A rate of zero or below.
+    #[error("{0:?}: a rate must be above 0")]
+    NotPositive(String),
+    /// More than 64 bits hold.
+    #[error("{0:?} is too large")]
+    TooLarge(String),
+}
+
 /// Splits `s` into its number and its lower-case unit suffix.
 fn split_unit(s: &str) -> (&str, String) {
     let t = s.trim();
@@ -19,8 +37,8 @@ fn split_unit(s: &str) -> (&str, String) {
 
 /// Parses a byte amount: `1000`, `64K`, `256M`, `10G`, `1GiB`, `1.5g` (K/M/G/T are
 /// 1024-based, as iperf3's `-n`).
-pub fn parse_bytes(s: &str) -> Result<u64, String> {
-    let bad = || format!("{s:?} is not a size; e.g. 256M, 10G, 1GiB (K/M/G/T are 1024-based)");
+pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
+    let bad = || UnitError::NotASize(s.to_owned());
     let (num, unit) = split_unit(s);
     let unit = unit
         .strip_suffix("ib")
@@ -37,7 +55,7 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     if let Ok(v) = num.parse::<u64>() {
         return v
             .checked_mul(1 << shift)
-            .ok_or_else(|| format!("{s:?} is too large"));
+            .ok_or_else(|| UnitError::TooLarge(s.to_owned()));
     }
     let v: f64 = num.parse().map_err(|_| bad())?;
     if !(v.is_finite() && v >= 0.0) {
@@ -45,15 +63,15 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
     }
     let bytes = v * (1u64 << shift) as f64;
     if bytes >= u64::MAX as f64 {
-        return Err(format!("{s:?} is too large"));
+        return Err(UnitError::TooLarge(s.to_owned()));
     }
     Ok(bytes.round() as u64)
 }
 
 /// Parses a rate in bits per second: `5gbit`, `100mbit`, `1.5g`, `800kbps`, `1e9`
 /// (k/m/g/t are 1000-based, as iperf3's `-b`).
-pub fn parse_rate(s: &str) -> Result<u64, String> {
-    let bad = || format!("{s:?} is not a rate; e.g. 5gbit, 100mbit, 800kbit");
+pub fn parse_rate(s: &str) -> Result<u64, UnitError> {
+    let bad = || UnitError::NotARate(s.to_owned());
     let (num, unit) = split_unit(s);
     let unit = unit
         .strip_suffix("bit/s")
@@ -71,11 +89,11 @@ pub fn parse_rate(s: &str) -> Result<u64, String> {
     };
     let v: f64 = num.parse().map_err(|_| bad())?;
     if !(v.is_finite() && v > 0.0) {
-        return Err(format!("{s:?}: a rate must be above 0"));
+        return Err(UnitError::NotPositive(s.to_owned()));
     }
     let bps = v * mult;
     if bps >= u64::MAX as f64 {
-        return Err(format!("{s:?} is too large"));
+        return Err(UnitError::TooLarge(s.to_owned()));
     }
     Ok(bps as u64)
 }
@@ -115,8 +133,8 @@ pub fn fmt_bytes(b: u64) -> String {
 pub struct ByteSize(pub u64);
 
 impl FromStr for ByteSize {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Self, UnitError> {
         parse_bytes(s).map(ByteSize)
     }
 }
@@ -159,8 +177,8 @@ impl<'de> Deserialize<'de> for ByteSize {
 pub struct BitRate(pub u64);
 
 impl FromStr for BitRate {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnitError;
+    fn from_str(s: &str) -> Result<Self, UnitError> {
         parse_rate(s).map(BitRate)
     }
 }
@@ -210,6 +228,14 @@ mod tests {
         for bad in ["lots", "", "1X", "-1M", "nanM", "99999999999T"] {
             assert!(parse_bytes(bad).is_err(), "{bad}");
         }
+        assert_eq!(
+            parse_bytes("1X").unwrap_err().to_string(),
+            "\"1X\" is not a size; e.g. 256M, 10G, 1GiB (K/M/G/T are 1024-based)"
+        );
+        assert_eq!(
+            parse_bytes("99999999999T"),
+            Err(UnitError::TooLarge("99999999999T".into()))
+        );
     }
 
     #[test]
@@ -221,9 +247,22 @@ mod tests {
         assert_eq!(parse_rate("800kbps").unwrap(), 800_000);
         assert_eq!(parse_rate("1e9").unwrap(), 1_000_000_000);
         assert_eq!(parse_rate("12345").unwrap(), 12345);
-        assert!(parse_rate("fast").is_err());
-        assert!(parse_rate("0mbit").is_err());
-        assert!(parse_rate("5qbit").is_err());
+        assert_eq!(
+            parse_rate("fast").unwrap_err().to_string(),
+            "\"fast\" is not a rate; e.g. 5gbit, 100mbit, 800kbit"
+        );
+        assert_eq!(
+            parse_rate("0mbit").unwrap_err().to_string(),
+            "\"0mbit\": a rate must be above 0"
+        );
+        assert_eq!(
+            parse_rate("5qbit"),
+            Err(UnitError::NotARate("5qbit".into()))
+        );
+        assert_eq!(
+            parse_rate("1e30t"),
+            Err(UnitError::TooLarge("1e30t".into()))
+        );
         assert_eq!(fmt_rate(9.42e9), "9.42 Gbit/s");
         assert_eq!(fmt_bytes(3 << 29), "1.50 GiB");
     }
