@@ -1,5 +1,6 @@
 //! What the tools print on stderr: one line per event, prefixed with the tool's
-//! name; DPDK's own log (EAL, drivers, telemetry) only with -v (DPDK tests: root).
+//! name; DPDK's own log (EAL, drivers, telemetry) only with -v, except its errors
+//! (DPDK tests: root).
 
 mod common;
 
@@ -59,4 +60,28 @@ fn dpdk_log_lines_show_only_with_v() {
             assert!(line.starts_with("pmdt-wanem: "), "{line:?}");
         }
     }
+}
+
+#[test]
+fn dpdk_errors_show_without_v() {
+    let _g = serial();
+    let d = tmp("logging-bad-vdev");
+    // A misspelt memif role: only DPDK's own error line says what is wrong.
+    let vdev = format!(
+        "net_memif0,role=sever,socket={}",
+        d.join("a.sock").display()
+    );
+    let out = Command::new(RECV)
+        .args(["--vdev", &vdev])
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run pmdt-recv");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("pmdt-recv: error: ") && l.contains("Unknown role: sever")),
+        "DPDK's error line: {err}"
+    );
+    assert!(!err.contains("EAL: Detected"), "no EAL chatter: {err}");
 }

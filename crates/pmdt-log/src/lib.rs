@@ -8,7 +8,7 @@
 //!
 //! | flags | the tool and the libraries | DPDK's own log (EAL, drivers: target `dpdk::rte_log`) |
 //! |---|---|---|
-//! | none | info and above (the `dpdk` crate: warnings) | nothing |
+//! | none | info and above (the `dpdk` crate: warnings) | errors only (e.g. why a vdev failed) |
 //! | `-v` | info and above | DPDK info and above (the EAL's start-up lines) |
 //! | `-vv` | debug and above | everything, DPDK debug included |
 //! | `-vvv` | everything | everything |
@@ -21,7 +21,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::filter::{LevelFilter, Targets};
+use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
 use tracing_subscriber::layer::SubscriberExt;
@@ -48,7 +48,9 @@ pub fn filter(verbose: u8) -> Targets {
         0 => Targets::new()
             .with_default(Level::INFO)
             .with_target("dpdk", Level::WARN)
-            .with_target(DPDK_LOG, LevelFilter::OFF),
+            // DPDK's errors say why a device or the EAL failed; its chatter
+            // (notices, info) waits for -v.
+            .with_target(DPDK_LOG, Level::ERROR),
         1 => Targets::new()
             .with_default(Level::INFO)
             .with_target(DPDK_LOG, Level::DEBUG),
@@ -129,11 +131,11 @@ mod tests {
     }
 
     #[test]
-    fn each_v_shows_more_and_dpdk_chatter_needs_one() {
+    fn each_v_shows_more_and_dpdk_chatter_needs_one_but_its_errors_do_not() {
         let quiet = filter(0);
         assert_eq!(level(&quiet, "pmdt_tools"), LevelFilter::INFO);
         assert_eq!(level(&quiet, "dpdk::eal"), LevelFilter::WARN);
-        assert_eq!(level(&quiet, DPDK_LOG), LevelFilter::OFF);
+        assert_eq!(level(&quiet, DPDK_LOG), LevelFilter::ERROR);
         assert_eq!(level(&filter(1), DPDK_LOG), LevelFilter::DEBUG);
         assert_eq!(level(&filter(1), "pmdt"), LevelFilter::INFO);
         assert_eq!(level(&filter(2), DPDK_LOG), LevelFilter::TRACE);
