@@ -356,7 +356,8 @@ fn item15_fin_below_the_highest_offset_received_is_rejected() {
     p.deliver(true, &f);
     let s = p.server_conn();
     assert_eq!(
-        s.peer_fin, None,
+        s.peer_fin,
+        PeerFin::Unknown,
         "a final size below received data was taken"
     );
     assert_eq!(s.stats.out_of_window, 1);
