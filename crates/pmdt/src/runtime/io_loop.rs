@@ -24,6 +24,7 @@ use super::shared::StreamShared;
 use super::stats::{ConnectionEntry, LoadPeriodEnd, LoopStats};
 use super::storage::{ChunkRecv, ChunkSend, Segment};
 use super::stream::Stream;
+use super::stream_progress::{AppWrites, Delivery};
 use crate::link::{Buffer, BufferPool, Link, Outgoing, PayloadSlice, Received};
 use pmdt_proto::{
     CloseReason, ConnectionHandle, Endpoint, Event, SendStorage, StorageWrite, WriteError,
@@ -74,15 +75,11 @@ struct IoStream {
     from_app: rtrb::Consumer<Buffer>,
     to_app: rtrb::Producer<Segment>,
     delivered: u64,
-    finish_applied: bool,
-    reset_applied: bool,
-    blocked: bool,
+    writes: AppWrites,
+    /// The peer finished its stream (the event came; delivery may still be behind).
     peer_fin: bool,
     closed: Option<CloseReason>,
-    in_deliver: bool,
-    /// Delivery stopped until the application reads (its ring or its share of
-    /// packet memory is full); its next read rings the doorbell.
-    waiting_for_reader: bool,
+    delivery: Delivery,
     /// Its part of the receive memory.
     share: Share,
     /// Bytes taken out of the receive storage and dropped (closing without
@@ -422,9 +419,7 @@ impl IoLoop {
     fn recheck_readers(&mut self) {
         for (i, s) in self.streams.iter_mut().enumerate() {
             if let Some(s) = s {
-                if s.waiting_for_reader && !s.in_deliver {
-                    s.waiting_for_reader = false;
-                    s.in_deliver = true;
+                if s.delivery.wake_reader_wait() {
                     self.deliver.push(i);
                 }
             }
@@ -514,7 +509,7 @@ impl IoLoop {
             for k in 0..self.delivering.len() {
                 let i = self.delivering[k];
                 if let Some(Some(s)) = self.streams.get_mut(i) {
-                    s.in_deliver = false;
+                    s.delivery = Delivery::Idle;
                 }
                 self.deliver_to_app(i, now);
             }
@@ -642,13 +637,10 @@ impl IoLoop {
             from_app,
             to_app,
             delivered: 0,
-            finish_applied: false,
-            reset_applied: false,
-            blocked: false,
+            writes: AppWrites::Flowing,
             peer_fin: false,
             closed: None,
-            in_deliver: false,
-            waiting_for_reader: false,
+            delivery: Delivery::Idle,
             share: Share::default(),
             discarded: 0,
             wake_deferred: None,
@@ -806,15 +798,14 @@ impl IoLoop {
             }
             Event::Readable => {}
             Event::Writable => {
-                s.blocked = false;
+                s.writes.unblock();
                 self.retry.push(h.0);
                 return;
             }
             Event::PeerFinished => s.peer_fin = true,
             Event::Closed(r) => s.closed = Some(r),
         }
-        if !s.in_deliver {
-            s.in_deliver = true;
+        if s.delivery.queue() {
             self.deliver.push(h.0);
         }
     }
@@ -830,18 +821,17 @@ impl IoLoop {
         // Pairs with the fence in `StreamShared::ring_doorbell`: what the
         // application pushed before ringing is seen below, or it queues again.
         std::sync::atomic::fence(Ordering::SeqCst);
-        if std::mem::take(&mut s.waiting_for_reader) && !s.in_deliver {
-            s.in_deliver = true;
+        if s.delivery.wake_reader_wait() {
             self.deliver.push(i);
         }
         let reset = s.shared.reset.load(Ordering::Acquire);
-        if reset != 0 && !s.reset_applied {
-            s.reset_applied = true;
+        if reset != 0 && s.writes != AppWrites::Reset {
+            s.writes = AppWrites::Reset;
             self.reset(h, reset as u32);
             return;
         }
         let mut popped = false;
-        if !s.blocked && !s.from_app.is_empty() {
+        if s.writes != AppWrites::WaitingForWritable && !s.from_app.is_empty() {
             let from_app = &mut s.from_app;
             let shared = &s.shared;
             // The send storage holds at most the connection's share of packet
@@ -879,10 +869,10 @@ impl IoLoop {
                 Ok(_) => {
                     popped = true;
                     if left_over {
-                        s.blocked = true;
+                        s.writes.block();
                     }
                 }
-                Err(WriteError::Blocked) => s.blocked = true,
+                Err(WriteError::Blocked) => s.writes.block(),
                 Err(_) => {
                     // Closed or finished: nothing more will be sent; free the data.
                     let mut taken = 0;
@@ -894,8 +884,11 @@ impl IoLoop {
                 }
             }
         }
-        if s.from_app.is_empty() && s.shared.finish.load(Ordering::Acquire) && !s.finish_applied {
-            s.finish_applied = true;
+        if s.from_app.is_empty()
+            && s.shared.finish.load(Ordering::Acquire)
+            && s.writes < AppWrites::Finished
+        {
+            s.writes = AppWrites::Finished;
             if s.shared.discard.load(Ordering::Acquire) {
                 // Closing: finish this side and end once everything is acknowledged.
                 if let Some(mut c) = self.ep.connection_mut(h) {
@@ -905,8 +898,7 @@ impl IoLoop {
                 c.finish();
             }
         }
-        if s.shared.discard.load(Ordering::Acquire) && !s.in_deliver {
-            s.in_deliver = true;
+        if s.shared.discard.load(Ordering::Acquire) && s.delivery.queue() {
             self.deliver.push(i);
         }
         if popped {
@@ -983,12 +975,11 @@ impl IoLoop {
             let read_since = s.shared.app_read.load(Ordering::SeqCst) != read_before;
             if read_since || (!drained && (discard || room(s))) {
                 s.shared.wake_on_read.store(false, Ordering::Relaxed);
-                if !s.in_deliver {
-                    s.in_deliver = true;
+                if s.delivery.queue() {
                     self.deliver.push(i);
                 }
             } else {
-                s.waiting_for_reader = true;
+                s.delivery = Delivery::WaitingForReader;
                 // Delivery or credit waits for the reader: it must not sleep
                 // through that.
                 pushed = true;

@@ -42,6 +42,7 @@ mod shared;
 mod stats;
 pub mod storage;
 mod stream;
+mod stream_progress;
 #[cfg(feature = "dpdk")]
 mod telemetry;
 #[cfg(test)]
