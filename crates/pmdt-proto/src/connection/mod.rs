@@ -4,6 +4,7 @@
 mod ack_state;
 mod control_out;
 mod events;
+mod peer_fin;
 mod sent;
 #[cfg(test)]
 mod tests;
@@ -18,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use ack_state::AckState;
 use control_out::ControlOut;
+use peer_fin::PeerFin;
 use sent::{Chunk, SentPacket, SentPackets};
 use timers::{Timer, TimerTable};
 
@@ -118,8 +120,15 @@ enum State {
         /// When the connection ends.
         deadline: Instant,
     },
-    /// Ended, for this reason. Nothing is sent but a repeated Close.
-    Closed(CloseReason),
+    /// Ended. Nothing is sent but a repeated Close.
+    Closed {
+        /// Why.
+        reason: CloseReason,
+        /// The peer's Close (or Reset) arrived: it waits for nothing more. If
+        /// not (our closing state ran out without it), it may still be waiting
+        /// for our Close, and the endpoint lingers to repeat it.
+        peer_close: PeerCloseHeard,
+    },
 }
 
 impl State {
@@ -136,8 +145,15 @@ impl State {
     }
 
     fn is_closed(&self) -> bool {
-        matches!(self, State::Closed(_))
+        matches!(self, State::Closed { .. })
     }
+}
+
+/// Whether a connection ending had heard the peer's Close.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PeerCloseHeard {
+    Yes,
+    No,
 }
 
 /// The client's handshake: what its Init (re)transmissions need.
@@ -244,8 +260,6 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     idle_timeout: Duration,
 
     /// Server: the Accept is (re)sent (the client did not get it).
-    accept_pending: bool,
-
     // sending
     next_pn: u64,
     sent: SentPackets,
@@ -289,23 +303,19 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
 
     // receiving
     recv: RecvBuffer<R>,
-    peer_fin: Option<u64>,
+    peer_fin: PeerFin,
     acks: AckState,
     /// Largest packet number of any packet that passed validation (ack-eliciting
     /// or not): the reference for the out-of-window check.
     largest_pn_received: Option<u64>,
     advertised_max_data: u64,
     readable_signalled: bool,
-    finished_signalled: bool,
 
     // lifecycle
     last_recv: Instant,
     last_send: Instant,
     keepalive_pending: bool,
     control_out: Option<ControlOut>,
-    /// The peer's Close arrived: it holds everything and has ended (or ends at
-    /// its closing deadline), so nothing it may still send needs an answer.
-    peer_close_heard: bool,
     events: VecDeque<Event>,
     blocked: Option<(Blocked, Instant)>,
     stats: ConnectionStats,
@@ -375,7 +385,6 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             peer_ts: 0,
             peer_max_ack_delay: cfg.max_ack_delay,
             idle_timeout: cfg.idle_timeout,
-            accept_pending: false,
             next_pn: p.initial_pn,
             // Room for a full initial window of packet numbers (as the runtime's
             // storages are pre-sized to their buffers): tracking does not grow
@@ -419,16 +428,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             writable_wanted: false,
             advertised_max_data: recv.limit(),
             recv,
-            peer_fin: None,
+            peer_fin: PeerFin::Unknown,
             acks: AckState::new(),
             largest_pn_received: None,
             readable_signalled: false,
-            finished_signalled: false,
             last_recv: p.now,
             last_send: p.now,
             keepalive_pending: false,
             control_out: None,
-            peer_close_heard: false,
             events: VecDeque::new(),
             blocked: None,
             stats: ConnectionStats::default(),
@@ -444,7 +451,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         if let Some(peer) = p.peer {
             c.apply_peer_params(&peer);
             c.state = State::Established;
-            c.accept_pending = true;
+            c.control_out = Some(ControlOut::Accept);
             c.events.push_back(Event::Connected);
         }
         c
@@ -497,7 +504,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// Why the connection ended, once it has.
     pub fn close_reason(&self) -> Option<CloseReason> {
         match self.state {
-            State::Closed(r) => Some(r),
+            State::Closed { reason, .. } => Some(reason),
             _ => None,
         }
     }
@@ -638,7 +645,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// if not (our closing state ran out without it), the peer may still be
     /// waiting for ours.
     pub(crate) fn peer_close_heard(&self) -> bool {
-        self.peer_close_heard
+        matches!(
+            self.state,
+            State::Closed {
+                peer_close: PeerCloseHeard::Yes,
+                ..
+            }
+        )
     }
 
     /// The receive credit limit: the stream offset up to which the peer may send
@@ -683,7 +696,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     /// Whether the peer finished and everything it sent was read.
     pub fn is_peer_finished(&self) -> bool {
-        self.peer_fin == Some(self.recv.read_offset())
+        self.peer_fin.final_size() == Some(self.recv.read_offset())
     }
 
     /// No more data from this side (the peer sees end of stream after the last byte).
@@ -860,7 +873,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             if matches!(pkt.body, Body::Close { .. } | Body::Reset { .. }) {
                 // Ended by our closing deadline while the peer's Close was on
                 // its way: the peer waits for nothing more.
-                self.peer_close_heard = true;
+                if let State::Closed { peer_close, .. } = &mut self.state {
+                    *peer_close = PeerCloseHeard::Yes;
+                }
             } else if self.close_reason() == Some(CloseReason::Graceful) {
                 // Our Close may have been lost while the peer still waits for it.
                 ControlOut::queue(&mut self.control_out, ControlOut::Close);
@@ -912,7 +927,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             Body::Init { .. } => {
                 // The client did not get our Accept: send it again.
                 if self.side == Side::Server && self.state.is_established() {
-                    self.accept_pending = true;
+                    ControlOut::queue(&mut self.control_out, ControlOut::Accept);
                 }
                 return;
             }
@@ -954,7 +969,6 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 return;
             }
             Body::Close { code } => {
-                self.peer_close_heard = true;
                 // A peer sends Close only once it holds all our data and our finish,
                 // so with its stream complete here this is a graceful end.
                 let r = if *code == 0 && self.fin >= Fin::Sent && self.peer_fin_complete() {
@@ -963,7 +977,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                     CloseReason::PeerClosed(*code)
                 };
                 if self.state.is_closing() {
-                    self.set_closed(r);
+                    self.end(r, PeerCloseHeard::Yes);
                 } else {
                     ControlOut::queue(&mut self.control_out, ControlOut::CloseThenEnd(r));
                 }
@@ -1056,8 +1070,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     fn peer_fin_complete(&self) -> bool {
-        self.peer_fin
-            .is_some_and(|f| self.recv.contiguous_end() >= f)
+        self.peer_fin.is_complete()
     }
 
     fn accept_data(&mut self, offset: u64, fin: bool, payload: &[u8], memory: &R::Packet) -> bool {
@@ -1066,7 +1079,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.stats.out_of_window += 1;
             return false;
         }
-        if let Some(f) = self.peer_fin {
+        if let Some(f) = self.peer_fin.final_size() {
             if end > f || (fin && end != f) {
                 self.stats.out_of_window += 1;
                 return false;
@@ -1086,9 +1099,6 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.stats.out_of_window += 1;
             return false;
         };
-        if fin {
-            self.peer_fin = Some(end);
-        }
         if new == 0 && !payload.is_empty() {
             self.stats.duplicate_packets += 1;
         }
@@ -1097,8 +1107,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.readable_signalled = true;
             self.events.push_back(Event::Readable);
         }
-        if !self.finished_signalled && self.peer_fin_complete() {
-            self.finished_signalled = true;
+        if self
+            .peer_fin
+            .on_received(fin.then_some(end), self.recv.contiguous_end())
+        {
             self.events.push_back(Event::PeerFinished);
         }
         true
@@ -1337,10 +1349,22 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     fn set_closed(&mut self, r: CloseReason) {
+        self.end(r, PeerCloseHeard::No);
+    }
+
+    /// Ends the connection (once: a later end changes nothing).
+    fn end(&mut self, r: CloseReason, heard: PeerCloseHeard) {
         if self.state.is_closed() {
             return;
         }
-        self.state = State::Closed(r);
+        self.state = State::Closed {
+            reason: r,
+            peer_close: heard,
+        };
+        if self.control_out == Some(ControlOut::Accept) {
+            // A closed connection answers nothing but with a Close.
+            self.control_out = None;
+        }
         tracing::debug!(parent: &self.span, reason = %r, "closed");
         self.events.push_back(Event::Closed(r));
         self.blocked = None;
@@ -1466,16 +1490,22 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         if let Some(c) = self.control_out.take() {
-            let t = self.control(now, c.body(), buf);
+            let t = self.control(now, c.body(|| self.local_params()), buf);
             if let Some(r) = c.ends_with() {
-                self.set_closed(r);
+                // Only the answer to the peer's Close follows hearing it.
+                let heard = if matches!(c, ControlOut::CloseThenEnd(_)) {
+                    PeerCloseHeard::Yes
+                } else {
+                    PeerCloseHeard::No
+                };
+                self.end(r, heard);
             }
             return t;
         }
         let initial_rtt = self.cfg.initial_rtt;
         let init_retry_most = (self.idle_timeout / 8).max(initial_rtt);
         match &mut self.state {
-            State::Closed(_) | State::Closing { .. } => return None,
+            State::Closed { .. } | State::Closing { .. } => return None,
             State::Handshake(h) => {
                 if !h.init_pending {
                     return None;
@@ -1503,11 +1533,6 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 return t;
             }
             State::Established => {}
-        }
-        if self.accept_pending {
-            self.accept_pending = false;
-            let params = self.local_params();
-            return self.control(now, Body::Accept { params }, buf);
         }
         if self.acks.wants_to_send(now) {
             if let Some(t) = self.send_ack(now, buf) {

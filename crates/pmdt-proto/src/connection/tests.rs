@@ -356,7 +356,8 @@ fn item15_fin_below_the_highest_offset_received_is_rejected() {
     p.deliver(true, &f);
     let s = p.server_conn();
     assert_eq!(
-        s.peer_fin, None,
+        s.peer_fin,
+        PeerFin::Unknown,
         "a final size below received data was taken"
     );
     assert_eq!(s.stats.out_of_window, 1);
@@ -768,4 +769,29 @@ fn a_queued_reset_is_not_replaced_by_the_answer_to_the_peers_close() {
     });
     assert_eq!(sent.lock().unwrap().first(), Some(&("reset", 9)));
     assert_eq!(reason, Some(CloseReason::LocalReset(9)));
+}
+
+/// The server's Accept is lost: the client's next Init gets it again, and the
+/// connection carries data both ways.
+#[test]
+fn a_lost_accept_is_sent_again_when_the_init_repeats() {
+    let mut p = Pair::new(TransportConfig::default(), TransportConfig::default());
+    let accepts = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = accepts.clone();
+    p.set_filter(filter(move |to_server, pkt| {
+        if !to_server && matches!(pkt.body, Body::Accept { .. }) {
+            // The first Accept is lost.
+            return seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0;
+        }
+        true
+    }));
+    p.connect();
+    assert!(
+        accepts.load(std::sync::atomic::Ordering::Relaxed) >= 2,
+        "the Accept was sent again"
+    );
+    assert!(p.client_conn().is_established());
+    assert_eq!(p.client_write(&[5u8; 3000]), 3000);
+    p.step_for(Duration::from_millis(100));
+    assert_eq!(p.server_read(), 3000);
 }
