@@ -114,6 +114,7 @@ with_setters!(EndpointConfig {
     with_accept => accept: bool,
     with_max_connections => max_connections: usize,
     with_cookie_lifetime => cookie_lifetime: Duration,
+    with_address_validation => address_validation: AddressValidation,
     with_seed => seed: Option<u64>,
 });
 
@@ -190,6 +191,39 @@ pub enum ConfigError {
     PacedRateTooLow(u64),
 }
 
+/// When a server makes a client prove it receives at its address (a Retry with
+/// a stateless cookie the client must return, as QUIC's Retry, RFC 9000 §8.1.2)
+/// before it keeps any state for the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum AddressValidation {
+    /// Every handshake: one more round trip per connection, and a flood of
+    /// Inits from spoofed addresses costs the server no state at all.
+    Always,
+    /// Only while `max_unproven` accepted connections have not yet proven
+    /// their address (by a packet sent to the connection id the server's
+    /// Accept carried): a handshake takes one round trip, and a flood of
+    /// spoofed Inits holds at most `max_unproven` connections (until their
+    /// idle timeout) before every further client gets a Retry.
+    WhenBusy {
+        /// Accepted connections whose address is not proven yet, at most.
+        max_unproven: usize,
+    },
+}
+
+impl Default for AddressValidation {
+    fn default() -> Self {
+        AddressValidation::WhenBusy {
+            max_unproven: DEFAULT_MAX_UNPROVEN,
+        }
+    }
+}
+
+/// Default bound on accepted connections whose address is not proven yet. Their
+/// buffers are reserved but untouched (the storage grows as data arrives), so a
+/// flood costs little resident memory.
+pub const DEFAULT_MAX_UNPROVEN: usize = 32;
+
 /// Endpoint options. Start from [`EndpointConfig::default`] (a client) or
 /// [`EndpointConfig::server`] and set the fields to change.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -204,6 +238,9 @@ pub struct EndpointConfig {
     pub max_connections: usize,
     /// How long a handshake cookie stays valid.
     pub cookie_lifetime: Duration,
+    /// When a client must prove its address (a Retry round trip) before the
+    /// server keeps state for it.
+    pub address_validation: AddressValidation,
     /// Seed for connection ids, initial packet numbers and the cookie key. `None`
     /// draws from the OS; a fixed seed makes runs reproducible (the simulator).
     pub seed: Option<u64>,
@@ -235,6 +272,7 @@ impl Default for EndpointConfig {
             accept: false,
             max_connections: 65536,
             cookie_lifetime: Duration::from_secs(10),
+            address_validation: AddressValidation::default(),
             seed: None,
         }
     }

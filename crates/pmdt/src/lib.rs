@@ -26,7 +26,8 @@ pub mod sim;
 
 pub use pmdt_proto as proto;
 pub use pmdt_proto::{
-    wire, CloseReason, ConfigError, CongestionKind, Connection, ConnectionHandle, ConnectionStats,
-    Endpoint, EndpointConfig, EndpointStats, Event, Side, Transmit, TransportConfig, WriteError,
+    wire, AddressValidation, CloseReason, ConfigError, CongestionKind, Connection,
+    ConnectionHandle, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, Event, Side,
+    Transmit, TransportConfig, WriteError,
 };
 pub use runtime::{Backend, IoCore, Listener, Runtime, Stream};

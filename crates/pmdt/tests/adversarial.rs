@@ -4,9 +4,10 @@
 
 use std::time::{Duration, Instant};
 
+use pmdt::proto::DEFAULT_MAX_UNPROVEN;
 use pmdt::sim::Network;
 use pmdt::wire::{self, Ack, AckRange, Body, HandshakeParams, Header, Packet};
-use pmdt::EndpointConfig;
+use pmdt::{AddressValidation, EndpointConfig};
 use rand::{Rng, SeedableRng};
 
 fn enc(p: &Packet<'_>) -> Vec<u8> {
@@ -254,7 +255,8 @@ fn handshake_floods_cost_no_connection_state() {
             "10.4.0.2:2".parse().unwrap(),
             EndpointConfig::default()
                 .with_seed(Some(2))
-                .with_accept(true),
+                .with_accept(true)
+                .with_address_validation(AddressValidation::Always),
         )
         .unwrap();
     let now = net.now();
@@ -307,4 +309,107 @@ fn handshake_floods_cost_no_connection_state() {
         n += 1;
     }
     assert_eq!(n, 1024);
+}
+
+/// A spoofed Init without a cookie.
+fn spoofed_init(rng: &mut impl Rng) -> Vec<u8> {
+    let params = HandshakeParams {
+        src_cid: rng.random::<u64>() | 1,
+        max_data: 1 << 20,
+        max_datagram: 1472,
+        max_ack_delay_us: 1000,
+        idle_timeout_ms: 10_000,
+    };
+    enc(&Packet {
+        header: Header {
+            dst_cid: 0,
+            pn: 0,
+            timestamp: 0,
+            timestamp_echo: 0,
+        },
+        body: Body::Init {
+            params,
+            cookie: &[],
+        },
+    })
+}
+
+/// With the default address validation a handshake takes one round trip, a
+/// flood of spoofed Inits holds at most `DEFAULT_MAX_UNPROVEN` connections, a
+/// real client still connects during the flood (through a Retry), and once the
+/// spoofed connections time out clients connect in one round trip again.
+#[test]
+fn a_handshake_flood_holds_a_bounded_number_of_unproven_connections() {
+    let mut net = Network::new(7);
+    let c = net
+        .add_endpoint(
+            "10.6.0.1:1".parse().unwrap(),
+            EndpointConfig::default().with_seed(Some(1)),
+        )
+        .unwrap();
+    let s = net
+        .add_endpoint(
+            "10.6.0.2:2".parse().unwrap(),
+            EndpointConfig::default()
+                .with_seed(Some(2))
+                .with_accept(true),
+        )
+        .unwrap();
+    let sa = net.addr(s);
+    let connect = |net: &mut Network| {
+        let now = net.now();
+        let h = net.endpoint(c).connect(now, sa);
+        let limit = now + Duration::from_secs(5);
+        while net.step(limit) {
+            if net.endpoint(c).connection(h).unwrap().is_established() {
+                let took = net.now() - now;
+                // Its first data proves its address to the server.
+                let mut conn = net.endpoint(c).connection_mut(h).unwrap();
+                assert_eq!(conn.write(&[1u8; 1000]), Ok(1000));
+                return took;
+            }
+        }
+        panic!("the client did not connect");
+    };
+    // Unloaded: one round trip, no Retry.
+    let first = connect(&mut net);
+    assert_eq!(net.endpoint(s).stats().retries_sent, 0);
+    let settle = net.now() + Duration::from_millis(200);
+    while net.step(settle) {}
+    let now = net.now();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    for i in 0..1000u32 {
+        let from = std::net::SocketAddr::from(([10, 7, (i >> 8) as u8, i as u8], 4000));
+        let init = spoofed_init(&mut rng);
+        net.endpoint(s).handle(now, from, &init);
+    }
+    // One proven connection (the real client's) and the bound of unproven ones.
+    assert_eq!(net.endpoint(s).connection_count(), 1 + DEFAULT_MAX_UNPROVEN);
+    assert_eq!(
+        net.endpoint(s).stats().retries_sent,
+        1000 - DEFAULT_MAX_UNPROVEN as u64
+    );
+    // A real client connects during the flood: its address is proven by a Retry.
+    let during = connect(&mut net);
+    assert!(during > first, "{during:?} (with a Retry) vs {first:?}");
+    assert_eq!(
+        net.endpoint(s).stats().retries_sent,
+        1000 - DEFAULT_MAX_UNPROVEN as u64 + 1
+    );
+    // The spoofed connections time out; released, they free their places.
+    let limit = net.now() + Duration::from_secs(40);
+    while net.step(limit) {
+        let ep = net.endpoint(s);
+        let handles: Vec<_> = ep.handles().collect();
+        for h in handles {
+            // Releasing frees only a closed connection.
+            ep.release(h);
+        }
+    }
+    // The two real clients' connections stay (keepalives); the spoofed ones are gone.
+    assert_eq!(net.endpoint(s).connection_count(), 2);
+    let retries = net.endpoint(s).stats().retries_sent;
+    let after = connect(&mut net);
+    assert_eq!(net.endpoint(s).stats().retries_sent, retries, "no Retry");
+    assert_eq!(after, first, "one round trip again");
 }

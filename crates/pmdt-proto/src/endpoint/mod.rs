@@ -19,7 +19,7 @@ use std::time::Instant;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::{ConfigError, EndpointConfig};
+use crate::config::{AddressValidation, ConfigError, EndpointConfig};
 use crate::connection::{
     CloseReason, Connection, ConnectionParams, Event, Side, Transmit, REFUSED_CODE,
 };
@@ -47,6 +47,19 @@ struct Slot<S: SendStorage, R: RecvStorage> {
     ready: bool,
     deficit: i64,
     init_key: Option<(SocketAddr, u64)>,
+    address: PeerAddress,
+}
+
+/// Whether a connection's peer proved it receives at its address.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PeerAddress {
+    /// Proven: the client returned a Retry cookie, sent a packet to the
+    /// connection id only our Accept told it, or this side opened the
+    /// connection.
+    Proven,
+    /// Accepted at the first Init, with nothing heard since at the connection
+    /// id our Accept carried.
+    Unproven,
 }
 
 /// Makes the send or receive storage of a new connection (given the configured
@@ -84,6 +97,9 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     storage: StorageFactory<S>,
     recv_storage: StorageFactory<R>,
     stats: EndpointStats,
+    /// Accepted connections whose address is not proven yet
+    /// ([`PeerAddress::Unproven`]).
+    unproven: usize,
 }
 
 impl Endpoint<ByteRing, RecvRing> {
@@ -142,6 +158,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             storage,
             recv_storage,
             stats: EndpointStats::default(),
+            unproven: 0,
         })
     }
 
@@ -203,14 +220,19 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         &mut self,
         conn: Connection<S, R>,
         init_key: Option<(SocketAddr, u64)>,
+        address: PeerAddress,
     ) -> ConnectionHandle {
         let cid = conn.local_cid();
+        if address == PeerAddress::Unproven {
+            self.unproven += 1;
+        }
         let slot = Slot {
             conn,
             scheduled: None,
             ready: false,
             deficit: 0,
             init_key,
+            address,
         };
         let i = match self.free.pop() {
             Some(i) => {
@@ -272,7 +294,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     /// Opens a connection to `remote` (client).
     pub fn connect(&mut self, now: Instant, remote: SocketAddr) -> ConnectionHandle {
         let conn = self.new_connection(now, Side::Client, remote, None);
-        self.insert(conn, None)
+        self.insert(conn, None, PeerAddress::Proven)
     }
 
     /// Next accepted incoming connection (server).
@@ -300,6 +322,9 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         let closed = self.connection(h).is_some_and(|c| c.is_closed());
         if closed {
             if let Some(slot) = self.slots[h.0].take() {
+                if slot.address == PeerAddress::Unproven {
+                    self.unproven -= 1;
+                }
                 let c = &slot.conn;
                 self.by_cid.remove(&c.local_cid());
                 if c.close_reason() == Some(CloseReason::Graceful) {
@@ -396,6 +421,11 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             self.stats.unknown_connection += 1;
             return;
         }
+        if slot.address == PeerAddress::Unproven {
+            // Only a client that received our Accept knows this connection id.
+            slot.address = PeerAddress::Proven;
+            self.unproven -= 1;
+        }
         slot.conn.handle_packet(now, &pkt, data.len(), memory);
         self.resync(i);
     }
@@ -433,24 +463,33 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             return;
         }
         let secs = self.now_secs(now);
-        if cookie.is_empty() {
-            self.stats.retries_sent += 1;
-            let c = self.cookie_key.issue(&remote, params.src_cid, secs);
-            self.queue_stateless(remote, params.src_cid, Body::Retry { cookie: &c });
-            return;
-        }
-        let lifetime = self.cfg.cookie_lifetime.as_secs() as u32;
-        if !self
-            .cookie_key
-            .verify(cookie, &remote, params.src_cid, secs, lifetime)
-        {
-            tracing::debug!(%remote, "handshake with an invalid or stale cookie");
-            self.stats.bad_cookies += 1;
-            return;
-        }
+        let address = if cookie.is_empty() {
+            let retry = match self.cfg.address_validation {
+                AddressValidation::Always => true,
+                AddressValidation::WhenBusy { max_unproven } => self.unproven >= max_unproven,
+            };
+            if retry {
+                self.stats.retries_sent += 1;
+                let c = self.cookie_key.issue(&remote, params.src_cid, secs);
+                self.queue_stateless(remote, params.src_cid, Body::Retry { cookie: &c });
+                return;
+            }
+            PeerAddress::Unproven
+        } else {
+            let lifetime = self.cfg.cookie_lifetime.as_secs() as u32;
+            if !self
+                .cookie_key
+                .verify(cookie, &remote, params.src_cid, secs, lifetime)
+            {
+                tracing::debug!(%remote, "handshake with an invalid or stale cookie");
+                self.stats.bad_cookies += 1;
+                return;
+            }
+            PeerAddress::Proven
+        };
         let mut conn = self.new_connection(now, Side::Server, remote, Some(*params));
         conn.handle_packet(now, pkt, len, memory);
-        let h = self.insert(conn, Some((remote, params.src_cid)));
+        let h = self.insert(conn, Some((remote, params.src_cid)), address);
         tracing::debug!(%remote, handle = h.0, "connection accepted");
         self.accept_queue.push_back(h);
     }
