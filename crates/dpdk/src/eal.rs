@@ -333,17 +333,9 @@ impl EalBuilder {
         let ret = unsafe { dpdk_sys::rte_eal_init(argc, argv.as_mut_ptr()) };
         if ret < 0 {
             STATE.store(STATE_DONE, Ordering::Release);
-            let mut e = Error::last("EAL init (rte_eal_init)");
-            e = Error::new(
-                e.kind(),
-                "EAL init (rte_eal_init)",
-                format!(
-                    "{e}; args: {}. Check --vdev strings, hugepages (`make setup` or --no-huge) \
-                     and that you run as root",
-                    args.join(" ")
-                ),
-            );
-            return Err(e);
+            let e = Error::last("EAL init (rte_eal_init)");
+            let hint = crate::error::eal_init_hint(e.errno());
+            return Err(e.explained(&format!("{hint}; args: {}", args.join(" "))));
         }
         STATE.store(STATE_RUNNING, Ordering::Release);
         let eal = Eal {

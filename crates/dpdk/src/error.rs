@@ -80,6 +80,13 @@ impl Error {
         Self::from_errno(op, errno)
     }
 
+    /// The same error with `more` after its errno text (what to check, the
+    /// arguments that failed): the kind and errno stay.
+    pub(crate) fn explained(mut self, more: &str) -> Self {
+        self.detail = format!("{}; {more}", self.detail);
+        self
+    }
+
     /// The kind of failure.
     pub fn kind(&self) -> ErrorKind {
         self.kind
@@ -133,6 +140,22 @@ mod libc_errno {
     pub const ENOBUFS: i32 = 105;
     pub const EOPNOTSUPP: i32 = 95;
     pub const EALREADY: i32 = 114;
+    pub const EPERM: i32 = 1;
+    pub const EACCES: i32 = 13;
+}
+
+/// What to check when `rte_eal_init` fails with `errno`.
+pub(crate) fn eal_init_hint(errno: i32) -> &'static str {
+    match errno {
+        libc_errno::ENODEV | libc_errno::ENOENT | libc_errno::EINVAL => {
+            "check the --vdev strings and EAL options (DPDK's error lines above say which)"
+        }
+        libc_errno::ENOMEM | libc_errno::ENOSPC | libc_errno::ENOBUFS => {
+            "not enough hugepage memory: reserve hugepages (`make setup`) or pass --no-huge"
+        }
+        libc_errno::EPERM | libc_errno::EACCES => "run as root (hugepages and devices need it)",
+        _ => "check --vdev strings, hugepages (`make setup` or --no-huge) and that you run as root",
+    }
 }
 
 /// Turns a DPDK return code (`0` ok, negative errno on failure) into a `Result`.
