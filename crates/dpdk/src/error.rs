@@ -166,3 +166,21 @@ pub(crate) fn check(op: &str, ret: i32) -> Result<i32> {
         Ok(ret)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_eal_init_failure_gets_the_hint_its_errno_calls_for() {
+        assert!(eal_init_hint(libc_errno::ENODEV).contains("--vdev"));
+        assert!(eal_init_hint(libc_errno::ENOMEM).contains("hugepage"));
+        assert!(eal_init_hint(libc_errno::EACCES).contains("root"));
+        let e = Error::from_errno("EAL init (rte_eal_init)", libc_errno::ENODEV)
+            .explained(eal_init_hint(libc_errno::ENODEV));
+        let text = e.to_string();
+        assert_eq!(text.matches("EAL init").count(), 1, "{text}");
+        assert_eq!(e.errno(), libc_errno::ENODEV);
+        assert_eq!(e.kind(), ErrorKind::NotFound);
+    }
+}
