@@ -13,6 +13,7 @@ mod pmdt_pair;
 mod proc;
 mod readme;
 mod report;
+mod steady_state;
 
 use std::path::PathBuf;
 use std::time::Duration;

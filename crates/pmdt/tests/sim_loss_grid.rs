@@ -65,6 +65,21 @@ fn trace(r: &TimedSendReport) {
     }
 }
 
+/// Where the steady-state window starts (as the runner's `steady_pct`).
+const STEADY_FROM_S: u64 = 5;
+
+/// Goodput over seconds `STEADY_FROM_S`..20 of the sender's timeline (samples
+/// every 100 ms of the acknowledged stream bytes).
+fn steady_bps(r: &TimedSendReport) -> Option<f64> {
+    let at = |s: u64| {
+        r.sender_timeline
+            .get((s * 10) as usize - 1)
+            .map(|x| x.stream_bytes_acked)
+    };
+    let (a, b) = (at(STEADY_FROM_S)?, at(20)?);
+    Some((b - a) as f64 * 8.0 / (20 - STEADY_FROM_S) as f64)
+}
+
 #[test]
 #[ignore = "the full grid: minutes of CPU"]
 fn loss_grid_as_the_runner_measures_it() {
@@ -127,7 +142,7 @@ fn loss_grid_as_the_runner_measures_it() {
         );
     }
     println!(
-        "\n| bbr % of link (ceiling {:.1}: payload share) | 0% | 0.1% | 1% | 5% |\n|---|---:|---:|---:|---:|",
+        "\n| bbr % of link, whole run (steady state {STEADY_FROM_S}–20 s); ceiling {:.1}: payload share | 0% | 0.1% | 1% | 5% |\n|---|---:|---:|---:|---:|",
         PAYLOAD_SHARE * 100.0
     );
     for (name, rate) in links {
@@ -139,7 +154,10 @@ fn loss_grid_as_the_runner_measures_it() {
                         .iter()
                         .find(|c| c.1 == name && c.3 == rtt && c.4 == loss)
                         .map_or("—".into(), |c| {
-                            format!("{:.1}", c.5.goodput_bps / rate as f64 * 100.0)
+                            let steady = steady_bps(&c.5).map_or("—".into(), |g| {
+                                format!("{:.1}", g / rate as f64 * 100.0)
+                            });
+                            format!("{:.1} ({steady})", c.5.goodput_bps / rate as f64 * 100.0)
                         })
                 })
                 .collect();
