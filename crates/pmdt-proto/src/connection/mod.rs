@@ -901,6 +901,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 if self.side == Side::Client && self.state.is_handshake() {
                     self.apply_peer_params(params);
                     self.state = State::Established;
+                    // A first packet to the server's connection id at once, data or
+                    // not: it proves our address, and a server that accepted without
+                    // a Retry hands the connection to its application only then.
+                    self.keepalive_pending = true;
                     tracing::debug!(parent: &self.span, "connected");
                     let echo = pkt.header.timestamp_echo;
                     if echo != 0 {
@@ -1357,6 +1361,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         if self.state.is_closed() {
             return;
         }
+        // The answer to the peer's Close still queued (a timer ended us first):
+        // the Close was heard all the same.
+        let heard = if matches!(self.control_out, Some(ControlOut::CloseThenEnd(_))) {
+            PeerCloseHeard::Yes
+        } else {
+            heard
+        };
         self.state = State::Closed {
             reason: r,
             peer_close: heard,

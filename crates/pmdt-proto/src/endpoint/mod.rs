@@ -297,7 +297,10 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         self.insert(conn, None, PeerAddress::Proven)
     }
 
-    /// Next accepted incoming connection (server).
+    /// Next accepted incoming connection (server): one whose client proved its
+    /// address, by a Retry cookie or by a packet sent to the connection id our
+    /// Accept carried (see [`AddressValidation`]). Until then the application
+    /// does not see it, so nothing it writes can go to a spoofed address.
     pub fn accept(&mut self) -> Option<ConnectionHandle> {
         self.accept_queue.pop_front()
     }
@@ -422,9 +425,13 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             return;
         }
         if slot.address == PeerAddress::Unproven {
-            // Only a client that received our Accept knows this connection id.
+            // Only a client that received our Accept knows this connection id:
+            // the application gets the connection now.
             slot.address = PeerAddress::Proven;
             self.unproven -= 1;
+            if !slot.conn.is_closed() {
+                self.accept_queue.push_back(ConnectionHandle(i));
+            }
         }
         slot.conn.handle_packet(now, &pkt, data.len(), memory);
         self.resync(i);
@@ -463,35 +470,45 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             return;
         }
         let secs = self.now_secs(now);
+        let lifetime = self.cfg.cookie_lifetime.as_secs() as u32;
         let address = if cookie.is_empty() {
-            let retry = match self.cfg.address_validation {
+            let busy = match self.cfg.address_validation {
                 AddressValidation::Always => true,
                 AddressValidation::WhenBusy { max_unproven } => self.unproven >= max_unproven,
             };
-            if retry {
-                self.stats.retries_sent += 1;
-                let c = self.cookie_key.issue(&remote, params.src_cid, secs);
-                self.queue_stateless(remote, params.src_cid, Body::Retry { cookie: &c });
+            if busy {
+                self.send_retry(remote, params.src_cid, secs);
                 return;
             }
             PeerAddress::Unproven
-        } else {
-            let lifetime = self.cfg.cookie_lifetime.as_secs() as u32;
-            if !self
-                .cookie_key
-                .verify(cookie, &remote, params.src_cid, secs, lifetime)
-            {
-                tracing::debug!(%remote, "handshake with an invalid or stale cookie");
-                self.stats.bad_cookies += 1;
-                return;
-            }
+        } else if self
+            .cookie_key
+            .verify(cookie, &remote, params.src_cid, secs, lifetime)
+        {
             PeerAddress::Proven
+        } else {
+            // Stale (the client held it past its lifetime) or forged: a fresh one,
+            // so a real client is not left repeating a dead cookie until its
+            // handshake times out. Stateless and bounded like any Retry.
+            tracing::debug!(%remote, "handshake with an invalid or stale cookie");
+            self.stats.bad_cookies += 1;
+            self.send_retry(remote, params.src_cid, secs);
+            return;
         };
         let mut conn = self.new_connection(now, Side::Server, remote, Some(*params));
         conn.handle_packet(now, pkt, len, memory);
         let h = self.insert(conn, Some((remote, params.src_cid)), address);
-        tracing::debug!(%remote, handle = h.0, "connection accepted");
-        self.accept_queue.push_back(h);
+        tracing::debug!(%remote, handle = h.0, ?address, "connection accepted");
+        if address == PeerAddress::Proven {
+            self.accept_queue.push_back(h);
+        }
+    }
+
+    /// Answers an Init with a Retry carrying a fresh cookie (no state kept).
+    fn send_retry(&mut self, remote: SocketAddr, client_cid: u64, secs: u32) {
+        self.stats.retries_sent += 1;
+        let c = self.cookie_key.issue(&remote, client_cid, secs);
+        self.queue_stateless(remote, client_cid, Body::Retry { cookie: &c });
     }
 
     fn queue_stateless(&mut self, remote: SocketAddr, dst_cid: u64, body: Body<'_>) {
@@ -663,8 +680,13 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         let Some(Some(slot)) = self.slots.get_mut(i) else {
             return;
         };
-        while let Some(e) = slot.conn.poll_event() {
-            self.events.push_back((ConnectionHandle(i), e));
+        // An unproven connection is not the application's yet (it is not in the
+        // accept queue): its events wait for the proof, unless it ended (the
+        // driver releases it on `Closed`).
+        if slot.address == PeerAddress::Proven || slot.conn.is_closed() {
+            while let Some(e) = slot.conn.poll_event() {
+                self.events.push_back((ConnectionHandle(i), e));
+            }
         }
         Self::schedule(&mut self.timers, slot, i);
     }
