@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use pmdt::proto::DEFAULT_MAX_UNPROVEN;
-use pmdt::sim::Network;
+use pmdt::sim::{Network, NodeId};
 use pmdt::wire::{self, Ack, AckRange, Body, HandshakeParams, Header, Packet};
 use pmdt::{AddressValidation, EndpointConfig};
 use rand::{Rng, SeedableRng};
@@ -17,23 +17,30 @@ fn enc(p: &Packet<'_>) -> Vec<u8> {
     b
 }
 
-#[test]
-fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
-    let mut net = Network::new(5);
+/// A simulated network with a client (10.`subnet`.0.1) and a server (…0.2) on
+/// default settings, fixed seeds.
+fn client_and_server(seed: u64, subnet: u8) -> (Network, NodeId, NodeId) {
+    let mut net = Network::new(seed);
     let c = net
         .add_endpoint(
-            "10.3.0.1:1".parse().unwrap(),
+            format!("10.{subnet}.0.1:1").parse().unwrap(),
             EndpointConfig::default().with_seed(Some(1)),
         )
         .unwrap();
     let s = net
         .add_endpoint(
-            "10.3.0.2:2".parse().unwrap(),
+            format!("10.{subnet}.0.2:2").parse().unwrap(),
             EndpointConfig::default()
                 .with_seed(Some(2))
                 .with_accept(true),
         )
         .unwrap();
+    (net, c, s)
+}
+
+#[test]
+fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
+    let (mut net, c, s) = client_and_server(5, 3);
     let (ca, sa) = (net.addr(c), net.addr(s));
     let now = net.now();
     let h = net.endpoint(c).connect(now, sa);
@@ -263,30 +270,12 @@ fn handshake_floods_cost_no_connection_state() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let ep = net.endpoint(s);
     for i in 0..100_000u64 {
-        let params = HandshakeParams {
-            src_cid: rng.random::<u64>() | 1,
-            max_data: 1 << 20,
-            max_datagram: 1472,
-            max_ack_delay_us: 1000,
-            idle_timeout_ms: 10_000,
-        };
         let cookie: Vec<u8> = if i % 2 == 0 {
             Vec::new()
         } else {
             (0..12).map(|_| rng.random()).collect()
         };
-        let init = enc(&Packet {
-            header: Header {
-                dst_cid: 0,
-                pn: 0,
-                timestamp: 0,
-                timestamp_echo: 0,
-            },
-            body: Body::Init {
-                params,
-                cookie: &cookie,
-            },
-        });
+        let init = spoofed_init(&mut rng, &cookie);
         let from = std::net::SocketAddr::from((
             [10, 5, (i >> 8) as u8, i as u8],
             1000 + (i % 5000) as u16,
@@ -313,8 +302,8 @@ fn handshake_floods_cost_no_connection_state() {
     assert_eq!(n, 1024);
 }
 
-/// A spoofed Init without a cookie.
-fn spoofed_init(rng: &mut impl Rng) -> Vec<u8> {
+/// A spoofed Init (random client connection id) carrying `cookie`.
+fn spoofed_init(rng: &mut impl Rng, cookie: &[u8]) -> Vec<u8> {
     let params = HandshakeParams {
         src_cid: rng.random::<u64>() | 1,
         max_data: 1 << 20,
@@ -329,10 +318,7 @@ fn spoofed_init(rng: &mut impl Rng) -> Vec<u8> {
             timestamp: 0,
             timestamp_echo: 0,
         },
-        body: Body::Init {
-            params,
-            cookie: &[],
-        },
+        body: Body::Init { params, cookie },
     })
 }
 
@@ -342,21 +328,7 @@ fn spoofed_init(rng: &mut impl Rng) -> Vec<u8> {
 /// spoofed connections time out clients connect in one round trip again.
 #[test]
 fn a_handshake_flood_holds_a_bounded_number_of_unproven_connections() {
-    let mut net = Network::new(7);
-    let c = net
-        .add_endpoint(
-            "10.6.0.1:1".parse().unwrap(),
-            EndpointConfig::default().with_seed(Some(1)),
-        )
-        .unwrap();
-    let s = net
-        .add_endpoint(
-            "10.6.0.2:2".parse().unwrap(),
-            EndpointConfig::default()
-                .with_seed(Some(2))
-                .with_accept(true),
-        )
-        .unwrap();
+    let (mut net, c, s) = client_and_server(7, 6);
     let sa = net.addr(s);
     let connect = |net: &mut Network| {
         let now = net.now();
@@ -385,7 +357,7 @@ fn a_handshake_flood_holds_a_bounded_number_of_unproven_connections() {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     for i in 0..1000u32 {
         let from = std::net::SocketAddr::from(([10, 7, (i >> 8) as u8, i as u8], 4000));
-        let init = spoofed_init(&mut rng);
+        let init = spoofed_init(&mut rng, &[]);
         net.endpoint(s).handle(now, from, &init);
     }
     // One proven connection (the real client's) and the bound of unproven ones.
