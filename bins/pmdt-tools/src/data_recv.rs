@@ -1,5 +1,6 @@
 //! The receiving side of a flow: reads a stream to its end, hashing it, writing it
-//! to a file (`.part` until complete, removed on failure) or checking it against
+//! to a file (`.part` until complete, removed on failure; a device such as
+//! `/dev/null` is written in place) or checking it against
 //! the generated pattern it should be.
 
 use std::fs::File;
@@ -45,6 +46,53 @@ pub fn part_of(p: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
+/// How received bytes reach an output path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputTarget {
+    /// A regular file (or a new one): written as `FILE.part`, renamed to its
+    /// name once complete, removed on failure, so a file under its final name
+    /// is always whole.
+    ViaPart {
+        /// Written while the transfer runs.
+        part: PathBuf,
+        /// The name it takes once complete.
+        name: PathBuf,
+    },
+    /// Something that exists and is not a regular file (`/dev/null`, a FIFO, a
+    /// terminal): written in place. Renaming a `.part` file over it would replace
+    /// the device with a regular file (as root, `-o /dev/null` would destroy
+    /// `/dev/null`), and it cannot be synced.
+    InPlace(PathBuf),
+}
+
+impl OutputTarget {
+    /// The target for output path `p` (looked at now).
+    pub fn of(p: &Path) -> Self {
+        match std::fs::metadata(p) {
+            Ok(m) if !m.is_file() => OutputTarget::InPlace(p.to_path_buf()),
+            _ => OutputTarget::ViaPart {
+                part: part_of(p),
+                name: p.to_path_buf(),
+            },
+        }
+    }
+
+    /// The path written while the transfer runs.
+    pub fn written(&self) -> &Path {
+        match self {
+            OutputTarget::ViaPart { part, .. } => part,
+            OutputTarget::InPlace(p) => p,
+        }
+    }
+
+    fn open(&self) -> std::io::Result<File> {
+        match self {
+            OutputTarget::ViaPart { part, .. } => File::create(part),
+            OutputTarget::InPlace(p) => std::fs::OpenOptions::new().write(true).open(p),
+        }
+    }
+}
+
 /// Reads `stream` to its end; `first` are bytes already read from it.
 pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Interrupt) -> Got {
     let mut hasher = Sha256::new();
@@ -53,12 +101,13 @@ pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Inte
     let mut verified = true;
     let mut got = 0u64;
     let mut error = None;
-    let mut file = match &plan.file {
-        Some(p) => match File::create(part_of(p)) {
+    let target = plan.file.as_deref().map(OutputTarget::of);
+    let mut file = match &target {
+        Some(t) => match t.open() {
             Ok(f) => Some(BufWriter::with_capacity(1 << 20, f)),
             Err(e) => {
                 error = Some(FlowError::CreateOutput {
-                    path: part_of(p).display().to_string(),
+                    path: t.written().display().to_string(),
                     cause: e.into(),
                 });
                 None
@@ -97,28 +146,30 @@ pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Inte
     }
     if error.is_none() {
         if let Some(f) = file.take() {
-            if let Err(e) = f
-                .into_inner()
-                .map_err(|e| e.into_error())
-                .and_then(|f| f.sync_all())
-            {
+            let in_place = matches!(target, Some(OutputTarget::InPlace(_)));
+            if let Err(e) = f.into_inner().map_err(|e| e.into_error()).and_then(|f| {
+                if in_place {
+                    Ok(())
+                } else {
+                    f.sync_all()
+                }
+            }) {
                 error = Some(FlowError::WriteOutput(e.into()));
             }
         }
     }
     drop(file);
-    if let Some(p) = &plan.file {
-        let part = part_of(p);
+    if let Some(OutputTarget::ViaPart { part, name }) = &target {
         if error.is_none() {
-            if let Err(e) = std::fs::rename(&part, p) {
+            if let Err(e) = std::fs::rename(part, name) {
                 error = Some(FlowError::RenameOutput {
                     from: part.display().to_string(),
-                    to: p.display().to_string(),
+                    to: name.display().to_string(),
                     cause: e.into(),
                 });
             }
         } else {
-            let _ = std::fs::remove_file(&part);
+            let _ = std::fs::remove_file(part);
         }
     }
     Got {
@@ -130,5 +181,37 @@ pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Inte
         },
         verified: plan.expect.map(|_| verified),
         error,
+    }
+}
+
+#[cfg(test)]
+mod output_target_tests {
+    use super::*;
+
+    #[test]
+    fn a_device_is_written_in_place_never_replaced() {
+        assert_eq!(
+            OutputTarget::of(Path::new("/dev/null")),
+            OutputTarget::InPlace(PathBuf::from("/dev/null"))
+        );
+    }
+
+    #[test]
+    fn a_file_new_or_existing_goes_through_its_part_file() {
+        let dir = std::env::temp_dir().join(format!("pmdt-target-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let new = dir.join("new.bin");
+        let old = dir.join("old.bin");
+        std::fs::write(&old, b"x").unwrap();
+        for p in [&new, &old] {
+            assert_eq!(
+                OutputTarget::of(p),
+                OutputTarget::ViaPart {
+                    part: part_of(p),
+                    name: p.clone(),
+                }
+            );
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -347,6 +347,48 @@ fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
     }
 }
 
+/// `-o /dev/null` (discarding, as with iperf3) writes the device in place: the
+/// receiver never renames a `.part` file over it (as root that replaced
+/// `/dev/null` with a regular file), and several connections may share it.
+#[test]
+fn output_to_dev_null_leaves_the_device_a_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let _g = serial();
+    let (so, ro) = run_pair(
+        &[
+            "--backend",
+            "udp",
+            "--bind",
+            "127.0.0.1:39327",
+            "-N",
+            "2",
+            "-o",
+            "/dev/null",
+            "--json",
+        ],
+        &[
+            "--backend",
+            "udp",
+            "--to",
+            "127.0.0.1:39327",
+            "-P",
+            "2",
+            "-n",
+            "2M",
+            "--json",
+        ],
+        Duration::from_millis(500),
+    );
+    let (sj, rj) = (end(&so), end(&ro));
+    assert_eq!(rj["bytes"], 2 << 20, "{rj}");
+    for f in sj["flows"].as_array().unwrap() {
+        assert_eq!(f["receipt"]["matches"], true, "{f}");
+    }
+    let t = std::fs::metadata("/dev/null").unwrap().file_type();
+    assert!(t.is_char_device(), "/dev/null is no longer a device");
+    assert!(!std::path::Path::new("/dev/null.part").exists());
+}
+
 #[test]
 fn a_killed_receiver_ends_the_sender_with_a_timeout_error() {
     let _g = serial();

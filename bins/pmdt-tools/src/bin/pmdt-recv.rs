@@ -400,7 +400,9 @@ impl Server {
 fn run(cli: Cli) -> Result<i32, CliError> {
     let args = &cli.recv;
     if let Some(o) = &args.output {
-        if !o.is_dir() && args.connections != 1 {
+        // A device (`/dev/null`) takes any number of connections, written in place.
+        let device = std::fs::metadata(o).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if !o.is_dir() && !device && args.connections != 1 {
             return Err(CliError::new(format!(
                 "--output {} is a file but --connections is {}",
                 o.display(),
