@@ -20,6 +20,7 @@ pub mod interval;
 pub mod link_args;
 pub mod pattern;
 pub mod peer_addr;
+pub mod pool_split_arg;
 pub mod report;
 pub mod round_trip;
 pub mod session;

@@ -11,7 +11,9 @@ use dpdk::{Eal, EalBuilder};
 use pmdt::link::dpdk_port::DpdkLinkConfig;
 use pmdt::link::udp::UdpLinkConfig;
 use pmdt::proto::TransportConfig;
-use pmdt::runtime::{Backend, IdlePolicy, IoCore, MemoryBudget, RuntimeBuilder};
+use pmdt::runtime::{Backend, IdlePolicy, IoCore, MemoryBudget, PoolSplit, RuntimeBuilder};
+
+use crate::pool_split_arg::{DataFlow, PoolSplitArg};
 use serde::{Deserialize, Serialize};
 
 use crate::cli_error::{self, CliError};
@@ -87,6 +89,12 @@ pub struct LinkArgs {
     /// rounded down to 2^k - 1: 65535 at MTU 1500 with the default 512 MiB).
     #[arg(long)]
     pub pool_size: Option<u32>,
+    /// How the packet pool is divided between data received and data sent
+    /// (default: from the direction of the data: pmdt-send sending, with -R
+    /// receiving, with --bidir or --rr both; pmdt-recv receiving, so a server
+    /// whose clients ask for -R or --bidir over long paths wants `both`).
+    #[arg(long, value_enum)]
+    pub pool_split: Option<PoolSplitArg>,
     /// Do not use the port's checksum offloads.
     #[arg(long)]
     pub no_offload: bool,
@@ -210,6 +218,7 @@ impl LinkArgs {
         transport: &TransportConfig,
         max_buffer: Option<u64>,
         flows: usize,
+        data: DataFlow,
     ) -> Result<(), CliError> {
         let (Some(want), BackendKind::Dpdk) = (max_buffer, self.backend) else {
             return Ok(());
@@ -217,13 +226,24 @@ impl LinkArgs {
         let pool = self.pool_size() as u64;
         let payload = transport.max_payload();
         let flows = flows.max(1) as u64;
-        let have = MemoryBudget::of_pool(pool, payload, flows).max_in_flight();
+        let split = self.pool_split(data);
+        // What this side's part of the pool keeps in flight per flow, for the
+        // direction(s) its data takes.
+        let in_flight = |pool: u64| {
+            let b = MemoryBudget::of_split_pool(pool, payload, flows, split);
+            match data {
+                DataFlow::Out => b.send_storage,
+                DataFlow::In => b.recv_credit,
+                DataFlow::Both => b.max_in_flight(),
+            }
+        };
+        let have = in_flight(pool);
         if want <= have {
             return Ok(());
         }
         // The smallest 2^k - 1 pool whose share holds `want` per flow.
         let mut need = pool;
-        while MemoryBudget::of_pool(need, payload, flows).max_in_flight() < want && need < 1 << 31 {
+        while in_flight(need) < want && need < 1 << 31 {
             need = need * 2 + 1;
         }
         let room = DpdkLinkConfig {
@@ -322,10 +342,17 @@ impl LinkArgs {
         "net_memif0".into()
     }
 
-    /// The runtime builder's backend and I/O core for these options.
+    /// How the packet pool is divided, for a side whose flows carry `data`.
+    pub fn pool_split(&self, data: DataFlow) -> PoolSplit {
+        self.pool_split.map_or(data.split(), PoolSplit::from)
+    }
+
+    /// The runtime builder's backend, I/O core and memory for these options, on a
+    /// side whose flows carry `data`.
     pub fn apply(
         &self,
         role: Role,
+        data: DataFlow,
         eal: Option<&Eal>,
         mut b: RuntimeBuilder,
     ) -> Result<RuntimeBuilder, CliError> {
@@ -335,7 +362,7 @@ impl LinkArgs {
                 self.burst
             )));
         }
-        b = b.burst(self.burst);
+        b = b.burst(self.burst).pool_split(self.pool_split(data));
         if self.busy_poll {
             b = b.idle(IdlePolicy::BusyPoll);
         }

@@ -26,6 +26,7 @@ use pmdt_tools::flow_error::FlowError;
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
+use pmdt_tools::pool_split_arg::DataFlow;
 use pmdt_tools::report::{print_dry_run, JsonMode, OutputArgs, Report, Start};
 use pmdt_tools::round_trip::echo;
 use pmdt_tools::session::{read_opening, Mode, Opening, Receipt, Request};
@@ -425,6 +426,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         &transport,
         cli.transport.max_buffer.map(|b| b.0),
         args.connections,
+        DataFlow::In,
     )?;
     if cli.output.dry_run {
         print_dry_run(
@@ -445,7 +447,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         .listen_from_start();
     let rt = cli
         .link
-        .apply(Role::Receiver, eal.as_ref(), builder)?
+        .apply(Role::Receiver, DataFlow::In, eal.as_ref(), builder)?
         .start()
         .map_err(|e| cli_error::from_io("cannot start the runtime", &e))?;
     let listener = rt

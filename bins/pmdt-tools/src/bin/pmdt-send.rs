@@ -25,6 +25,7 @@ use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
 use pmdt_tools::peer_addr;
+use pmdt_tools::pool_split_arg::DataFlow;
 use pmdt_tools::report::{print_dry_run, Connected, JsonMode, OutputArgs, Report, Start};
 use pmdt_tools::round_trip::{ping_pong, RoundTripPlan, RoundTripTimes, MAX_MESSAGE};
 use pmdt_tools::session::{Mode, Receipt, Request};
@@ -655,10 +656,18 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let transport = cli.transport.config(cli.link.effective_mtu())?;
     // Checked before the EAL starts: a bad -F fails fast.
     let mut planned = jobs(args)?;
+    let data = if args.bidir || args.rr {
+        DataFlow::Both
+    } else if args.reverse {
+        DataFlow::In
+    } else {
+        DataFlow::Out
+    };
     cli.link.check_memory(
         &transport,
         cli.transport.max_buffer.map(|b| b.0),
         planned.len(),
+        data,
     )?;
     if cli.output.dry_run {
         print_dry_run(
@@ -677,7 +686,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let builder = Runtime::builder().transport(transport.clone());
     let rt = cli
         .link
-        .apply(Role::Sender, eal.as_ref(), builder)?
+        .apply(Role::Sender, data, eal.as_ref(), builder)?
         .start()
         .map_err(|e| cli_error::from_io("cannot start the runtime", &e))?;
     let stop = Interrupt::install();

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use clap::{Args, Parser};
 use dpdk::{Eal, Mempool, MempoolConfig, Port, PortConfig};
 use pmdt::link::impair_model::{GilbertElliott, ImpairConfig, ImpairModel};
+use pmdt::runtime::{IdleBackoff, IdlePolicy};
 use pmdt_tools::cli_error::{self, CliError};
 use pmdt_tools::doc_gen::DocArgs;
 use pmdt_tools::eal_args::EalArgs;
@@ -480,21 +481,16 @@ fn forward<F: Forwarder>(
     let started = Instant::now();
     let end = cli.duration.map(|d| started + Duration::from_secs_f64(d));
     let mut next_print = started + Duration::from_secs(1);
-    let mut idle = 0u32;
+    // Yields its core while frames flow and sleeps only when the path is quiet:
+    // the ends usually poll on the same cores (see `IdleBackoff`).
+    let mut idle = IdleBackoff::new(IdlePolicy::default());
     while !stop.is_set() && end.is_none_or(|e| Instant::now() < e) {
         let now = Instant::now();
         if paths.poll(now) {
-            idle = 0;
+            idle.worked(now);
         } else {
-            idle += 1;
-            if idle > 256 {
-                // Back off when idle, but never past the next delayed frame.
-                let mut s = Duration::from_micros(50);
-                if let Some(d) = paths.next_due() {
-                    s = s.min(d.saturating_duration_since(now));
-                }
-                std::thread::sleep(s);
-            }
+            // Never past the next delayed frame.
+            idle.idle(now, paths.next_due());
         }
         if now >= next_print {
             next_print += Duration::from_secs(1);

@@ -18,36 +18,12 @@ use super::stats::LoopStats;
 use super::storage::{ChunkRecv, ChunkSend};
 #[cfg(feature = "dpdk")]
 use super::telemetry;
-use super::{Join, LoopHandle, Runtime, Session};
+use super::{IdlePolicy, Join, LoopHandle, PoolSplit, Runtime, Session};
 use crate::link::impair::{ImpairConfig, Impaired};
 use crate::link::pcap::Captured;
 use crate::link::udp::{UdpLink, UdpLinkConfig};
 use crate::link::Link;
 use pmdt_proto::{Endpoint, EndpointConfig, TransportConfig};
-
-/// What the I/O loop does when there is nothing to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IdlePolicy {
-    /// Poll continuously (lowest latency; owns a core).
-    BusyPoll,
-    /// After `spin_iterations` empty iterations, sleep in doubling steps from 1 µs up
-    /// to `max_sleep` (never past the next timer), so pollers sharing cores progress.
-    Backoff {
-        /// Empty iterations before the first sleep.
-        spin_iterations: u32,
-        /// Longest single sleep.
-        max_sleep: Duration,
-    },
-}
-
-impl Default for IdlePolicy {
-    fn default() -> Self {
-        IdlePolicy::Backoff {
-            spin_iterations: 256,
-            max_sleep: Duration::from_micros(100),
-        }
-    }
-}
 
 /// Where the I/O loop runs.
 #[derive(Clone)]
@@ -119,6 +95,7 @@ pub struct RuntimeBuilder {
     seed: Option<u64>,
     work: Duration,
     park_timeout: Duration,
+    pool_split: PoolSplit,
 }
 
 impl Default for RuntimeBuilder {
@@ -139,6 +116,7 @@ impl Default for RuntimeBuilder {
             seed: None,
             work: Duration::ZERO,
             park_timeout: Duration::from_millis(5),
+            pool_split: PoolSplit::Both,
         }
     }
 }
@@ -172,6 +150,14 @@ impl RuntimeBuilder {
     /// Idle behaviour of the loop.
     pub fn idle(mut self, p: IdlePolicy) -> Self {
         self.idle = p;
+        self
+    }
+    /// How the packet pool is divided between received and sent data (default
+    /// [`PoolSplit::Both`]; with the one-way split that matches its traffic, a
+    /// side that only sends keeps twice as much unacknowledged, one that only
+    /// receives grants 1.7 times the credit).
+    pub fn pool_split(mut self, s: PoolSplit) -> Self {
+        self.pool_split = s;
         self
     }
     /// Impair what this runtime sends (loss, delay, reordering, ...).
@@ -317,6 +303,7 @@ impl RuntimeBuilder {
                 work_cycles,
                 park_timeout: self.park_timeout,
                 rx_clock,
+                pool_split: self.pool_split,
             },
             ctl_rx,
             stats.clone(),

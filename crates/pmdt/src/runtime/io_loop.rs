@@ -54,6 +54,8 @@ pub(crate) struct LoopConfig {
     pub park_timeout: Duration,
     /// Which time received datagrams are handled at.
     pub rx_clock: RxClock,
+    /// How the packet pool is divided between receiving and sending.
+    pub pool_split: PoolSplit,
 }
 
 /// The time received datagrams are handled at (what RTT samples are measured
@@ -111,9 +113,7 @@ impl IoStream {
 /// still held a stream with data arriving.
 pub const SHUTDOWN_CODE: u32 = 0xffff_0003;
 
-use super::memory_budget::{
-    self, READ_AHEAD_MAX, READ_AHEAD_MIN, RECV_POOL_SHARE, SEND_POOL_SHARE, WRITE_RESERVE_SHARE,
-};
+use super::memory_budget::{self, PoolSplit, READ_AHEAD_MAX, READ_AHEAD_MIN, WRITE_RESERVE_SHARE};
 
 /// Credit a new connection's handshake may advertise before the loop sizes it.
 const INITIAL_CREDIT_MAX: u64 = 64 * 1024;
@@ -223,10 +223,10 @@ impl IoLoop {
         let pool = link.pool();
         let max_datagram = ep.config().transport.max_datagram as usize;
         let max_payload = ep.config().transport.max_payload();
-        // One received datagram pins one buffer, holding up to a payload of stream.
-        let recv_budget = (pool.capacity() as f64
-            * RECV_POOL_SHARE
-            * ep.config().transport.max_payload() as f64) as u64;
+        // One datagram pins one buffer, holding up to a payload of stream.
+        let pool_bytes = pool.capacity() as f64 * ep.config().transport.max_payload() as f64;
+        let (recv_share, send_share) = cfg.pool_split.shares();
+        let recv_budget = (pool_bytes * recv_share) as u64;
         // Work items per iteration: datagrams received plus datagrams sent (a
         // transport core is busy sending too), up to an rx burst plus a tx burst.
         // The loop closes the estimator's periods itself, when it publishes
@@ -262,7 +262,7 @@ impl IoLoop {
             recv_mem: RecvMemory::new(recv_budget),
             regrant_at: None,
             balanced_for: usize::MAX,
-            send_budget: (recv_budget as f64 * SEND_POOL_SHARE / RECV_POOL_SHARE) as u64,
+            send_budget: (pool_bytes * send_share) as u64,
             send_share: u64::MAX,
             estimator: est,
             load_ended_by: LoadPeriodEnd::Period,

@@ -32,6 +32,7 @@ mod cycles;
 mod dedicated;
 mod directory;
 mod group;
+mod idle_backoff;
 mod in_place;
 mod io_loop;
 mod memory_budget;
@@ -58,8 +59,9 @@ use std::time::Duration;
 use arc_swap::ArcSwap;
 use directory::Directory;
 
-pub use builder::{Backend, IdlePolicy, IoCore, RuntimeBuilder};
+pub use builder::{Backend, IoCore, RuntimeBuilder};
 pub use group::{Group, LagPolicy, MemberReport, MemberState, LAGGING_CODE};
+pub use idle_backoff::{IdleBackoff, IdlePolicy, Pause};
 pub use in_place::{ReadSegment, SubmitError};
 #[doc(hidden)]
 pub use io_loop::in_io_iteration;
@@ -67,7 +69,7 @@ use io_loop::Control;
 pub use io_loop::SHUTDOWN_CODE;
 /// The load estimator's report, as [`LoopStats`] carries it.
 pub use load_estimator::LoadReport;
-pub use memory_budget::MemoryBudget;
+pub use memory_budget::{MemoryBudget, PoolSplit, MOSTLY};
 pub use session::{PollAgain, Session};
 pub use stats::{ConnectionEntry, LoadPeriodEnd, LoopStats, RuntimeStats};
 pub use stream::{AbortHandle, StatsHandle, Stream};
