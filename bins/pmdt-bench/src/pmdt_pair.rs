@@ -81,10 +81,18 @@ pub struct PairResult {
 }
 
 /// The `end` section of the tools' `--json` document (iperf3 -J's shape:
-/// `start`, `intervals`, `end`); pmdt-wanem's report as it is.
+/// `start`, `intervals`, `end`) with its `intervals` beside; pmdt-wanem's report
+/// as it is.
 fn summary_of(v: Value) -> Value {
     match v.get("end") {
-        Some(end) if end.is_object() => end.clone(),
+        Some(end) if end.is_object() => {
+            let mut s = end.clone();
+            // The one-second intervals too: steady-state figures come from them.
+            if let Some(iv) = v.get("intervals") {
+                s["intervals"] = iv.clone();
+            }
+            s
+        }
         _ => v,
     }
 }
@@ -366,4 +374,24 @@ pub fn sample_of(r: &PairResult) -> Sample {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_summary_keeps_the_intervals_for_the_steady_state() {
+        let doc = json!({
+            "start": {},
+            "intervals": [{"sum": {"start": 0.0, "end": 1.0, "bytes": 10}}],
+            "end": {"bytes": 10, "goodput_bps": 80.0}
+        });
+        let s = summary_of(doc);
+        assert_eq!(s["bytes"], 10);
+        assert_eq!(s["intervals"][0]["sum"]["bytes"], 10);
+        let wanem = json!({"seconds": 1.0});
+        assert_eq!(summary_of(wanem.clone()), wanem);
+    }
 }

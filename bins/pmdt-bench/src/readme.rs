@@ -143,7 +143,8 @@ pub fn replace_section(text: &str, section: &str) -> Result<String, String> {
 
 /// For experiments over an emulated link (cells with `cc`, `link_mbps`, `rtt_ms`,
 /// `loss_pct` and an `of_link_pct` figure): goodput as % of the link, a row per
-/// controller, link and RTT, a column per loss rate.
+/// controller, link and RTT, a column per loss rate; the steady state
+/// (`steady_pct`) in parentheses where the cells have it.
 fn link_grid(r: &Value) -> Option<String> {
     let cells = r["cells"].as_array()?;
     let mut losses: Vec<f64> = Vec::new();
@@ -167,13 +168,18 @@ fn link_grid(r: &Value) -> Option<String> {
         if !rows.contains(&row) {
             rows.push(row.clone());
         }
-        figures.insert((row, loss.to_bits()), v);
+        let steady = c["metrics"]["steady_pct"]["median"].as_f64();
+        figures.insert((row, loss.to_bits()), (v, steady));
     }
     if figures.is_empty() {
         return None;
     }
     losses.sort_by(f64::total_cmp);
-    let mut s = String::from("| goodput, % of the link | ");
+    let mut s = String::from(if figures.values().any(|f| f.1.is_some()) {
+        "| goodput, % of the link: whole run (steady state) | "
+    } else {
+        "| goodput, % of the link | "
+    });
     for l in &losses {
         let _ = write!(s, "{l}% loss | ");
     }
@@ -190,8 +196,11 @@ fn link_grid(r: &Value) -> Option<String> {
         let _ = write!(s, "| {} {link} × {} ms | ", row.0, row.2);
         for l in &losses {
             match figures.get(&(row.clone(), l.to_bits())) {
-                Some(v) => {
+                Some((v, None)) => {
                     let _ = write!(s, "{v:.1} | ");
+                }
+                Some((v, Some(st))) => {
+                    let _ = write!(s, "{v:.1} ({st:.1}) | ");
                 }
                 None => s.push_str("– | "),
             }
@@ -224,6 +233,21 @@ mod tests {
         assert_eq!(lines[2], "| bbr 1 Gbit/s × 100 ms | 95.0 | 90.5 |");
         assert_eq!(lines[3], "| cubic 100 Mbit/s × 10 ms | – | 3.0 |");
         assert!(link_grid(&serde_json::json!({ "cells": [ { "params": {} } ] })).is_none());
+    }
+
+    #[test]
+    fn the_steady_state_goes_in_parentheses_where_cells_have_it() {
+        let r = serde_json::json!({ "cells": [{
+            "params": { "cc": "bbr", "link_mbps": 100, "rtt_ms": 200, "loss_pct": 1.0 },
+            "metrics": { "of_link_pct": { "median": 80.48 }, "steady_pct": { "median": 93.52 } }
+        }]});
+        let g = link_grid(&r).unwrap();
+        let lines: Vec<&str> = g.lines().collect();
+        assert_eq!(
+            lines[0],
+            "| goodput, % of the link: whole run (steady state) | 1% loss |"
+        );
+        assert_eq!(lines[2], "| bbr 100 Mbit/s × 200 ms | 80.5 (93.5) |");
     }
 
     use super::*;
