@@ -12,13 +12,12 @@ use pmdt::link::dpdk_port::DpdkLinkConfig;
 use pmdt::link::udp::UdpLinkConfig;
 use pmdt::proto::TransportConfig;
 use pmdt::runtime::{Backend, IdlePolicy, IoCore, MemoryBudget, PoolSplit, RuntimeBuilder};
-
-use crate::pool_split_arg::{DataFlow, PoolSplitArg};
 use serde::{Deserialize, Serialize};
 
 use crate::cli_error::{self, CliError};
 use crate::eal_args::EalArgs;
 use crate::peer_addr::Family;
+use crate::pool_split_arg::{DataFlow, PoolSplitArg};
 
 /// Which link the runtime drives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize, Default)]

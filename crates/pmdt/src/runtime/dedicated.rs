@@ -60,15 +60,13 @@ impl Poller {
                 return (next, now);
             }
         };
-        match self.idle.idle(now, Some(deadline)) {
-            Pause::Spun => {}
-            pause => {
-                if matches!(pause, Pause::Slept(_)) {
-                    lp.note_idle_sleep();
-                }
-                // Paused on purpose: idle time, not time taken by others.
-                lp.estimator_mut().on_idle(cycles::now());
-            }
+        let pause = self.idle.idle(now, Some(deadline));
+        if let Pause::Slept(_) = pause {
+            lp.note_idle_sleep();
+        }
+        if pause != Pause::Spun {
+            // Paused on purpose: idle time, not time taken by others.
+            lp.estimator_mut().on_idle(cycles::now());
         }
         (polled.next, now)
     }

@@ -83,11 +83,6 @@ impl IdleBackoff {
         }
     }
 
-    /// The policy it follows.
-    pub fn policy(&self) -> IdlePolicy {
-        self.policy
-    }
-
     /// The last poll (at `now`) did work.
     pub fn worked(&mut self, now: Instant) {
         self.idle_run = 0;

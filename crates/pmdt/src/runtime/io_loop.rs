@@ -224,9 +224,7 @@ impl IoLoop {
         let max_datagram = ep.config().transport.max_datagram as usize;
         let max_payload = ep.config().transport.max_payload();
         // One datagram pins one buffer, holding up to a payload of stream.
-        let pool_bytes = pool.capacity() as f64 * ep.config().transport.max_payload() as f64;
-        let (recv_share, send_share) = cfg.pool_split.shares();
-        let recv_budget = (pool_bytes * recv_share) as u64;
+        let (recv_budget, send_budget) = cfg.pool_split.bytes(pool.capacity() as u64, max_payload);
         // Work items per iteration: datagrams received plus datagrams sent (a
         // transport core is busy sending too), up to an rx burst plus a tx burst.
         // The loop closes the estimator's periods itself, when it publishes
@@ -262,7 +260,7 @@ impl IoLoop {
             recv_mem: RecvMemory::new(recv_budget),
             regrant_at: None,
             balanced_for: usize::MAX,
-            send_budget: (pool_bytes * send_share) as u64,
+            send_budget,
             send_share: u64::MAX,
             estimator: est,
             load_ended_by: LoadPeriodEnd::Period,

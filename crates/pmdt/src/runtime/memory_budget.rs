@@ -37,6 +37,14 @@ impl PoolSplit {
             PoolSplit::Receiving => (MOSTLY, 1.0 - MOSTLY),
         }
     }
+
+    /// The bytes of stream data a pool of `pool_buffers` buffers, each carrying
+    /// up to `max_payload`, holds for receiving and for sending.
+    pub(crate) fn bytes(self, pool_buffers: u64, max_payload: u64) -> (u64, u64) {
+        let (recv, send) = self.shares();
+        let bytes = pool_buffers as f64 * max_payload as f64;
+        ((bytes * recv) as u64, (bytes * send) as u64)
+    }
 }
 
 /// Of the packet pool, the part application writes leave free for receiving
@@ -76,10 +84,7 @@ impl MemoryBudget {
         connections: u64,
         split: PoolSplit,
     ) -> Self {
-        let (recv, send) = split.shares();
-        let bytes = pool_buffers as f64 * max_payload as f64;
-        let recv_total = (bytes * recv) as u64;
-        let send_total = (bytes * send) as u64;
+        let (recv_total, send_total) = split.bytes(pool_buffers, max_payload);
         let n = connections.max(1);
         let send_share = send_total / n;
         let write_ahead = write_ahead(send_share);
