@@ -114,6 +114,20 @@ const PROBE_UP_QUEUE_FRACTION: f64 = 0.125;
 /// Longest ProbeBW Up lasts, rounds, if the data in flight never reaches its target
 /// (the pipe cannot take more).
 const MAX_UP_ROUNDS: u64 = 3;
+/// Loss in a ProbeBW Up flight beyond the random-loss floor that marks the probe's
+/// overflow, as a share of the flight. A drop-tail queue too shallow to show in the
+/// RTT (pmdt-wanem's 1 MiB at 1 Gbit/s: 8 ms against 200 ms) overflows with no
+/// other sign, and every Up lost the same ~2,600 packets at 1 Gbit/s × 200 ms.
+const PROBE_LOSS_EXCESS: f64 = 0.01;
+/// … and at least this many standard deviations of the floor's binomial noise in
+/// a flight of that size (random loss alone must not end probes).
+const PROBE_LOSS_SIGMAS: f64 = 4.0;
+/// After a probe overflowed, Up raises `inflight_hi` by this share of it in its
+/// first round and doubles the step each round (BBRv3's
+/// BBRProbeInflightHiUpward: 1, 2, 4, … packets), up to [`INFLIGHT_HI_GROWTH`].
+const GENTLE_HI_STEP: f64 = 1.0 / 128.0;
+/// Longest a gentle Up lasts, rounds (its steps reach the Up target in six).
+const MAX_GENTLE_UP_ROUNDS: u64 = 8;
 /// Growth of the estimate over a ProbeBW Up that counts as "still finding
 /// bandwidth": Up starts over at once (its gain compounds, 1.2× per round) instead
 /// of draining and cruising a few rounds before the next probe. A Startup
@@ -161,6 +175,16 @@ enum Phase {
     Cruise,
     Refill,
     Up,
+}
+
+/// How ProbeBW Up raises `inflight_hi` round by round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum UpGrowth {
+    /// By [`INFLIGHT_HI_GROWTH`] a round: nothing says where the pipe ends.
+    Fast,
+    /// From [`GENTLE_HI_STEP`], doubling: the last probe overflowed the queue just
+    /// above the pipe, and the next one approaches it in small steps.
+    Gentle,
 }
 
 /// Where the connection is relative to Startup's overshoot. A sample's `lost`
@@ -242,6 +266,7 @@ pub(crate) struct Bbr {
     /// followed by another one at once.
     bw_at_probe: u64,
     up_rounds: u32,
+    up_growth: UpGrowth,
 
     // ProbeRTT.
     probe_rtt_done: Option<Instant>,
@@ -271,6 +296,12 @@ pub(crate) struct Bbr {
     round_lost: u64,
     loss_rounds: [f64; LOSS_FLOOR_ROUNDS],
     loss_floor: f64,
+    /// The loss rate of the last round that ended, and of the last round before
+    /// the current ProbeBW Up: a probe's loss is compared with what the path
+    /// lost just before it, so loss that rose a moment ago (the floor takes
+    /// [`LOSS_FLOOR_ROUNDS`] to follow) is not taken for the probe's overflow.
+    last_round_loss: f64,
+    probe_base_loss: f64,
 
     // Ack aggregation (draft: BBR.extra_acked and its interval).
     extra_acked_interval_start: Option<Instant>,
@@ -326,6 +357,7 @@ impl Bbr {
             cruise_rounds: CRUISE_ROUNDS,
             bw_at_probe: 0,
             up_rounds: 0,
+            up_growth: UpGrowth::Fast,
             probe_rtt_done: None,
             probe_rtt_round_done: false,
             inflight_hi: None,
@@ -341,6 +373,8 @@ impl Bbr {
             round_lost: 0,
             loss_rounds: [0.0; LOSS_FLOOR_ROUNDS],
             loss_floor: 0.0,
+            last_round_loss: 0.0,
+            probe_base_loss: 0.0,
             latest_rtt: Duration::ZERO,
             probe_start_rtt: Duration::ZERO,
             round_min_rtt: None,
@@ -420,6 +454,7 @@ impl Bbr {
             Mode::ProbeBw(Phase::Up) => {
                 self.up_rounds = 0;
                 self.probe_start_rtt = self.latest_rtt;
+                self.probe_base_loss = self.last_round_loss;
                 self.bw_at_probe = self.max_bw;
             }
             _ => {}
@@ -545,6 +580,43 @@ impl Bbr {
         rs.lost as f64 > (rs.delivered + rs.lost) as f64 * thresh
     }
 
+    /// Whether a ProbeBW Up flight lost more than random loss explains: the
+    /// probe pushed past the pipe and a queue too shallow to show in the RTT
+    /// overflowed (the loss thresholds of [`inflight_too_high`] stay above random
+    /// loss rates, so they miss it). Beyond the random loss (the floor, or the
+    /// round before the probe if it lost more) by [`PROBE_LOSS_EXCESS`] of the
+    /// flight and by [`PROBE_LOSS_SIGMAS`] of that loss's noise; Startup's overshoot still being repaired does not count.
+    ///
+    /// [`inflight_too_high`]: Self::inflight_too_high
+    fn probe_overflowed(&self, rs: &RateSample) -> bool {
+        if self.mode != Mode::ProbeBw(Phase::Up)
+            || rs.lost < MIN_LOSS_PACKETS * self.mss
+            || !self.overshoot.is_behind(rs)
+        {
+            return false;
+        }
+        let mss = self.mss as f64;
+        let flight = (rs.delivered + rs.lost) as f64 / mss;
+        let lost = rs.lost as f64 / mss;
+        let p = self.loss_floor.max(self.probe_base_loss);
+        let noise = PROBE_LOSS_SIGMAS * (flight * p * (1.0 - p)).sqrt();
+        lost > flight * p + (flight * PROBE_LOSS_EXCESS).max(noise)
+    }
+
+    /// A probe overflowed the queue: the flight goes back to the pipe (the flight
+    /// at which the queue overflowed is not known: the loss shows a round late,
+    /// the flight still growing), the probe ends, and the next one approaches the
+    /// pipe in small steps. The model and its lower bounds stay: the probe found
+    /// the pipe's edge, not congestion.
+    fn on_probe_overflow(&mut self, now: Instant) {
+        // The pipe holds the bandwidth-delay product of what the link carries,
+        // random losses included (the model's rate is the link's times 1 − loss).
+        let pipe = (self.bdp_multiple(1.0) as f64 / (1.0 - self.loss_floor)) as u64;
+        self.inflight_hi = Some(pipe.max(self.min_cwnd()) + self.quanta());
+        self.up_growth = UpGrowth::Gentle;
+        self.enter(now, Mode::ProbeBw(Phase::Down));
+    }
+
     fn queue_visible(&self, rtt: Duration) -> bool {
         let Some(min) = self.min_rtt else {
             return false;
@@ -626,6 +698,7 @@ impl Bbr {
             } else {
                 self.round_lost as f64 / total as f64
             };
+            self.last_round_loss = rate;
             self.loss_rounds[(self.round_count % LOSS_FLOOR_ROUNDS as u64) as usize] = rate;
         }
         self.loss_floor = self
@@ -721,9 +794,15 @@ impl Bbr {
             Mode::ProbeBw(Phase::Up) => {
                 if self.round_start {
                     self.up_rounds += 1;
+                    let growth = match self.up_growth {
+                        UpGrowth::Fast => INFLIGHT_HI_GROWTH,
+                        UpGrowth::Gentle => (1.0
+                            + GENTLE_HI_STEP * f64::from(1u32 << (self.up_rounds - 1).min(16)))
+                        .min(INFLIGHT_HI_GROWTH),
+                    };
                     if let Some(hi) = self.inflight_hi.as_mut() {
                         // BBRv3's BBRProbeInflightHiUpward: exponential growth.
-                        *hi = (*hi as f64 * INFLIGHT_HI_GROWTH) as u64;
+                        *hi = (*hi as f64 * growth) as u64;
                     }
                 }
                 let elapsed = self.phase_start.is_some_and(|t| {
@@ -732,10 +811,18 @@ impl Bbr {
                 let queueing = self.min_rtt.is_some_and(|m| {
                     rs.rtt > self.probe_start_rtt.max(m) + m.mul_f64(PROBE_UP_QUEUE_FRACTION)
                 });
+                let max_rounds = match self.up_growth {
+                    UpGrowth::Fast => MAX_UP_ROUNDS,
+                    UpGrowth::Gentle => MAX_GENTLE_UP_ROUNDS,
+                };
                 let done = (elapsed && inflight >= self.bdp_multiple(PROBE_UP_PACING_GAIN))
-                    || self.rounds_in_phase() >= MAX_UP_ROUNDS;
+                    || self.rounds_in_phase() >= max_rounds;
                 let growing = self.bw_at_probe > 0
                     && self.max_bw as f64 >= self.bw_at_probe as f64 * UP_STILL_GROWING;
+                if growing {
+                    // The pipe grew: where the last probe overflowed says nothing.
+                    self.up_growth = UpGrowth::Fast;
+                }
                 if queueing || (done && !growing) {
                     self.enter(now, Mode::ProbeBw(Phase::Down));
                 } else if done {
@@ -889,6 +976,8 @@ impl Controller for Bbr {
         self.inflight_latest = self.inflight_latest.max(rs.delivered);
         if self.inflight_too_high(rs) {
             self.on_inflight_too_high(now, rs);
+        } else if self.probe_overflowed(rs) {
+            self.on_probe_overflow(now);
         }
         self.check_full_bw(rs);
         self.update_state(now, rs);
@@ -1030,6 +1119,11 @@ mod tests {
         let mut t = Instant::now();
         let mut d = 0;
         rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+        // Outside a probe (in one, loss never seen before is taken for a queue
+        // the probe overflowed, see the test below).
+        while b.mode != Mode::ProbeBw(Phase::Cruise) {
+            rounds(&mut b, &mut t, &mut d, 8_000_000, 1);
+        }
         let rtt = RttEstimator::new(Duration::from_millis(100));
         // 5 % of an 800 kB flight lost, RTT at its minimum: random loss.
         let mut s = sample(8_000_000, d, d + 10_000, 100, 800_000);
@@ -1085,6 +1179,88 @@ mod tests {
             s.lost = s.newly_lost;
             b.on_rate_sample(*t, &s, &rtt);
         }
+    }
+
+    /// Feeds rounds at `rate` until a ProbeBW Up begins (at most 100): the next
+    /// one if one is under way.
+    fn until_up(b: &mut Bbr, t: &mut Instant, d: &mut u64, rate: u64, loss: f64) {
+        let mut left_up = b.mode != Mode::ProbeBw(Phase::Up);
+        for _ in 0..100 {
+            lossy_rounds(b, t, d, rate, loss, 1);
+            if b.mode != Mode::ProbeBw(Phase::Up) {
+                left_up = true;
+            } else if left_up {
+                return;
+            }
+        }
+        panic!("no ProbeBW Up in 100 rounds: {:?}", b.mode);
+    }
+
+    /// A sample in the middle of a ProbeBW Up round: `lost` of a 1.2-BDP flight, the RTT
+    /// at its minimum (a queue too shallow to show).
+    fn up_sample(b: &mut Bbr, t: Instant, d: &mut u64, rate: u64, lost_share: f64) {
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let flight = rate / 10 * 12 / 10;
+        // Sent in the middle of the round that ended last: no round starts.
+        let mut s = sample(rate, *d - rate / 20, *d + 10_000, 100, flight);
+        *d += 10_000;
+        s.lost = (flight as f64 * lost_share) as u64;
+        s.delivered = flight - s.lost;
+        b.on_rate_sample(t, &s, &rtt);
+    }
+
+    /// A probe that overflows a queue the RTT cannot show (3 % of its flight
+    /// lost on a lossless path) ends at once; the flight goes back to the pipe,
+    /// the model keeps its rate, and the next probe approaches the pipe in small
+    /// steps, growing them while it finds nothing.
+    #[test]
+    fn a_probe_that_overflows_a_shallow_queue_ends_and_the_next_approaches_gently() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+        until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+        up_sample(&mut b, t, &mut d, 8_000_000, 0.03);
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
+        assert_eq!(b.up_growth, UpGrowth::Gentle);
+        assert_eq!(b.inflight_hi, Some(800_000 + b.quanta()));
+        assert!(
+            b.bw_lo.is_none() && b.inflight_lo.is_none(),
+            "not congestion"
+        );
+        assert_eq!(b.max_bw, 8_000_000);
+        // The next Up: the step doubles per round, from 1/128 of the bound.
+        until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+        let hi0 = b.inflight_hi.unwrap();
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
+        let hi1 = b.inflight_hi.unwrap();
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
+        let hi2 = b.inflight_hi.unwrap();
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
+        assert_eq!(hi1, (hi0 as f64 * (1.0 + GENTLE_HI_STEP)) as u64);
+        assert_eq!(hi2, (hi1 as f64 * (1.0 + 2.0 * GENTLE_HI_STEP)) as u64);
+    }
+
+    /// Under 5 % random loss an Up flight losing its usual share is not an
+    /// overflow, and the probe goes on.
+    #[test]
+    fn random_loss_in_a_probe_is_not_an_overflow() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+        // The loss begins outside a probe (see the test above).
+        while b.mode != Mode::ProbeBw(Phase::Cruise) {
+            rounds(&mut b, &mut t, &mut d, 8_000_000, 1);
+        }
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.05, 10);
+        until_up(&mut b, &mut t, &mut d, 8_000_000, 0.05);
+        up_sample(&mut b, t, &mut d, 8_000_000, 0.055);
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
+        assert_eq!(b.up_growth, UpGrowth::Fast);
+        // Well beyond it is one.
+        up_sample(&mut b, t, &mut d, 8_000_000, 0.09);
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
     }
 
     /// Random loss on the wire: every round loses its share, the RTT shows no

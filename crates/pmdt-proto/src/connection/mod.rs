@@ -17,7 +17,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ack_state::AckState;
+use ack_state::{AckState, AckWait};
 use control_out::ControlOut;
 use peer_fin::PeerFin;
 use sent::{Chunk, SentPacket, SentPackets};
@@ -1014,9 +1014,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             _ => {}
         }
         if pkt.body.is_ack_eliciting() {
+            let wait = match pkt.body {
+                Body::Data { fin: true, .. } => AckWait::AtOnce,
+                _ => AckWait::Delayable,
+            };
             self.acks.on_packet(
                 pkt.header.pn,
                 now,
+                wait,
                 self.cfg.ack_every,
                 self.cfg.max_ack_delay,
             );
