@@ -7,7 +7,8 @@
 //! The whole grid (24 cells, a few minutes of CPU in release):
 //! `cargo test --release -p pmdt --no-default-features --test sim_loss_grid -- --ignored --nocapture`.
 //! `SIM_CELLS=1g-200` (substrings of `<link>-<rtt>-<loss %>`) runs some cells only;
-//! `SIM_TRACE=1` prints each cell's sender timeline (per 100 ms).
+//! `SIM_TRACE=1` prints each cell's sender timeline (per 100 ms); `SIM_SEED=7`
+//! draws the links' losses from another seed (default 1).
 
 use std::time::Duration;
 
@@ -20,14 +21,20 @@ const WANEM_QUEUE_BYTES: u64 = 1 << 20;
 const PAYLOAD_SHARE: f64 = 1440.0 / 1514.0;
 
 /// One cell as the runner sets it up.
-fn cell(rate_bps: u64, rtt_ms: u64, loss: f64, write_for: Duration) -> TimedSendScenario {
+fn cell(
+    rate_bps: u64,
+    rtt_ms: u64,
+    loss: f64,
+    write_for: Duration,
+    seed: u64,
+) -> TimedSendScenario {
     let dir = ImpairConfig::default()
         .with_loss(loss)
         .with_delay(Duration::from_millis(rtt_ms) / 2)
         .with_rate_bps(Some(rate_bps))
         .with_queue_bytes(WANEM_QUEUE_BYTES);
     TimedSendScenario {
-        seed: 1,
+        seed,
         write_for,
         forward: dir.clone(),
         reverse: dir,
@@ -86,6 +93,10 @@ fn loss_grid_as_the_runner_measures_it() {
     let only: Vec<String> = std::env::var("SIM_CELLS")
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();
+    let seed = match std::env::var("SIM_SEED") {
+        Ok(v) => v.parse().expect("SIM_SEED: an integer"),
+        Err(_) => 1,
+    };
     let links = [("100m", 100_000_000u64), ("1g", 1_000_000_000)];
     let rtts = [10u64, 100, 200];
     let losses = [0.0, 0.001, 0.01, 0.05];
@@ -108,9 +119,14 @@ fn loss_grid_as_the_runner_measures_it() {
                     chunk
                         .iter()
                         .map(|(id, name, rate, rtt, loss)| {
-                            let r =
-                                run_timed_send(&cell(*rate, *rtt, *loss, Duration::from_secs(20)))
-                                    .expect("valid scenario");
+                            let r = run_timed_send(&cell(
+                                *rate,
+                                *rtt,
+                                *loss,
+                                Duration::from_secs(20),
+                                seed,
+                            ))
+                            .expect("valid scenario");
                             (id.clone(), *name, *rate, *rtt, *loss, r)
                         })
                         .collect::<Vec<_>>()
