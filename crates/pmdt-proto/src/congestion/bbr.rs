@@ -1115,15 +1115,9 @@ mod tests {
 
     #[test]
     fn random_loss_is_not_congestion_but_loss_with_a_queue_is() {
-        let mut b = Bbr::new(1000);
-        let mut t = Instant::now();
-        let mut d = 0;
-        rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
         // Outside a probe (in one, loss never seen before is taken for a queue
         // the probe overflowed, see the test below).
-        while b.mode != Mode::ProbeBw(Phase::Cruise) {
-            rounds(&mut b, &mut t, &mut d, 8_000_000, 1);
-        }
+        let (mut b, t, d) = cruising(8_000_000);
         let rtt = RttEstimator::new(Duration::from_millis(100));
         // 5 % of an 800 kB flight lost, RTT at its minimum: random loss.
         let mut s = sample(8_000_000, d, d + 10_000, 100, 800_000);
@@ -1179,6 +1173,18 @@ mod tests {
             s.lost = s.newly_lost;
             b.on_rate_sample(*t, &s, &rtt);
         }
+    }
+
+    /// A controller past Startup at `rate`, cruising: its clock and delivered bytes.
+    fn cruising(rate: u64) -> (Bbr, Instant, u64) {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        rounds(&mut b, &mut t, &mut d, rate, 12);
+        while b.mode != Mode::ProbeBw(Phase::Cruise) {
+            rounds(&mut b, &mut t, &mut d, rate, 1);
+        }
+        (b, t, d)
     }
 
     /// Feeds rounds at `rate` until a ProbeBW Up begins (at most 100): the next
@@ -1245,14 +1251,8 @@ mod tests {
     /// overflow, and the probe goes on.
     #[test]
     fn random_loss_in_a_probe_is_not_an_overflow() {
-        let mut b = Bbr::new(1000);
-        let mut t = Instant::now();
-        let mut d = 0;
-        rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
         // The loss begins outside a probe (see the test above).
-        while b.mode != Mode::ProbeBw(Phase::Cruise) {
-            rounds(&mut b, &mut t, &mut d, 8_000_000, 1);
-        }
+        let (mut b, mut t, mut d) = cruising(8_000_000);
         lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.05, 10);
         until_up(&mut b, &mut t, &mut d, 8_000_000, 0.05);
         up_sample(&mut b, t, &mut d, 8_000_000, 0.055);
