@@ -146,10 +146,12 @@ impl WanPath {
             }
         }
         let n = backlog.len();
-        // Frames are delayed from when they arrived, not from when the loop last
+        // Frames are delayed from when they were read, not from when the loop last
         // read the clock: preempted in between (milliseconds on a shared core), it
         // would release them early and the path would look shorter than set. A
-        // backlog the loop finds after such a gap arrived during it.
+        // backlog the loop finds after such a gap arrived during it: the
+        // bottleneck takes it from its estimated arrivals (the gap's capacity is
+        // kept), the delay counts from the read (never early).
         let now = if n > 0 { Instant::now().max(now) } else { now };
         let mut stamps = if n > 0 {
             Some(self.arrivals.backlog(now, n))
@@ -165,7 +167,7 @@ impl WanPath {
                 self.emit(m, &mut capture);
                 continue;
             };
-            let fate = model.decide(arrived, m.pkt_len());
+            let fate = model.decide_seen_late(arrived, now, m.pkt_len());
             let mut copies = fate.deliveries().iter();
             let (Some(first), second) = (copies.next(), copies.next()) else {
                 continue; // dropped: the model counted why

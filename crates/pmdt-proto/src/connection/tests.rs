@@ -429,6 +429,11 @@ fn server_conn_with<S: SendStorage, R: RecvStorage>(
 }
 
 fn data_packet(pn: u64, offset: u64, payload: &[u8]) -> Vec<u8> {
+    data_packet_fin(pn, offset, payload, false)
+}
+
+/// A data packet for the connection [`server_conn_with`] makes, `fin` as given.
+fn data_packet_fin(pn: u64, offset: u64, payload: &[u8], fin: bool) -> Vec<u8> {
     let mut b = vec![0u8; 2048];
     let n = wire::encode(
         &mut b,
@@ -441,7 +446,7 @@ fn data_packet(pn: u64, offset: u64, payload: &[u8]) -> Vec<u8> {
             },
             body: Body::Data {
                 offset,
-                fin: false,
+                fin,
                 payload,
             },
         },
@@ -449,6 +454,36 @@ fn data_packet(pn: u64, offset: u64, payload: &[u8]) -> Vec<u8> {
     .unwrap();
     b.truncate(n);
     b
+}
+
+/// Whether the connection sends an ack at `now`, with no time passing.
+fn sends_an_ack_at<S: SendStorage, R: RecvStorage>(c: &mut Connection<S, R>, now: Instant) -> bool {
+    let mut buf = vec![0u8; 2048];
+    while let Some(t) = c.poll_transmit(now, &mut buf) {
+        if matches!(wire::decode(&buf[..t.len]).unwrap().body, Body::Ack(_)) {
+            return true;
+        }
+    }
+    false
+}
+
+/// A stream's last packet is acknowledged at once: its sender's close waits on
+/// that ack, so a delayed one added `max_ack_delay` to every short flow. Other
+/// data waits for the second packet or the delay.
+#[test]
+fn a_fin_is_acknowledged_at_once_other_data_may_wait() {
+    for (fin, expect_ack) in [(false, false), (true, true)] {
+        let (mut c, now) = server_conn_with(
+            TransportConfig::default(),
+            ByteRing::new(1 << 16),
+            RecvRing::new(1 << 16),
+        );
+        let bytes = data_packet_fin(1000, 0, b"last", fin);
+        let pkt = wire::decode(&bytes).unwrap();
+        c.handle_packet(now, &pkt, bytes.len(), &());
+        assert_eq!(c.readable(), 4);
+        assert_eq!(sends_an_ack_at(&mut c, now), expect_ack, "fin: {fin}");
+    }
 }
 
 /// Item 9: the copying storage bounds the number of disjoint received ranges

@@ -145,6 +145,18 @@ impl ImpairModel {
 
     /// Decides the fate of a `len`-byte datagram sent at `now`, and counts it.
     pub fn decide(&mut self, now: Instant, len: usize) -> Fate {
+        self.decide_seen_late(now, now, len)
+    }
+
+    /// As [`decide`](Self::decide) for a datagram whose arrival time is only an
+    /// estimate: read at `seen` from a backlog, it is thought to have arrived at
+    /// `arrived` (earlier). The bottleneck queue takes it from `arrived`, so a
+    /// link left idle while its emulator was off its core keeps that capacity;
+    /// the path's delay counts from `seen` at the earliest, so no datagram ever
+    /// crosses the path faster than set (an early release would show the ends a
+    /// round trip shorter than the path's: their min-RTT filters keep it).
+    pub fn decide_seen_late(&mut self, arrived: Instant, seen: Instant, len: usize) -> Fate {
+        let now = arrived.min(seen);
         self.stats.offered += 1;
         if self.cfg.mtu.is_some_and(|mtu| len > mtu) {
             self.stats.mtu_drops += 1;
@@ -160,6 +172,7 @@ impl ImpairModel {
         }
         let duplicated = self.chance(self.cfg.duplicate);
         self.stats.duplicated += duplicated as u64;
+        let depart = depart.max(seen);
         let first = self.copy(depart, len);
         let second = if duplicated {
             self.copy(depart, len)

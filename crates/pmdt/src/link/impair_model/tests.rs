@@ -307,3 +307,53 @@ fn bad_configs_are_refused_with_the_field() {
         ImpairConfigError::ZeroMtu
     );
 }
+
+#[test]
+fn a_backlog_seen_late_keeps_the_links_capacity_but_never_crosses_faster_than_set() {
+    // 1 Gbit/s (12 µs per 1500 B), 5 ms one way. A 4 ms stall: 300 frames that
+    // arrived over it are read at its end.
+    let cfg = ImpairConfig {
+        rate_bps: Some(1_000_000_000),
+        queue_bytes: 1 << 20,
+        delay: Duration::from_millis(5),
+        ..Default::default()
+    };
+    let mut m = model(cfg.clone());
+    let start = Instant::now();
+    let seen = start + Duration::from_millis(4);
+    let n = 300u32;
+    let at: Vec<Instant> = (1..=n)
+        .map(|i| {
+            let arrived = start + Duration::from_millis(4) * i / n;
+            let f = m.decide_seen_late(arrived, seen, 1500);
+            let [d] = f.deliveries() else { panic!("{f:?}") };
+            d.at
+        })
+        .collect();
+    let delay = Duration::from_millis(5);
+    assert!(
+        at.iter().all(|&t| t >= seen + delay),
+        "no frame crosses in less than the path's delay from when it was read"
+    );
+    // 300 frames take 3.6 ms of the link: all but the last (estimated to
+    // arrive at the read) left the queue during the stall, so the backlog goes
+    // out at once, delay after the read.
+    let tx = Duration::from_micros(12);
+    assert!(at[..299].iter().all(|&t| t == seen + delay));
+    assert_eq!(at[299], seen + tx + delay);
+    // The next frame, offered right away, finds the link free but for that
+    // last one (the stall's capacity went to the backlog, it was not lost).
+    let f = m.decide(seen, 1500);
+    let [d] = f.deliveries() else { panic!("{f:?}") };
+    assert_eq!(d.at, seen + tx * 2 + delay);
+
+    // Stamped at the read instead (the same backlog with no estimate), the
+    // frames queue behind each other: the last leaves 3.6 ms later.
+    let mut late = model(cfg);
+    let last = (0..n)
+        .map(|_| late.decide(seen, 1500))
+        .last()
+        .and_then(|f| f.deliveries().first().copied())
+        .expect("delivered");
+    assert_eq!(last.at, seen + tx * n + delay);
+}
