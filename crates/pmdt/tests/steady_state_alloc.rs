@@ -361,9 +361,9 @@ mod sans_io {
             assert!(steps < 50_000_000, "stalled at {read} bytes");
             now += Duration::from_micros(10);
             // The writer keeps the send storage full.
-            let _ = a.ep.connection_mut(h).unwrap().write_with(|st| {
+            let _ = a.ep.connection_mut(h).unwrap().write_with(|st, room| {
                 let mut n = 0;
-                while st.free() >= CHUNK as u64 {
+                while st.free() >= CHUNK as u64 && (n as u64) < room {
                     let off = (written % 256) as usize;
                     let Some(buf) = pool.copy_from(&data[off..off + CHUNK]) else {
                         break;

@@ -560,11 +560,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     // ---------------------------------------------------------------- application side
 
-    /// Copies as much of `data` into the send buffer as fits. A full buffer is
-    /// backpressure ([`WriteError::Blocked`]), never growth.
+    /// Copies as much of `data` into the send buffer as fits, and as the unsent
+    /// bound allows ([`Connection::unsent_limit`]). A full buffer is backpressure
+    /// ([`WriteError::Blocked`]), never growth.
     pub fn write(&mut self, data: &[u8]) -> Result<usize, WriteError> {
         self.check_writable()?;
-        let n = self.send.write(data);
+        let room = usize::try_from(self.unsent_room()).unwrap_or(usize::MAX);
+        let n = self.send.write(&data[..data.len().min(room)]);
         if n == 0 && !data.is_empty() {
             self.writable_wanted = true;
             return Err(WriteError::Blocked);
@@ -573,16 +575,19 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// Like [`Connection::write`], but the storage takes the data itself (e.g. a
-    /// runtime handing over a packet buffer instead of bytes to copy). `f` reports
-    /// what it added and whether data was left over because the storage was full;
-    /// then the connection emits [`Event::Writable`] once space frees. Nothing
-    /// added to a full storage is [`WriteError::Blocked`].
+    /// runtime handing over a packet buffer instead of bytes to copy). `f` gets
+    /// the storage and how many more unsent bytes the connection takes
+    /// ([`Connection::unsent_limit`]); it reports what it added and whether data
+    /// was left over because the storage was full or that room was used up; then
+    /// the connection emits [`Event::Writable`] once space frees. Nothing added
+    /// to a full storage is [`WriteError::Blocked`].
     pub fn write_with(
         &mut self,
-        f: impl FnOnce(&mut S) -> StorageWrite,
+        f: impl FnOnce(&mut S, u64) -> StorageWrite,
     ) -> Result<usize, WriteError> {
         self.check_writable()?;
-        let w = f(&mut self.send);
+        let room = self.unsent_room();
+        let w = f(&mut self.send, room);
         if w.full {
             self.writable_wanted = true;
             if w.bytes == 0 {
@@ -590,6 +595,25 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         Ok(w.bytes)
+    }
+
+    /// Bytes written but not sent yet (retransmissions aside).
+    pub fn unsent(&self) -> u64 {
+        self.send.end().saturating_sub(self.send_next)
+    }
+
+    /// The most unsent bytes the connection takes: about one congestion window,
+    /// or 20 ms at its pacing rate, at least 64 KiB. A writer is held back beyond
+    /// it, so an application never runs further ahead of the path than the
+    /// controller's own estimate of it, and a close never waits for more than
+    /// that to drain (a sender whose rate collapsed under loss once held
+    /// megabytes). [`Event::Writable`] follows once half of it was sent.
+    pub fn unsent_limit(&self) -> u64 {
+        autotune::unsent_target(self.cc.window(), self.cc.pacing_rate())
+    }
+
+    fn unsent_room(&self) -> u64 {
+        self.unsent_limit().saturating_sub(self.unsent())
     }
 
     /// Free space in the send buffer.
@@ -1724,6 +1748,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.stats.stream_bytes_sent += chunk.len as u64;
             if chunk.fin {
                 self.fin = self.fin.max(Fin::Sent);
+            }
+            if self.writable_wanted
+                && self.unsent() <= self.unsent_limit() / 2
+                && self.send_capacity() > 0
+            {
+                // A writer held back by the unsent bound, not by the buffer.
+                self.writable_wanted = false;
+                self.events.push_back(Event::Writable);
             }
         }
         let rate = self

@@ -830,3 +830,60 @@ fn a_lost_accept_is_sent_again_when_the_init_repeats() {
     p.step_for(Duration::from_millis(100));
     assert_eq!(p.server_read(), 3000);
 }
+
+/// A writer runs no further ahead of the sending than about a congestion window:
+/// on a path whose loss keeps NewReno's window small, the bytes written but not
+/// yet sent stay within the bound after every write (a close then drains in a
+/// few round trips, where a sender that had buffered megabytes at its
+/// loss-limited rate took minutes), and the transfer still completes.
+#[test]
+fn unsent_data_stays_within_about_a_window() {
+    let cfg = TransportConfig {
+        congestion: crate::congestion::CongestionKind::NewReno,
+        ..Default::default()
+    };
+    let mut p = connected_with(cfg.clone(), cfg);
+    let mut n = 0u64;
+    p.set_filter(filter(move |to_server, pkt| {
+        if to_server && matches!(pkt.body, Body::Data { .. }) {
+            n += 1;
+            return !n.is_multiple_of(50); // 2 % of the data lost
+        }
+        true
+    }));
+    let total = 4usize << 20;
+    let data = vec![1u8; total];
+    let first = p.client_write(&data);
+    assert_eq!(
+        first as u64,
+        autotune::UNSENT_MIN,
+        "before any ack, the floor: the initial window is smaller"
+    );
+    let (mut written, mut received, mut most_unsent) = (first, 0u64, 0u64);
+    let limit = p.now + Duration::from_secs(120);
+    while received < total as u64 && p.step(limit) {
+        if written < total {
+            let k = p.client_write(&data[written..]);
+            written += k;
+            let c = p.client_conn();
+            // (The bound shrinks with the window: data taken before may exceed
+            // it, but nothing more is taken then.)
+            if k > 0 {
+                assert!(
+                    c.unsent() <= c.unsent_limit(),
+                    "{} > {}",
+                    c.unsent(),
+                    c.unsent_limit()
+                );
+            }
+            most_unsent = most_unsent.max(c.unsent());
+        }
+        received += p.server_read();
+    }
+    assert_eq!(received, total as u64, "the transfer completes");
+    println!("most unsent: {most_unsent} bytes");
+    assert!(
+        most_unsent < 2 << 20,
+        "{most_unsent} unsent bytes: the writer ran ahead of the window"
+    );
+}

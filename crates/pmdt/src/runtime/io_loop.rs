@@ -813,11 +813,21 @@ impl IoLoop {
     /// Moves application data from the stream's ring into its connection.
     fn drain_app(&mut self, i: usize, now: Instant) {
         let h = ConnectionHandle(i);
-        let storage_share = memory_budget::send_storage(self.send_share, self.write_ahead());
+        let write_ahead = self.write_ahead();
+        let storage_share = memory_budget::send_storage(self.send_share, write_ahead);
+        // The writer's ring runs no further ahead than the connection takes
+        // unsent data: what it holds must drain too before a close completes.
+        let ring_ahead = self.ep.connection(h).map_or(write_ahead, |c| {
+            write_ahead.min(c.unsent_limit().max(READ_AHEAD_MIN))
+        });
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
         };
         s.shared.queued.store(false, Ordering::Release);
+        if s.shared.write_ahead.swap(ring_ahead, Ordering::Relaxed) < ring_ahead {
+            // A writer waiting for room in its ring may have it now.
+            s.shared.waiter.wake();
+        }
         // Pairs with the fence in `StreamShared::ring_doorbell`: what the
         // application pushed before ringing is seen below, or it queues again.
         std::sync::atomic::fence(Ordering::SeqCst);
@@ -838,13 +848,18 @@ impl IoLoop {
             // memory (beyond what its writer's ring holds).
             let held_max = storage_share;
             let mut left_over = false;
-            let writer = |st: &mut ChunkSend| {
+            let writer = |st: &mut ChunkSend, unsent_room: u64| {
                 let mut total = 0;
                 let mut taken = 0;
                 while let Ok(b) = from_app.peek() {
                     let len = b.bytes().len() as u64;
                     let held = st.end() - st.start();
                     if len > st.free() || (held > 0 && held + len > held_max) {
+                        break;
+                    }
+                    if taken >= unsent_room {
+                        // As far ahead of the sending as the connection goes
+                        // (within one buffer): the rest waits in the ring.
                         break;
                     }
                     let b = from_app.pop().expect("peeked");
