@@ -53,12 +53,11 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
     let mut closed = false;
     while net.step(limit) {
         if written < total {
-            if let Ok(n) = net
-                .endpoint(c)
-                .connection_mut(h)
-                .unwrap()
-                .write(&vec![0xab; 16384])
-            {
+            if let Ok(n) = net.endpoint(c).connection_mut(h).unwrap().write(&vec![
+                0xab;
+                (total - written).min(16384)
+                    as usize
+            ]) {
                 written += n as u64;
             }
         } else if !closed {
