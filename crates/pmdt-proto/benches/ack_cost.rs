@@ -80,9 +80,10 @@ fn flight(in_flight: usize, acked: usize, hole: Option<usize>) -> Flight {
     let data = vec![0x5a; 1 << 20];
     let mut packets = Vec::with_capacity(in_flight);
     while packets.len() < in_flight {
-        while client.connection(h).unwrap().send_capacity() > data.len() as u64 {
-            client.connection_mut(h).unwrap().write(&data).unwrap();
-        }
+        // As much as the connection takes (its unsent bound refills as it sends).
+        while client.connection(h).unwrap().send_capacity() > data.len() as u64
+            && client.connection_mut(h).unwrap().write(&data).is_ok()
+        {}
         match client.poll_transmit(now, &mut b) {
             Some(t) => packets.push(b[..t.transmit().len].to_vec()),
             None => panic!("the window stopped the flight at {}", packets.len()),
