@@ -98,10 +98,13 @@ fn a_killed_receiver_is_reported_and_the_others_finish() {
         "--backend",
         "udp",
         "--multi",
+        // A bound a live receiver cannot reach on a loaded machine (it would have
+        // to stall for nearly the whole file while the others take it all): the
+        // killed one is dropped for lagging or found silent, whichever comes first.
         "--max-lag",
-        "8M",
+        "60M",
         "--idle-timeout",
-        "2",
+        "5",
         "-F",
         src.to_str().unwrap(),
         "--json",
