@@ -672,15 +672,15 @@ impl IoLoop {
         if live_changed {
             self.send_share = self.send_budget / self.live.max(1) as u64;
         }
-        let write_ahead = self.write_ahead();
         let mem = self.memory();
         let mut short = false;
         for i in 0..self.streams.len() {
+            let ring_ahead = self.ring_ahead(ConnectionHandle(i));
             let Some(s) = &mut self.streams[i] else {
                 continue;
             };
             if live_changed {
-                s.shared.write_ahead.store(write_ahead, Ordering::Relaxed);
+                s.shared.write_ahead.store(ring_ahead, Ordering::Relaxed);
                 // A writer waiting for its share may now have room.
                 s.shared.waiter.wake();
             }
@@ -759,6 +759,16 @@ impl IoLoop {
         memory_budget::write_ahead(self.send_share)
     }
 
+    /// How much a stream's writer may hold in its ring: its share of the write
+    /// memory, and no further ahead than its connection takes unsent data (what
+    /// the ring holds must drain too before a close completes).
+    fn ring_ahead(&self, h: ConnectionHandle) -> u64 {
+        let write_ahead = self.write_ahead();
+        self.ep.connection(h).map_or(write_ahead, |c| {
+            write_ahead.min(c.unsent_limit().max(READ_AHEAD_MIN))
+        })
+    }
+
     fn on_accept(&mut self, h: ConnectionHandle) {
         let Some(remote) = self.ep.connection(h).map(|c| c.remote()) else {
             return;
@@ -813,13 +823,8 @@ impl IoLoop {
     /// Moves application data from the stream's ring into its connection.
     fn drain_app(&mut self, i: usize, now: Instant) {
         let h = ConnectionHandle(i);
-        let write_ahead = self.write_ahead();
-        let storage_share = memory_budget::send_storage(self.send_share, write_ahead);
-        // The writer's ring runs no further ahead than the connection takes
-        // unsent data: what it holds must drain too before a close completes.
-        let ring_ahead = self.ep.connection(h).map_or(write_ahead, |c| {
-            write_ahead.min(c.unsent_limit().max(READ_AHEAD_MIN))
-        });
+        let storage_share = memory_budget::send_storage(self.send_share, self.write_ahead());
+        let ring_ahead = self.ring_ahead(h);
         let Some(Some(s)) = self.streams.get_mut(i) else {
             return;
         };
