@@ -51,6 +51,13 @@ pub struct TransportConfig {
     pub idle_timeout: Duration,
     /// Send a keepalive after this long without sending (None: never).
     pub keepalive: Option<Duration>,
+    /// Written-but-unsent data a connection takes beyond one congestion window,
+    /// as time at its pacing rate: the slack that keeps a sender supplied while
+    /// its application is off the core. None: the runtime decides (20 ms with an
+    /// I/O core of its own, where the writer is another thread; none in
+    /// run-to-completion, where the writer is the loop's own thread and data
+    /// written far ahead is cold in the cache by the time it is sent).
+    pub unsent_time: Option<Duration>,
 }
 
 impl Default for TransportConfig {
@@ -70,6 +77,7 @@ impl Default for TransportConfig {
             packet_threshold: 3,
             idle_timeout: Duration::from_secs(10),
             keepalive: Some(Duration::from_secs(2)),
+            unsent_time: None,
         }
     }
 }
@@ -107,6 +115,7 @@ with_setters!(TransportConfig {
     with_packet_threshold => packet_threshold: u64,
     with_idle_timeout => idle_timeout: Duration,
     with_keepalive => keepalive: Option<Duration>,
+    with_unsent_time => unsent_time: Option<Duration>,
 });
 
 with_setters!(EndpointConfig {

@@ -178,22 +178,22 @@ pub(crate) fn send_buffer_target(
 /// Unsent bytes a connection takes at least, whatever its window: a few dozen
 /// packets, so a small window still has its next writes ready.
 pub(crate) const UNSENT_MIN: u64 = 64 * 1024;
-/// Unsent bytes a connection takes beyond its window, in time at its pacing rate
-/// (a fast path with a small RTT needs more queued than its window to keep the
-/// application's writes off the critical path).
+/// Unsent bytes a connection takes beyond its window, in time at its pacing rate,
+/// when [`TransportConfig::unsent_time`] leaves it to the default (a writer on
+/// another thread needs slack beyond its window to stay off the critical path of
+/// a fast path with a small RTT).
 pub(crate) const UNSENT_RATE_TIME: Duration = Duration::from_millis(20);
 
 /// How many bytes written but not yet sent a connection holds: about one
 /// congestion window (Linux's `tcp_notsent_lowat` idea), at least
-/// [`UNSENT_MIN`] and [`UNSENT_RATE_TIME`] at the pacing rate (bytes/s). Without
-/// such a bound the application ran as far ahead as memory allowed: a sender
-/// that collapsed to its loss-limited rate (NewReno at 1 % loss, 100 ms: ~1
-/// Mbit/s) held megabytes it had to deliver before its close could finish, and a
-/// 20 s `pmdt-send -t 20` took minutes.
-pub(crate) fn unsent_target(cwnd: u64, pacing_rate: Option<u64>) -> u64 {
+/// [`UNSENT_MIN`] and `time` at the pacing rate (bytes/s). Without such a bound
+/// the application ran as far ahead as memory allowed: a sender that collapsed
+/// to its loss-limited rate (NewReno at 1 % loss, 100 ms: ~1 Mbit/s) held
+/// megabytes it had to deliver before its close could finish, and a 20 s
+/// `pmdt-send -t 20` took minutes.
+pub(crate) fn unsent_target(cwnd: u64, pacing_rate: Option<u64>, time: Duration) -> u64 {
     let by_rate = pacing_rate.map_or(0, |r| {
-        (u128::from(r) * UNSENT_RATE_TIME.as_nanos() / 1_000_000_000).min(u128::from(u64::MAX))
-            as u64
+        (u128::from(r) * time.as_nanos() / 1_000_000_000).min(u128::from(u64::MAX)) as u64
     });
     cwnd.max(by_rate).max(UNSENT_MIN)
 }
@@ -211,11 +211,21 @@ mod tests {
 
     #[test]
     fn unsent_bytes_follow_the_window_or_the_rate_with_a_floor() {
-        assert_eq!(unsent_target(10_000, None), UNSENT_MIN, "floor");
-        assert_eq!(unsent_target(4 << 20, None), 4 << 20, "one window");
+        const T: Duration = UNSENT_RATE_TIME;
+        assert_eq!(unsent_target(10_000, None, T), UNSENT_MIN, "floor");
+        assert_eq!(unsent_target(4 << 20, None, T), 4 << 20, "one window");
         // 1.25 GB/s (10 Gbit/s) for 20 ms: 25 MB, above a 1 MB window.
-        assert_eq!(unsent_target(1 << 20, Some(1_250_000_000)), 25_000_000);
-        assert_eq!(unsent_target(u64::MAX, Some(u64::MAX)), u64::MAX);
+        assert_eq!(unsent_target(1 << 20, Some(1_250_000_000), T), 25_000_000);
+        assert_eq!(unsent_target(u64::MAX, Some(u64::MAX), T), u64::MAX);
+        // No slack in time: one window, at least the floor, whatever the rate.
+        assert_eq!(
+            unsent_target(1 << 20, Some(1_250_000_000), Duration::ZERO),
+            1 << 20
+        );
+        assert_eq!(
+            unsent_target(1, Some(1_250_000_000), Duration::ZERO),
+            UNSENT_MIN
+        );
     }
 
     #[test]

@@ -603,13 +603,15 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// The most unsent bytes the connection takes: about one congestion window,
-    /// or 20 ms at its pacing rate, at least 64 KiB. A writer is held back beyond
+    /// or [`TransportConfig::unsent_time`] at its pacing rate (20 ms unless set),
+    /// at least 64 KiB. A writer is held back beyond
     /// it, so an application never runs further ahead of the path than the
     /// controller's own estimate of it, and a close never waits for more than
     /// that to drain (a sender whose rate collapsed under loss once held
     /// megabytes). [`Event::Writable`] follows once half of it was sent.
     pub fn unsent_limit(&self) -> u64 {
-        autotune::unsent_target(self.cc.window(), self.cc.pacing_rate())
+        let time = self.cfg.unsent_time.unwrap_or(autotune::UNSENT_RATE_TIME);
+        autotune::unsent_target(self.cc.window(), self.cc.pacing_rate(), time)
     }
 
     fn unsent_room(&self) -> u64 {

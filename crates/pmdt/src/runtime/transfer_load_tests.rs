@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
+use super::builder::Writer;
 use super::dedicated::Poller;
 use super::io_loop::{Control, IoLoop, RxClock, PUBLISH_PERIOD};
 use super::stats::{LoadPeriodEnd, LoopStats};
@@ -31,7 +32,13 @@ struct Side {
 impl Side {
     fn new(link: MemoryLink) -> Self {
         let (lp, control, stats) = Runtime::builder()
-            .build_loop(0, Box::new(link), Instant::now(), RxClock::Monotonic)
+            .build_loop(
+                0,
+                Box::new(link),
+                Instant::now(),
+                RxClock::Monotonic,
+                Writer::OtherThread,
+            )
             .expect("loop");
         Self {
             lp,
