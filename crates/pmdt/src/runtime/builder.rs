@@ -475,3 +475,26 @@ pub(crate) fn pin_to(cpu: usize) {
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unsent_slack_follows_where_the_writer_runs_unless_set() {
+        let b = Runtime::builder();
+        assert_eq!(
+            b.loop_transport(Writer::OtherThread).unsent_time,
+            Some(OTHER_THREAD_UNSENT_TIME)
+        );
+        assert_eq!(
+            b.loop_transport(Writer::LoopThread).unsent_time,
+            Some(Duration::ZERO)
+        );
+        let set = Some(Duration::from_millis(3));
+        let b = Runtime::builder().transport(TransportConfig::default().with_unsent_time(set));
+        for w in [Writer::OtherThread, Writer::LoopThread] {
+            assert_eq!(b.loop_transport(w).unsent_time, set, "{w:?}");
+        }
+    }
+}
