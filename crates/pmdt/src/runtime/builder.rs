@@ -34,11 +34,6 @@ pub(super) enum Writer {
     LoopThread,
 }
 
-/// Unsent slack beyond a window for a writer on another thread (see
-/// [`TransportConfig::unsent_time`]): it may lose its core for a scheduler
-/// slice or more while the loop keeps sending.
-const OTHER_THREAD_UNSENT_TIME: Duration = Duration::from_millis(20);
-
 /// Where the I/O loop runs.
 #[derive(Clone)]
 pub enum IoCore {
@@ -276,17 +271,16 @@ impl RuntimeBuilder {
 
     /// The transport configuration of the loops: the caller's, with the unsent
     /// slack it left to the runtime set for where `writer` runs. A writer on
-    /// the loop's thread gets none: what it writes is sent within its next
-    /// calls, and data written further ahead is out of the cache by then (over
-    /// memif at 20 ms of slack, a quarter of the sender's cycles went to
-    /// missing the cache on payloads and mbuf headers).
+    /// another thread keeps the transport's default (20 ms: it may lose its
+    /// core for a scheduler slice while the loop keeps sending). One on the
+    /// loop's thread gets none: what it writes is sent within its next calls,
+    /// and data written further ahead is out of the cache by then (over memif
+    /// at 20 ms of slack, a quarter of the sender's cycles went to missing the
+    /// cache on payloads and mbuf headers).
     fn loop_transport(&self, writer: Writer) -> TransportConfig {
         let mut t = self.transport.clone();
-        if t.unsent_time.is_none() {
-            t.unsent_time = Some(match writer {
-                Writer::OtherThread => OTHER_THREAD_UNSENT_TIME,
-                Writer::LoopThread => Duration::ZERO,
-            });
+        if writer == Writer::LoopThread && t.unsent_time.is_none() {
+            t.unsent_time = Some(Duration::ZERO);
         }
         t
     }
@@ -483,10 +477,8 @@ mod tests {
     #[test]
     fn unsent_slack_follows_where_the_writer_runs_unless_set() {
         let b = Runtime::builder();
-        assert_eq!(
-            b.loop_transport(Writer::OtherThread).unsent_time,
-            Some(OTHER_THREAD_UNSENT_TIME)
-        );
+        // The transport's default (20 ms).
+        assert_eq!(b.loop_transport(Writer::OtherThread).unsent_time, None);
         assert_eq!(
             b.loop_transport(Writer::LoopThread).unsent_time,
             Some(Duration::ZERO)
