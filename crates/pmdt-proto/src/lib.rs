@@ -27,6 +27,7 @@ mod connection;
 mod cookie;
 mod endpoint;
 mod linger;
+mod offset_ring;
 mod pacer;
 #[cfg(any(test, feature = "pair"))]
 pub mod pair;

@@ -6,6 +6,7 @@
 //! can instead keep references to the packet memory the payloads arrived in (e.g.
 //! mbufs), so the only copy on the receive side is the application's `read`.
 
+use crate::offset_ring::OffsetRing;
 use crate::range_set::RangeSet;
 
 /// Most disjoint received ranges (runs of bytes between holes) one connection
@@ -46,18 +47,31 @@ pub trait RecvStorage: Send {
     }
 }
 
-/// The default storage: a byte ring of the buffer's capacity (one copy in, one out).
+/// The default storage: a byte ring of the buffer's capacity (one copy in, one
+/// out), whose memory grows with the span of bytes held.
 #[derive(Debug, Clone)]
 pub struct RecvRing {
-    buf: Vec<u8>,
+    ring: OffsetRing,
+    /// Bytes below were read (released).
+    start: u64,
+    /// One past the highest byte inserted.
+    end: u64,
 }
 
 impl RecvRing {
-    /// A ring of `capacity` bytes (must equal the receive buffer's capacity).
+    /// A ring of `capacity` bytes (must equal the receive buffer's capacity),
+    /// allocated as data arrives.
     pub fn new(capacity: usize) -> Self {
         Self {
-            buf: vec![0; capacity.max(1)],
+            ring: OffsetRing::new(capacity),
+            start: 0,
+            end: 0,
         }
+    }
+
+    /// Bytes of memory the ring holds now (at most its capacity).
+    pub fn allocated(&self) -> usize {
+        self.ring.allocated()
     }
 }
 
@@ -65,38 +79,22 @@ impl RecvStorage for RecvRing {
     type Packet = ();
 
     fn insert(&mut self, offset: u64, data: &[u8], _: &()) {
-        let len = self.buf.len();
-        let mut done = 0usize;
-        while done < data.len() {
-            let i = ((offset + done as u64) % len as u64) as usize;
-            let k = (len - i).min(data.len() - done);
-            self.buf[i..i + k].copy_from_slice(&data[done..done + k]);
-            done += k;
-        }
+        let end = self.end.max(self.start);
+        self.ring.put(self.start..end, offset, data);
+        self.end = end.max(offset + data.len() as u64);
     }
 
     fn read(&mut self, offset: u64, out: &mut [u8]) {
-        let len = self.buf.len();
-        let mut done = 0;
-        while done < out.len() {
-            let i = ((offset + done as u64) % len as u64) as usize;
-            let k = (len - i).min(out.len() - done);
-            out[done..done + k].copy_from_slice(&self.buf[i..i + k]);
-            done += k;
-        }
+        self.ring.get(offset, out);
     }
 
-    fn release_to(&mut self, _: u64) {}
+    fn release_to(&mut self, offset: u64) {
+        self.start = self.start.max(offset);
+    }
 
-    fn grow(&mut self, capacity: u64, held: std::ops::Range<u64>) -> bool {
-        if capacity as usize <= self.buf.len() {
-            return true;
-        }
-        let mut next = RecvRing::new(capacity as usize);
-        let mut tmp = vec![0; (held.end - held.start) as usize];
-        self.read(held.start, &mut tmp);
-        next.insert(held.start, &tmp, &());
-        *self = next;
+    fn grow(&mut self, capacity: u64, _held: std::ops::Range<u64>) -> bool {
+        self.ring
+            .raise_limit(usize::try_from(capacity).unwrap_or(usize::MAX));
         true
     }
 }

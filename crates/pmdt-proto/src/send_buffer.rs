@@ -1,5 +1,7 @@
 //! Where unacknowledged stream bytes live on the sending side.
 
+use crate::offset_ring::OffsetRing;
+
 /// Storage for stream bytes between `write` and acknowledgement. The connection only
 /// tracks offsets; a runtime can supply storage that keeps packet memory (e.g. mbufs),
 /// sending payloads without copying them again.
@@ -30,32 +32,34 @@ pub trait SendStorage: Send {
     }
 }
 
-/// A byte ring: the default storage (one copy in on `write`, one copy out per packet).
+/// A byte ring: the default storage (one copy in on `write`, one copy out per
+/// packet). Its memory grows with the bytes held, up to its capacity.
 #[derive(Debug, Clone)]
 pub struct ByteRing {
-    buf: Vec<u8>,
+    ring: OffsetRing,
     start: u64,
     end: u64,
 }
 
 impl ByteRing {
-    /// A ring holding up to `capacity` bytes.
+    /// A ring holding up to `capacity` bytes (allocated as they are written).
     pub fn new(capacity: usize) -> Self {
         Self {
-            buf: vec![0; capacity.max(1)],
+            ring: OffsetRing::new(capacity),
             start: 0,
             end: 0,
         }
     }
 
-    fn idx(&self, offset: u64) -> usize {
-        (offset % self.buf.len() as u64) as usize
+    /// Bytes of memory the ring holds now (at most its capacity).
+    pub fn allocated(&self) -> usize {
+        self.ring.allocated()
     }
 }
 
 impl SendStorage for ByteRing {
     fn capacity(&self) -> u64 {
-        self.buf.len() as u64
+        self.ring.limit() as u64
     }
     fn start(&self) -> u64 {
         self.start
@@ -64,43 +68,22 @@ impl SendStorage for ByteRing {
         self.end
     }
     fn write(&mut self, data: &[u8]) -> usize {
-        let free = self.buf.len() - (self.end - self.start) as usize;
+        let free = self.ring.limit() - (self.end - self.start) as usize;
         let n = data.len().min(free);
-        let mut done = 0;
-        while done < n {
-            let i = self.idx(self.end + done as u64);
-            let k = (self.buf.len() - i).min(n - done);
-            self.buf[i..i + k].copy_from_slice(&data[done..done + k]);
-            done += k;
-        }
+        self.ring.put(self.start..self.end, self.end, &data[..n]);
         self.end += n as u64;
         n
     }
     fn copy_out(&self, offset: u64, out: &mut [u8]) {
         debug_assert!(offset >= self.start && offset + out.len() as u64 <= self.end);
-        let mut done = 0;
-        while done < out.len() {
-            let i = self.idx(offset + done as u64);
-            let k = (self.buf.len() - i).min(out.len() - done);
-            out[done..done + k].copy_from_slice(&self.buf[i..i + k]);
-            done += k;
-        }
+        self.ring.get(offset, out);
     }
     fn release_to(&mut self, offset: u64) {
         self.start = self.start.max(offset.min(self.end));
     }
     fn grow(&mut self, capacity: u64) -> u64 {
-        if capacity as usize > self.buf.len() {
-            let mut next = ByteRing {
-                buf: vec![0; capacity as usize],
-                start: self.start,
-                end: self.start,
-            };
-            let mut held = vec![0; (self.end - self.start) as usize];
-            self.copy_out(self.start, &mut held);
-            next.write(&held);
-            *self = next;
-        }
+        self.ring
+            .raise_limit(usize::try_from(capacity).unwrap_or(usize::MAX));
         self.capacity()
     }
 }
@@ -120,5 +103,19 @@ mod tests {
         r.copy_out(6, &mut out);
         assert_eq!(&out, b"gh12345678");
         assert_eq!(r.write(b"x"), 0, "full");
+    }
+
+    /// A large ring costs memory only for what it holds; growing its capacity
+    /// keeps the bytes.
+    #[test]
+    fn memory_follows_the_bytes_held() {
+        let mut r = ByteRing::new(8 << 20);
+        assert_eq!(r.allocated(), 0);
+        assert_eq!(r.write(&[5; 1000]), 1000);
+        assert!(r.allocated() < 64 * 1024, "{}", r.allocated());
+        assert_eq!(r.grow(16 << 20), 16 << 20);
+        let mut out = [0u8; 1000];
+        r.copy_out(0, &mut out);
+        assert_eq!(out, [5; 1000]);
     }
 }

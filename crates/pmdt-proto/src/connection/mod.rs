@@ -618,6 +618,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         self.unsent_limit().saturating_sub(self.unsent())
     }
 
+    /// How many bytes [`Connection::write`] takes now: the free space in the send
+    /// buffer, capped by the unsent bound ([`Connection::unsent_limit`]). An
+    /// application that produces data on demand produces this much.
+    pub fn write_room(&self) -> u64 {
+        self.send_capacity().min(self.unsent_room())
+    }
+
     /// Free space in the send buffer.
     pub fn send_capacity(&self) -> u64 {
         self.send.capacity() - (self.send.end() - self.send.start())

@@ -887,3 +887,28 @@ fn unsent_data_stays_within_about_a_window() {
         "{most_unsent} unsent bytes: the writer ran ahead of the window"
     );
 }
+
+/// `write_room` is exactly what `write` takes now: the unsent bound caps it below
+/// the free buffer space, a write of more is cut to it, and once the connection
+/// sent some of its data the room is back and again exact.
+#[test]
+fn write_room_is_what_a_write_takes() {
+    let mut p = connected_with(TransportConfig::default(), TransportConfig::default());
+    let (room, capacity, limit) = {
+        let c = p.client_conn();
+        (c.write_room(), c.send_capacity(), c.unsent_limit())
+    };
+    assert_eq!(room, limit, "nothing unsent yet: the whole bound");
+    assert!(
+        capacity > room,
+        "the unsent bound, not the buffer, limits it"
+    );
+    let data = vec![1u8; 4 << 20];
+    assert_eq!(p.client_write(&data) as u64, room);
+    assert_eq!(p.client_conn().write_room(), 0);
+    p.step_for(Duration::from_millis(50));
+    let room = p.client_conn().write_room();
+    assert!(room > 0, "sending made room");
+    assert_eq!(p.client_write(&data) as u64, room);
+    assert_eq!(p.client_conn().write_room(), 0);
+}
