@@ -53,11 +53,8 @@ fn garbage_and_forgeries_are_dropped_while_a_transfer_completes() {
     let mut closed = false;
     while net.step(limit) {
         if written < total {
-            if let Ok(n) = net.endpoint(c).connection_mut(h).unwrap().write(&vec![
-                0xab;
-                (total - written).min(16384)
-                    as usize
-            ]) {
+            let chunk = vec![0xab; (total - written).min(16384) as usize];
+            if let Ok(n) = net.endpoint(c).connection_mut(h).unwrap().write(&chunk) {
                 written += n as u64;
             }
         } else if !closed {

@@ -141,7 +141,7 @@ struct Flow {
     report: FlowReport,
 }
 
-const FLOW_TAG: usize = 8;
+const FLOW_TAG: usize = pattern::TAG_LEN;
 
 /// Why a scenario cannot run.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -322,13 +322,18 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
         for (i, f) in flows.iter_mut().enumerate() {
             let ep = net.endpoint(f.node);
             while f.written < total_stream {
-                // Generate only what the send buffer can take now: the pattern costs
+                // Generate only what the connection takes now: the pattern costs
                 // per byte.
-                let room = ep.connection(f.client).map_or(0, |c| c.send_capacity());
+                let room = ep.connection(f.client).map_or(0, |c| c.write_room());
                 let n = (total_stream - f.written)
                     .min(buf.len() as u64)
                     .min(room.max(1)) as usize;
-                fill_stream(i as u64, sc.seed, f.written, &mut buf[..n]);
+                pattern::fill_tagged(
+                    i as u64,
+                    stream_seed(i as u64, sc.seed),
+                    f.written,
+                    &mut buf[..n],
+                );
                 let Some(mut c) = ep.connection_mut(f.client) else {
                     break;
                 };
@@ -490,17 +495,4 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
 
 fn stream_seed(flow: u64, seed: u64) -> u64 {
     seed.wrapping_mul(31).wrapping_add(flow)
-}
-
-/// Stream of flow `flow`: an 8-byte flow tag, then the flow's pattern.
-fn fill_stream(flow: u64, seed: u64, offset: u64, out: &mut [u8]) {
-    let tag = flow.to_be_bytes();
-    for (k, b) in out.iter_mut().enumerate() {
-        let o = offset + k as u64;
-        *b = if o < FLOW_TAG as u64 {
-            tag[o as usize]
-        } else {
-            pattern::byte_at(stream_seed(flow, seed), o)
-        };
-    }
 }

@@ -24,7 +24,7 @@ use pmdt_proto::TransportConfig;
 
 /// Bytes of flow id in front of each flow's pattern (the server learns which
 /// flow an accepted stream carries from them).
-const FLOW_TAG: usize = 8;
+const FLOW_TAG: usize = pattern::TAG_LEN;
 
 /// When the server's readers start reading.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -200,19 +200,6 @@ fn stream_seed(flow: usize, seed: u64) -> u64 {
     seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ flow as u64
 }
 
-/// Flow `flow`'s stream bytes from `offset` into `out`: its tag, then its pattern.
-fn fill(flow: usize, seed: u64, offset: u64, out: &mut [u8]) {
-    let tag = (flow as u64).to_be_bytes();
-    for (k, b) in out.iter_mut().enumerate() {
-        let o = offset + k as u64;
-        *b = if o < FLOW_TAG as u64 {
-            tag[o as usize]
-        } else {
-            pattern::byte_at(stream_seed(flow, seed), o)
-        };
-    }
-}
-
 /// Why a flows scenario cannot run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -306,7 +293,12 @@ pub fn run_flows_observed(
                 if w.taken == w.pending.len() {
                     let n = (total - w.written).min(sc.write_size.max(1) as u64) as usize;
                     w.pending.resize(n, 0);
-                    fill(i, sc.seed, w.written, &mut w.pending);
+                    pattern::fill_tagged(
+                        i as u64,
+                        stream_seed(i, sc.seed),
+                        w.written,
+                        &mut w.pending,
+                    );
                     w.taken = 0;
                 }
                 match s.try_write(&w.pending[w.taken..]) {
