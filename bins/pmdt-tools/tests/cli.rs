@@ -391,16 +391,22 @@ fn output_to_dev_null_leaves_the_device_a_device() {
 
 #[test]
 fn a_killed_receiver_ends_the_sender_with_a_timeout_error() {
+    // Over kernel UDP: what is tested is the transport's idle timeout. DPDK
+    // 22.11's memif PMD unmaps its rings when the peer goes away without waiting
+    // for a burst in progress, so a sender preempted mid-burst at that moment
+    // can die of it (seen once in CI); see the README's known limitation.
     let _g = serial();
-    let d = tmp("kill");
-    let sock = d.join("m.sock");
-    let mut r = spawn(RECV, &["--vdev", &memif("server", &sock)]);
+    let port = common::free_udp_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut r = spawn(RECV, &["--backend", "udp", "--bind", &addr]);
     std::thread::sleep(Duration::from_millis(1500));
     let s = spawn(
         SEND,
         &[
-            "--vdev",
-            &memif("client", &sock),
+            "--backend",
+            "udp",
+            "--to",
+            &addr,
             "-n",
             "100G",
             "--idle-timeout",

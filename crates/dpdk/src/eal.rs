@@ -338,6 +338,7 @@ impl EalBuilder {
             return Err(e.explained(&format!("{hint}; args: {}", args.join(" "))));
         }
         STATE.store(STATE_RUNNING, Ordering::Release);
+        crate::control_threads::keep_off_workers();
         let eal = Eal {
             inner: Arc::new(EalInner { args }),
         };
@@ -444,6 +445,18 @@ impl Eal {
     /// The arguments `rte_eal_init` was given.
     pub fn args(&self) -> &[String] {
         &self.inner.args
+    }
+
+    /// The EAL's control threads (interrupt, multi-process, telemetry) by name,
+    /// with the CPUs each may run on. Init keeps them off the CPUs of the worker
+    /// lcores when the main lcore's CPUs leave any other: there the interrupt
+    /// thread would preempt a polling worker (and a memif peer's disconnect,
+    /// which this thread runs, would unmap rings under a preempted burst).
+    pub fn control_thread_cpus(&self) -> Vec<(String, Vec<usize>)> {
+        crate::control_threads::control_threads()
+            .into_iter()
+            .map(|(tid, name)| (name, crate::control_threads::cpus_of(tid)))
+            .collect()
     }
 
     /// Whether the EAL of this process is running.

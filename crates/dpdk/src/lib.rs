@@ -28,6 +28,7 @@
 #![warn(missing_docs)]
 
 mod batch;
+mod control_threads;
 mod dynfield;
 mod eal;
 mod error;
