@@ -734,13 +734,14 @@ fn jumbo_frames_over_memif_carry_full_size_packets() {
     );
 }
 
-/// The packet pool goes mostly to the direction the data takes: 60 MiB in flight
-/// per flow fits the default pool (65,535 mbufs) on a sender and on a receiver,
-/// and not with the pool split evenly (30 MiB unacknowledged).
+/// The packet pool goes mostly to the direction the data takes: 150 MB in flight
+/// per flow fits the default pool (165,564 mbufs) on a sender (185 MB of send
+/// storage) and on a receiver (201 MB of credit), and not with the pool split
+/// evenly (102 MB unacknowledged).
 #[test]
 fn the_pool_split_follows_the_direction_of_the_data() {
     let dry = |bin: &str, extra: &[&str]| {
-        let mut args = vec!["--max-buffer", "60M", "--dry-run"];
+        let mut args = vec!["--max-buffer", "150M", "--dry-run"];
         args.extend_from_slice(extra);
         finish(spawn(bin, &args), Duration::from_secs(10))
     };

@@ -613,6 +613,11 @@ impl Bbr {
         // random losses included (the model's rate is the link's times 1 − loss).
         let pipe = (self.bdp_multiple(1.0) as f64 / (1.0 - self.loss_floor)) as u64;
         self.inflight_hi = Some(pipe.max(self.min_cwnd()) + self.quanta());
+        tracing::debug!(
+            inflight_hi = self.inflight_hi,
+            loss_floor = self.loss_floor,
+            "bbr: a probe overflowed the queue"
+        );
         self.up_growth = UpGrowth::Gentle;
         self.enter(now, Mode::ProbeBw(Phase::Down));
     }
