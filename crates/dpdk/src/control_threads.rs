@@ -27,9 +27,24 @@ const CONTROL_THREADS: &[&str] = &[
 const WORKER_THREADS: &[&str] = &["rte-worker-", "dpdk-worker"];
 
 /// A thread of this process: its id and name.
-struct Task {
+pub(crate) struct Task {
     tid: libc::pid_t,
-    name: String,
+    pub(crate) name: String,
+}
+
+impl Task {
+    fn is_control(&self) -> bool {
+        CONTROL_THREADS.contains(&self.name.as_str())
+    }
+
+    fn is_worker(&self) -> bool {
+        WORKER_THREADS.iter().any(|p| self.name.starts_with(p))
+    }
+
+    /// The CPUs the thread may run on.
+    pub(crate) fn cpus(&self) -> Vec<usize> {
+        cpus_of(self.tid)
+    }
 }
 
 fn tasks() -> Vec<Task> {
@@ -63,18 +78,14 @@ fn cpus(set: &libc::cpu_set_t) -> Vec<usize> {
         .collect()
 }
 
-/// The CPUs the control thread `tid` runs on.
-pub(crate) fn cpus_of(tid: libc::pid_t) -> Vec<usize> {
+/// The CPUs thread `tid` may run on.
+fn cpus_of(tid: libc::pid_t) -> Vec<usize> {
     affinity(tid).map(|s| cpus(&s)).unwrap_or_default()
 }
 
-/// The EAL control threads of this process: (thread id, name).
-pub(crate) fn control_threads() -> Vec<(libc::pid_t, String)> {
-    tasks()
-        .into_iter()
-        .filter(|t| CONTROL_THREADS.contains(&t.name.as_str()))
-        .map(|t| (t.tid, t.name))
-        .collect()
+/// The EAL control threads of this process.
+pub(crate) fn control_threads() -> Vec<Task> {
+    tasks().into_iter().filter(Task::is_control).collect()
 }
 
 /// Moves the EAL control threads off the worker lcores' CPUs, onto the rest of
@@ -84,8 +95,8 @@ pub(crate) fn keep_off_workers() {
     let all = tasks();
     let workers: Vec<usize> = all
         .iter()
-        .filter(|t| WORKER_THREADS.iter().any(|p| t.name.starts_with(p)))
-        .flat_map(|t| cpus_of(t.tid))
+        .filter(|t| t.is_worker())
+        .flat_map(Task::cpus)
         .collect();
     if workers.is_empty() {
         return;
@@ -93,13 +104,10 @@ pub(crate) fn keep_off_workers() {
     // The main lcore is the thread that called rte_eal_init: this one.
     // SAFETY: gettid has no preconditions.
     let me = unsafe { libc::gettid() };
-    let control: Vec<&Task> = all
-        .iter()
-        .filter(|t| CONTROL_THREADS.contains(&t.name.as_str()))
-        .collect();
+    let control: Vec<&Task> = all.iter().filter(|t| t.is_control()).collect();
     let mut allowed: Vec<usize> = control
         .iter()
-        .flat_map(|t| cpus_of(t.tid))
+        .flat_map(|t| t.cpus())
         .chain(cpus_of(me))
         .filter(|c| !workers.contains(c))
         .collect();

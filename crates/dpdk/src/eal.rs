@@ -455,7 +455,10 @@ impl Eal {
     pub fn control_thread_cpus(&self) -> Vec<(String, Vec<usize>)> {
         crate::control_threads::control_threads()
             .into_iter()
-            .map(|(tid, name)| (name, crate::control_threads::cpus_of(tid)))
+            .map(|t| {
+                let cpus = t.cpus();
+                (t.name, cpus)
+            })
             .collect()
     }
 
