@@ -33,17 +33,36 @@ impl OffsetRing {
         self.limit = self.limit.max(limit);
     }
 
+    /// Lowers the limit to `limit` bytes. It takes effect as the held bytes allow
+    /// ([`OffsetRing::fit`]): bytes stored beyond it meanwhile still fit.
+    pub(crate) fn lower_limit(&mut self, limit: usize) {
+        self.limit = self.limit.min(limit.max(1));
+    }
+
+    /// Gives memory back when the allocation exceeds the limit and what is held
+    /// (`held`) fits it: the held bytes move to a smaller allocation.
+    pub(crate) fn fit(&mut self, held: Range<u64>) {
+        let span = (held.end - held.start) as usize;
+        if self.buf.len() > self.limit && span <= self.limit {
+            let len = span
+                .next_power_of_two()
+                .max(FIRST_ALLOCATION)
+                .min(self.limit);
+            self.reallocate(held, len);
+        }
+    }
+
     /// Bytes allocated now.
     pub(crate) fn allocated(&self) -> usize {
         self.buf.len()
     }
 
     /// Stores `data` at stream offset `offset`. `held` is what the ring holds now
-    /// (kept if the ring grows); `held.start..offset + data.len()` must fit the
-    /// limit.
+    /// (kept if the ring grows); `held.start..offset + data.len()` fits the
+    /// limit, or a limit that was lowered since.
     pub(crate) fn put(&mut self, held: Range<u64>, offset: u64, data: &[u8]) {
         let end = offset + data.len() as u64;
-        debug_assert!(offset >= held.start && end - held.start <= self.limit as u64);
+        debug_assert!(offset >= held.start);
         self.cover(held, end);
         self.copy_in(offset, data);
     }
@@ -71,6 +90,11 @@ impl OffsetRing {
             .next_power_of_two()
             .max(FIRST_ALLOCATION)
             .min(self.limit.max(span));
+        self.reallocate(held, len);
+    }
+
+    /// Moves the held bytes to a new allocation of `len` bytes.
+    fn reallocate(&mut self, held: Range<u64>, len: usize) {
         let mut next = OffsetRing {
             buf: vec![0; len],
             limit: self.limit,

@@ -45,6 +45,12 @@ pub trait RecvStorage: Send {
         let _ = (capacity, held);
         false
     }
+    /// Lowers the capacity to `capacity` bytes: the storage may free memory once
+    /// the bytes it holds fit. Credit already given stays valid: bytes below
+    /// `credit_end` may still arrive. Default: nothing to do.
+    fn shrink(&mut self, capacity: u64, credit_end: u64) {
+        let _ = (capacity, credit_end);
+    }
 }
 
 /// The default storage: a byte ring of the buffer's capacity (one copy in, one
@@ -56,6 +62,9 @@ pub struct RecvRing {
     start: u64,
     /// One past the highest byte inserted.
     end: u64,
+    /// After a shrink, the highest offset the peer may still send: the memory is
+    /// given back once the limit covers it from the read offset.
+    credit_end: u64,
 }
 
 impl RecvRing {
@@ -66,12 +75,22 @@ impl RecvRing {
             ring: OffsetRing::new(capacity),
             start: 0,
             end: 0,
+            credit_end: 0,
         }
     }
 
     /// Bytes of memory the ring holds now (at most its capacity).
     pub fn allocated(&self) -> usize {
         self.ring.allocated()
+    }
+
+    /// After a shrink: gives memory back once every byte the peer may still send
+    /// fits the lower limit from the read offset (not before, or bytes arriving
+    /// under the old credit would grow it again).
+    fn fit(&mut self) {
+        if self.start + self.ring.limit() as u64 >= self.credit_end {
+            self.ring.fit(self.start..self.end.max(self.start));
+        }
     }
 }
 
@@ -90,12 +109,20 @@ impl RecvStorage for RecvRing {
 
     fn release_to(&mut self, offset: u64) {
         self.start = self.start.max(offset);
+        self.fit();
     }
 
     fn grow(&mut self, capacity: u64, _held: std::ops::Range<u64>) -> bool {
         self.ring
             .raise_limit(usize::try_from(capacity).unwrap_or(usize::MAX));
         true
+    }
+
+    fn shrink(&mut self, capacity: u64, credit_end: u64) {
+        self.ring
+            .lower_limit(usize::try_from(capacity).unwrap_or(usize::MAX));
+        self.credit_end = credit_end;
+        self.fit();
     }
 }
 
@@ -168,6 +195,18 @@ impl<R: RecvStorage> RecvBuffer<R> {
         } else {
             false
         }
+    }
+
+    /// Lowers the capacity (the credit beyond the read offset) to `capacity`;
+    /// `advertised`: the credit the peer was already given, which stays valid.
+    pub(crate) fn shrink(&mut self, capacity: u64, advertised: u64) {
+        if capacity >= self.capacity {
+            return;
+        }
+        self.floor = self.floor.max(advertised);
+        self.capacity = capacity.max(1);
+        let credit_end = self.limit();
+        self.storage.shrink(self.capacity, credit_end);
     }
 
     /// Offset of the next byte the application reads.
@@ -305,6 +344,35 @@ impl<R: RecvStorage> RecvBuffer<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A lower capacity keeps the credit already given (bytes up to it are still
+    /// taken), lowers the limit as reads pass it, and gives the copying ring's
+    /// memory back once everything the peer may still send fits.
+    #[test]
+    fn shrinking_keeps_the_credit_given_and_frees_memory_once_covered() {
+        let byte = |o: u64| (o % 251) as u8;
+        let data = |r: std::ops::Range<u64>| r.map(byte).collect::<Vec<u8>>();
+        let mut b = RecvBuffer::new(1000);
+        assert!(b.grow(4000));
+        assert_eq!(b.insert(0, &data(0..3000), &()), 3000);
+        b.shrink(1000, b.limit());
+        assert_eq!(b.limit(), 4000, "credit given stays");
+        assert_eq!(b.insert(3000, &data(3000..4000), &()), 1000);
+        assert_eq!(b.storage().allocated(), 4000);
+        let mut out = vec![0u8; 2500];
+        assert_eq!(b.read(&mut out), 2500);
+        assert_eq!(out, data(0..2500));
+        assert_eq!(b.limit(), 4000);
+        assert_eq!(b.storage().allocated(), 4000, "bytes up to 4000 may come");
+        let mut out = vec![0u8; 600];
+        assert_eq!(b.read(&mut out), 600);
+        assert_eq!(b.limit(), 4100, "the smaller window from the read offset");
+        assert_eq!(b.storage().allocated(), 1000, "memory given back");
+        assert_eq!(b.insert(4000, &data(4000..4100), &()), 100);
+        let mut out = vec![0u8; 1000];
+        assert_eq!(b.read(&mut out), 1000);
+        assert_eq!(out, data(3100..4100));
+    }
 
     #[test]
     fn reassembles_out_of_order_and_ignores_duplicates() {

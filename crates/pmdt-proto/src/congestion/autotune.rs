@@ -1,7 +1,9 @@
 //! Window and buffer sizes that follow the path (autotuning): the receive credit
 //! grows to cover [`RECV_WINDOW_PER_RTT`] RTTs of received data (Linux's
 //! `tcp_rcv_space_adjust`, "dynamic right-sizing"), more when holes at the head
-//! last longer than an RTT (a lost retransmission), the send buffer to the peer's
+//! last longer than an RTT (a lost retransmission), and for one more doubling
+//! while the sender's rate doubles per round (withdrawn once it stops), the send
+//! buffer to the peer's
 //! credit and a multiple of the congestion window, the packet window with the
 //! congestion window, all up to [`TransportConfig::max_window_bytes`].
 //!
@@ -30,9 +32,16 @@ const MAX_RECV_WINDOW_PER_RTT: f64 = 5.0;
 /// delivery rate per round. Anticipating only 1.5x, a lossy long path's Startup
 /// waited on credit for most of its last rounds (1 Gbit/s x 200 ms x 5 % in the
 /// simulator: 1.3 s of its last 2 s, Startup ending at 4.5 s instead of 3.7). More
-/// than a doubling would leave the credit far above the BDP once the rate settles
-/// (the credit never shrinks).
+/// than a doubling would leave the credit far above the BDP while the rate
+/// settles.
 const MAX_GROWTH_PER_RTT: f64 = 2.0;
+/// A measured interval counts as growth when its bytes exceed the most measured
+/// before by this factor (BBR's full-bandwidth test uses the same 25 %).
+const GROWTH_THRESHOLD: f64 = 1.25;
+/// Intervals in a row without growth after which the sender's growth is over and
+/// the credit anticipating it is withdrawn (BBR leaves Startup after three rounds
+/// without 25 % growth).
+const PLATEAU_INTERVALS: u32 = 3;
 /// Holes tracked at once (beyond this the oldest are forgotten).
 const MAX_TRACKED_HOLES: usize = 4096;
 /// Measurement intervals (about an RTT each) whose longest hole is remembered.
@@ -54,14 +63,26 @@ pub(crate) struct RecvAutotune {
     min_rtt: Option<Duration>,
     start: Option<Instant>,
     bytes: u64,
-    /// Bytes per RTT measured last time.
-    prev_per_rtt: u64,
-    /// Holes in the received stream: (end offset, when it opened), oldest first.
-    holes: VecDeque<(u64, Instant)>,
-    /// Longest a hole took to fill in this interval.
-    longest_hole: Duration,
+    /// Most bytes per RTT measured so far: growth is a new high, not a recovery
+    /// (the sender's rate dips in BBR's Drain and ProbeRTT, then comes back).
+    max_per_rtt: u64,
+    /// The credit anticipating the sender's growth (the most asked while it
+    /// grows; zero once it stopped).
+    anticipated: u64,
+    /// Intervals in a row without growth.
+    plateau: u32,
+    /// Holes in the received stream: (end offset, when it opened, the smoothed RTT
+    /// then), oldest first.
+    holes: VecDeque<(u64, Instant, Duration)>,
+    /// Longest a hole took to fill in this interval, in round trips (of the larger
+    /// smoothed RTT of its opening and its filling: a queue the sender built
+    /// meanwhile stretches the rounds, not their number).
+    longest_hole: f64,
     /// The longest hole of each of the last [`HOLE_HISTORY`] intervals (a ring).
-    hole_history: [Duration; HOLE_HISTORY],
+    hole_history: [f64; HOLE_HISTORY],
+    /// The credit the path needs at the rates seen so far, covering its holes
+    /// (never shrinks).
+    steady: u64,
     hole_next: usize,
 }
 
@@ -99,19 +120,29 @@ impl RecvAutotune {
         highest: u64,
     ) {
         while self.holes.front().is_some_and(|h| h.0 <= contiguous_end) {
-            let (_, opened) = self.holes.pop_front().expect("front");
-            self.longest_hole = self.longest_hole.max(now.saturating_duration_since(opened));
+            let (_, opened, srtt_then) = self.holes.pop_front().expect("front");
+            let srtt = self.srtt.unwrap_or(srtt_then).max(srtt_then);
+            if !srtt.is_zero() {
+                let rounds =
+                    now.saturating_duration_since(opened).as_secs_f64() / srtt.as_secs_f64();
+                self.longest_hole = self.longest_hole.max(rounds);
+            }
         }
         if offset > highest {
             if self.holes.len() >= MAX_TRACKED_HOLES {
                 self.holes.pop_front();
             }
-            self.holes.push_back((offset, now));
+            self.holes
+                .push_back((offset, now, self.srtt.unwrap_or_default()));
         }
     }
 
     /// `new_bytes` of stream data arrived at `now`; returns the receive capacity the
-    /// credit should grow to (never shrinks), if more than `capacity`.
+    /// credit should have, if not `capacity`: more while the sender's rate grows,
+    /// back down to what the path needs once it stopped growing (a sender that
+    /// doubles its rate per round, as in BBR's Startup, is given credit for the
+    /// next round's doubling, which the last round before the bottleneck does
+    /// not take).
     pub(crate) fn on_data(
         &mut self,
         now: Instant,
@@ -133,28 +164,38 @@ impl RecvAutotune {
         // A hole of h RTTs keeps the sender going for h + 1 RTTs past it.
         self.hole_history[self.hole_next] = std::mem::take(&mut self.longest_hole);
         self.hole_next = (self.hole_next + 1) % HOLE_HISTORY;
-        let hole = self.recurring_hole();
-        let rtts = (1.0 + hole.as_secs_f64() / min_rtt.as_secs_f64())
+        let rtts = (1.0 + self.recurring_hole())
             .clamp(RECV_WINDOW_PER_RTT as f64, MAX_RECV_WINDOW_PER_RTT);
+        self.steady = self.steady.max((rtts * per_rtt as f64) as u64);
         // A growing sender needs next RTT's bytes, not last RTT's.
-        let growth = if self.prev_per_rtt > 0 {
-            (per_rtt as f64 / self.prev_per_rtt as f64).clamp(1.0, MAX_GROWTH_PER_RTT)
+        let growth = if self.max_per_rtt > 0 {
+            per_rtt as f64 / self.max_per_rtt as f64
         } else {
             1.0
         };
-        self.prev_per_rtt = per_rtt;
-        let rtts = rtts.max(RECV_WINDOW_PER_RTT as f64 * growth);
-        let target = ((rtts * per_rtt as f64) as u64).min(cfg.max_window_bytes);
-        (target > capacity).then_some(target)
+        self.max_per_rtt = self.max_per_rtt.max(per_rtt);
+        if growth >= GROWTH_THRESHOLD {
+            self.plateau = 0;
+        } else {
+            self.plateau = self.plateau.saturating_add(1);
+        }
+        if self.plateau >= PLATEAU_INTERVALS {
+            self.anticipated = 0;
+        } else {
+            let rtts = RECV_WINDOW_PER_RTT as f64 * growth.clamp(1.0, MAX_GROWTH_PER_RTT);
+            self.anticipated = self.anticipated.max((rtts * per_rtt as f64) as u64);
+        }
+        let target = self.steady.max(self.anticipated).min(cfg.max_window_bytes);
+        (target != capacity).then_some(target)
     }
 }
 
 impl RecvAutotune {
     /// The longest hole that happened at least [`HOLE_OCCURRENCES`] times in the
     /// remembered intervals.
-    fn recurring_hole(&self) -> Duration {
+    fn recurring_hole(&self) -> f64 {
         let mut h = self.hole_history;
-        h.sort_unstable_by(|a, b| b.cmp(a));
+        h.sort_unstable_by(|a, b| b.total_cmp(a));
         h[HOLE_OCCURRENCES - 1]
     }
 }
@@ -286,6 +327,49 @@ mod tests {
             }
         }
         credit
+    }
+
+    /// Feeds one interval (100 ms, the RTT) of `per_rtt` bytes in 1 ms steps from
+    /// `*t`; returns the last credit asked for, if any.
+    fn interval(a: &mut RecvAutotune, t: &mut Instant, per_rtt: u64, credit: &mut u64) {
+        let cfg = TransportConfig::default();
+        for _ in 0..100 {
+            *t += Duration::from_millis(1);
+            if let Some(c) = a.on_data(*t, per_rtt / 100, *credit, &cfg) {
+                *credit = c;
+            }
+        }
+    }
+
+    /// A sender doubling its rate per RTT (BBR's Startup) gets credit for its next
+    /// doubling; once its rate stopped growing for three intervals, the credit
+    /// comes back to two RTTs of data, and a dip and recovery (BBR's Drain) is not
+    /// growth.
+    #[test]
+    fn credit_anticipating_growth_is_withdrawn_when_the_rate_settles() {
+        let mb = 1_000_000;
+        let mut a = RecvAutotune::default();
+        a.on_rtt_sample(Duration::from_millis(100));
+        let mut t = Instant::now();
+        let mut credit = 0;
+        // The first interval starts here: each `interval` then ends one.
+        assert_eq!(a.on_data(t, 0, credit, &TransportConfig::default()), None);
+        for per_rtt in [mb, 2 * mb, 4 * mb, 8 * mb] {
+            interval(&mut a, &mut t, per_rtt, &mut credit);
+        }
+        assert!(
+            credit >= 30 * mb,
+            "doubling: next round's two RTTs, {credit}"
+        );
+        interval(&mut a, &mut t, 8 * mb, &mut credit);
+        interval(&mut a, &mut t, 4 * mb, &mut credit);
+        assert!(credit >= 30 * mb, "not yet settled, {credit}");
+        interval(&mut a, &mut t, 8 * mb, &mut credit);
+        interval(&mut a, &mut t, 8 * mb, &mut credit);
+        assert!(
+            (15 * mb..=17 * mb).contains(&credit),
+            "settled: two RTTs of 8 MB, {credit}"
+        );
     }
 
     /// A rare long hole (a retransmission lost twice) does not size the credit for

@@ -1087,13 +1087,20 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.recv.highest_received(),
         );
         let cap = self.recv.capacity();
-        if let Some(want) = self.recv_tune.on_data(now, bytes, cap, &self.cfg) {
+        match self.recv_tune.on_data(now, bytes, cap, &self.cfg) {
             // Grow only while the application keeps up (Linux sizes by the bytes
             // the application copied): a reader that lags is the limit, not the path.
-            if self.recv.readable() <= cap / 2 && self.recv.grow(want) {
-                // Tell the sender about the larger credit soon.
-                self.acks.request();
+            Some(want) if want > cap => {
+                if self.recv.readable() <= cap / 2 && self.recv.grow(want) {
+                    // Tell the sender about the larger credit soon.
+                    self.acks.request();
+                }
             }
+            // Never below the configured buffer.
+            Some(want) if want < cap => self
+                .recv
+                .shrink(want.max(self.cfg.recv_buffer), self.advertised_max_data),
+            Some(_) | None => {}
         }
     }
 
