@@ -66,6 +66,10 @@ pub fn section(results: &Path, link_dir: &str) -> Result<(String, usize), String
         if let Some(cmd) = r["invocation"].as_str() {
             let _ = writeln!(s, "`{cmd}`  ");
         }
+        // Experiments run on another day (or machine) than the first say so.
+        if r["machine"] != first["machine"] {
+            let _ = writeln!(s, "On {}.  ", machine_line(&r["machine"]));
+        }
         let cells = r["cells"].as_array().map_or(0, Vec::len);
         let failed = r["cells"].as_array().map_or(0, |c| {
             c.iter()
@@ -253,11 +257,15 @@ mod tests {
     use super::*;
 
     fn report(dir: &Path, name: &str, ratio: Option<f64>) {
+        report_at(dir, name, ratio, "abc123");
+    }
+
+    fn report_at(dir: &Path, name: &str, ratio: Option<f64>, git: &str) {
         let v = serde_json::json!({
             "experiment": name,
             "title": format!("{name} title"),
             "machine": {"cpu": "Test CPU", "cores": 2, "kernel": "6.1", "dpdk": "22.11",
-                        "git": "abc123", "loadavg": "0.10", "started": "2026-11-22T10:00:00Z"},
+                        "git": git, "loadavg": "0.10", "started": "2026-11-22T10:00:00Z"},
             "quick": false,
             "repeat": 3,
             "cells": [{"name": "a", "status": "ok"}, {"name": "b", "status": "failed"}],
@@ -281,6 +289,23 @@ mod tests {
         assert!(s.contains("(1 failed, see the table)"));
         assert!(s.contains("Test CPU (2 cores)") && s.contains("git abc123"));
         assert!(s.contains("[table](docs/bench/latest/peers.md)"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A report from another run than the first names its own machine and
+    /// revision; one from the same run does not repeat them.
+    #[test]
+    fn an_experiment_run_elsewhere_says_where() {
+        let dir = std::env::temp_dir().join(format!("pmdt-readme-other-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        report_at(&dir, "peers", Some(1.0), "new111");
+        report_at(&dir, "loss", Some(1.0), "old000");
+        report_at(&dir, "flows", Some(1.0), "new111");
+        let (s, _) = section(&dir, "d").unwrap();
+        assert_eq!(s.matches("git new111").count(), 1, "{s}");
+        assert_eq!(s.matches("git old000").count(), 1, "{s}");
+        let loss = s.find("**loss**").unwrap();
+        assert!(s[loss..].find("git old000").unwrap() < s[loss..].find("**flows**").unwrap());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
