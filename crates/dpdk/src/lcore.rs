@@ -44,6 +44,10 @@ pub fn worker_ids() -> Vec<u32> {
     v
 }
 
+/// Most lcore ids the EAL hands out (its own lcores and registered threads
+/// together): `RTE_MAX_LCORE` of the DPDK build.
+pub const MAX_LCORES: u32 = dpdk_sys::RTE_MAX_LCORE;
+
 /// Number of enabled lcores.
 pub fn count() -> u32 {
     // SAFETY: plain query.

@@ -28,6 +28,24 @@ use super::{Buffer, BufferPool, Link, LinkStats, Outgoing, Received};
 
 /// Frames per rx/tx burst.
 pub const BURST: usize = 32;
+/// Per-lcore cache of the header pool: small, because every thread that
+/// transmits may strand 1.5 caches of it (the pool is sized for that).
+const TX_POOL_CACHE: u32 = 32;
+
+/// Header mbufs the transmit side may need at once: per queue, a transmit ring's
+/// worth in flight in the device, a batch being built, and as many indirect
+/// references again (one per chained payload).
+fn tx_in_flight(tx_desc: u16, queues: u16) -> u32 {
+    (u32::from(tx_desc) + 2 * BURST as u32) * 2 * u32::from(queues.max(1))
+}
+
+/// The header pool's size: [`tx_in_flight`], plus the 1.5 caches of
+/// [`TX_POOL_CACHE`] each lcore id may keep (DPDK flushes a cache above 1.5 ×
+/// its size), so that caches left full by threads that stopped transmitting
+/// never starve the ones that transmit.
+fn tx_pool_size(tx_desc: u16, queues: u16) -> u32 {
+    tx_in_flight(tx_desc, queues) + dpdk::lcore::MAX_LCORES * TX_POOL_CACHE * 3 / 2
+}
 
 /// Options of the DPDK link.
 #[derive(Debug, Clone)]
@@ -139,11 +157,17 @@ impl DpdkLink {
         )?);
         // Per queue: a transmit ring's worth in flight in the device, a batch being
         // built, and as many indirect references again (one per chained payload).
-        let tx_pool_size = (cfg.tx_desc as u32 + 2 * BURST as u32) * 2 * cfg.queues.max(1) as u32;
+        // On top, what the per-lcore caches can hold: in run to completion every
+        // flow's thread transmits, and a thread registered with the EAL (for its
+        // own mbuf cache) keeps up to 1.5 caches of headers when it stops. With
+        // 256 flows the caches of the default size (256) held the whole pool:
+        // headers could not be allocated, and 4 % of the packets were dropped at
+        // the sender.
         let tx_pool = Arc::new(Mempool::new(
             eal,
             &MempoolConfig {
-                size: tx_pool_size.next_power_of_two() - 1,
+                size: tx_pool_size(cfg.tx_desc, cfg.queues),
+                cache_size: TX_POOL_CACHE,
                 data_room: cfg.mbuf_data_room(),
                 ..Default::default()
             },
@@ -485,5 +509,27 @@ impl Link for DpdkLink {
             }
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every lcore id holding the most its cache keeps still leaves the transmit
+    /// side all the headers it may need at once (with 256 flows in run to
+    /// completion, the former pool of 4095 with caches of 256 ran dry).
+    #[test]
+    fn full_caches_on_every_lcore_leave_the_headers_in_flight() {
+        for (desc, queues) in [(1024, 1), (512, 2), (4096, 4)] {
+            let size = tx_pool_size(desc, queues);
+            let cached = dpdk::lcore::MAX_LCORES * (TX_POOL_CACHE * 3 / 2);
+            assert!(
+                size - cached >= tx_in_flight(desc, queues),
+                "{desc} × {queues}"
+            );
+            // DPDK refuses a cache above size / 1.5.
+            assert!(TX_POOL_CACHE * 3 / 2 <= size);
+        }
     }
 }
