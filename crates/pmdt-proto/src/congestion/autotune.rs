@@ -66,6 +66,9 @@ pub(crate) struct RecvAutotune {
     /// Most bytes per RTT measured so far: growth is a new high, not a recovery
     /// (the sender's rate dips in BBR's Drain and ProbeRTT, then comes back).
     max_per_rtt: u64,
+    /// The credit the path needs at the rates seen so far, covering its holes
+    /// (never shrinks).
+    steady: u64,
     /// The credit anticipating the sender's growth (the most asked while it
     /// grows; zero once it stopped).
     anticipated: u64,
@@ -80,9 +83,6 @@ pub(crate) struct RecvAutotune {
     longest_hole: f64,
     /// The longest hole of each of the last [`HOLE_HISTORY`] intervals (a ring).
     hole_history: [f64; HOLE_HISTORY],
-    /// The credit the path needs at the rates seen so far, covering its holes
-    /// (never shrinks).
-    steady: u64,
     hole_next: usize,
 }
 

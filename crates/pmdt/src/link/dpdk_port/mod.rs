@@ -155,14 +155,10 @@ impl DpdkLink {
                 ..Default::default()
             },
         )?);
-        // Per queue: a transmit ring's worth in flight in the device, a batch being
-        // built, and as many indirect references again (one per chained payload).
-        // On top, what the per-lcore caches can hold: in run to completion every
-        // flow's thread transmits, and a thread registered with the EAL (for its
-        // own mbuf cache) keeps up to 1.5 caches of headers when it stops. With
-        // 256 flows the caches of the default size (256) held the whole pool:
-        // headers could not be allocated, and 4 % of the packets were dropped at
-        // the sender.
+        // In run to completion every flow's thread transmits, registered with the
+        // EAL for a cache of its own: with 256 flows, caches of the default size
+        // (256) held the whole pool and 4 % of the packets were dropped at the
+        // sender for want of a header (see `tx_pool_size`).
         let tx_pool = Arc::new(Mempool::new(
             eal,
             &MempoolConfig {
