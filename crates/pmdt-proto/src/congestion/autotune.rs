@@ -44,6 +44,16 @@ const GROWTH_THRESHOLD: f64 = 1.25;
 const PLATEAU_INTERVALS: u32 = 3;
 /// Holes tracked at once (beyond this the oldest are forgotten).
 const MAX_TRACKED_HOLES: usize = 4096;
+/// Smoothed-RTT peaks remembered while holes are open (beyond this a new, lower
+/// peak is not recorded: a hole may then count a round or so more, which errs
+/// towards more credit).
+const MAX_SRTT_PEAKS: usize = 1024;
+/// A smoothed RTT is recorded as a new peak only this fraction (1/64) below the
+/// last one: a hole may count up to 1.6 % more rounds (more credit), and a queue
+/// that doubles the RTT takes about 45 peaks.
+const PEAK_STEP: u32 = 64;
+/// Peaks with room reserved up front (no allocation while data flows).
+const SRTT_PEAKS_RESERVED: usize = 64;
 /// Measurement intervals (about an RTT each) whose longest hole is remembered.
 const HOLE_HISTORY: usize = 16;
 /// The credit covers a hole as long as the one that happened this many times in
@@ -77,9 +87,14 @@ pub(crate) struct RecvAutotune {
     /// Holes in the received stream: (end offset, when it opened, the smoothed RTT
     /// then), oldest first.
     holes: VecDeque<(u64, Instant, Duration)>,
-    /// Longest a hole took to fill in this interval, in round trips (of the larger
-    /// smoothed RTT of its opening and its filling: a queue the sender built
-    /// meanwhile stretches the rounds, not their number).
+    /// While holes are open, the smoothed RTT's peaks since the oldest opened:
+    /// (when, smoothed RTT), each lower and later than the one before, so the
+    /// first taken at or after a hole opened is the largest since.
+    srtt_peaks: VecDeque<(Instant, Duration)>,
+    /// Longest a hole took to fill in this interval, in round trips (of the largest
+    /// smoothed RTT while it was open: a queue the sender built meanwhile, such as
+    /// BBR's probe for bandwidth, stretches the rounds, not their number, and while
+    /// that queue drains a sender waiting on credit costs the link nothing).
     longest_hole: f64,
     /// The longest hole of each of the last [`HOLE_HISTORY`] intervals (a ring).
     hole_history: [f64; HOLE_HISTORY],
@@ -91,22 +106,47 @@ impl RecvAutotune {
     pub(crate) fn with_capacity(holes: usize) -> Self {
         Self {
             holes: VecDeque::with_capacity(holes.min(MAX_TRACKED_HOLES)),
+            srtt_peaks: VecDeque::with_capacity(SRTT_PEAKS_RESERVED),
             ..Self::default()
         }
     }
 
-    /// An RTT sample from a data packet's timestamp echo (it also holds the time the
-    /// peer held our packet's timestamp before sending: an overestimate at worst,
-    /// which errs towards a larger window).
-    pub(crate) fn on_rtt_sample(&mut self, rtt: Duration) {
+    /// An RTT sample at `now` from a data packet's timestamp echo (it also holds the
+    /// time the peer held our packet's timestamp before sending: an overestimate at
+    /// worst, which errs towards a larger window).
+    pub(crate) fn on_rtt_sample(&mut self, now: Instant, rtt: Duration) {
         if rtt.is_zero() || rtt > MAX_RCV_RTT {
             return;
         }
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
-        self.srtt = Some(match self.srtt {
+        let srtt = match self.srtt {
             None => rtt,
             Some(s) => (s * (RCV_RTT_GAIN - 1) + rtt) / RCV_RTT_GAIN,
-        });
+        };
+        self.srtt = Some(srtt);
+        if self.holes.is_empty() {
+            return;
+        }
+        while self.srtt_peaks.back().is_some_and(|p| p.1 <= srtt) {
+            self.srtt_peaks.pop_back();
+        }
+        let lower = self
+            .srtt_peaks
+            .back()
+            .is_none_or(|p| srtt < p.1 - p.1 / PEAK_STEP);
+        if lower && self.srtt_peaks.len() < MAX_SRTT_PEAKS {
+            self.srtt_peaks.push_back((now, srtt));
+        }
+    }
+
+    /// The largest smoothed RTT since `opened`, when it was `then`.
+    fn largest_srtt_since(&self, opened: Instant, then: Duration) -> Duration {
+        let peak = self
+            .srtt_peaks
+            .iter()
+            .find(|p| p.0 >= opened)
+            .map_or(Duration::ZERO, |p| p.1);
+        then.max(peak).max(self.srtt.unwrap_or_default())
     }
 
     /// A data packet at stream `offset` arrives at `now`; before it, every byte
@@ -121,12 +161,21 @@ impl RecvAutotune {
     ) {
         while self.holes.front().is_some_and(|h| h.0 <= contiguous_end) {
             let (_, opened, srtt_then) = self.holes.pop_front().expect("front");
-            let srtt = self.srtt.unwrap_or(srtt_then).max(srtt_then);
+            let srtt = self.largest_srtt_since(opened, srtt_then);
             if !srtt.is_zero() {
                 let rounds =
                     now.saturating_duration_since(opened).as_secs_f64() / srtt.as_secs_f64();
                 self.longest_hole = self.longest_hole.max(rounds);
             }
+        }
+        // Peaks before the oldest open hole serve no hole.
+        match self.holes.front() {
+            Some(&(_, oldest, _)) => {
+                while self.srtt_peaks.front().is_some_and(|p| p.0 < oldest) {
+                    self.srtt_peaks.pop_front();
+                }
+            }
+            None => self.srtt_peaks.clear(),
         }
         if offset > highest {
             if self.holes.len() >= MAX_TRACKED_HOLES {
@@ -277,7 +326,7 @@ mod tests {
         let mut a = RecvAutotune::default();
         let t0 = Instant::now();
         assert_eq!(a.on_data(t0, 1000, 8 << 20, &cfg), None, "no RTT yet");
-        a.on_rtt_sample(Duration::from_millis(100));
+        a.on_rtt_sample(t0, Duration::from_millis(100));
         // 10 MB over one RTT: the credit must cover 20 MB.
         let ms = Duration::from_millis(1);
         let mut grown = None;
@@ -292,7 +341,7 @@ mod tests {
             ..Default::default()
         };
         let mut a = RecvAutotune::default();
-        a.on_rtt_sample(Duration::from_millis(100));
+        a.on_rtt_sample(t0, Duration::from_millis(100));
         let mut grown = None;
         for i in 0..=100u32 {
             grown = grown.or(a.on_data(t0 + ms * i, 100_000, 8 << 20, &small));
@@ -306,8 +355,8 @@ mod tests {
     fn credit_with_holes(rtts: u32, holes: &[u32]) -> u64 {
         let cfg = TransportConfig::default();
         let mut a = RecvAutotune::default();
-        a.on_rtt_sample(Duration::from_millis(100));
         let t0 = Instant::now();
+        a.on_rtt_sample(t0, Duration::from_millis(100));
         let ms = Duration::from_millis(1);
         let mut offset = 0;
         let mut credit = 0;
@@ -349,7 +398,7 @@ mod tests {
     fn credit_anticipating_growth_is_withdrawn_when_the_rate_settles() {
         let mb = 1_000_000;
         let mut a = RecvAutotune::default();
-        a.on_rtt_sample(Duration::from_millis(100));
+        a.on_rtt_sample(Instant::now(), Duration::from_millis(100));
         let mut t = Instant::now();
         let mut credit = 0;
         // The first interval starts here: each `interval` then ends one.
@@ -383,5 +432,45 @@ mod tests {
         assert!(none <= 3 * per_rtt + per_rtt / 10, "{none}");
         assert_eq!(once, none, "one hole");
         assert!(twice >= 4 * per_rtt - per_rtt / 10, "{twice}");
+    }
+
+    /// A hole counts in round trips of the longest smoothed RTT while it was open:
+    /// a queue that came and went meanwhile (BBR probing for bandwidth) stretches
+    /// its rounds, it does not add to them.
+    #[test]
+    fn a_hole_counts_rounds_of_the_longest_rtt_while_it_was_open() {
+        let ms = Duration::from_millis(1);
+        let rtt_for = |a: &mut RecvAutotune, from: Instant, to: u32, rtt: u64| {
+            for i in 0..to {
+                a.on_rtt_sample(from + ms * i, Duration::from_millis(rtt));
+            }
+        };
+        let t0 = Instant::now();
+        let mut a = RecvAutotune::default();
+        a.on_rtt_sample(t0, Duration::from_millis(100));
+        // A hole opens at t0; from 100 ms on the RTT is 150 ms (a queue), from
+        // 200 ms 100 ms again; the hole fills at 300 ms.
+        a.on_packet(t0, 2000, 0, 1000);
+        rtt_for(&mut a, t0, 100, 100);
+        rtt_for(&mut a, t0 + ms * 100, 100, 150);
+        rtt_for(&mut a, t0 + ms * 200, 100, 100);
+        a.on_packet(t0 + ms * 300, 3000, 3000, 3000);
+        assert!(
+            (1.95..=2.05).contains(&a.longest_hole),
+            "{}",
+            a.longest_hole
+        );
+        assert!(a.srtt_peaks.is_empty(), "no hole left: no peaks kept");
+        // Without the queue, the same hole lasts three rounds.
+        let mut b = RecvAutotune::default();
+        b.on_rtt_sample(t0, Duration::from_millis(100));
+        b.on_packet(t0, 2000, 0, 1000);
+        rtt_for(&mut b, t0, 300, 100);
+        b.on_packet(t0 + ms * 300, 3000, 3000, 3000);
+        assert!(
+            (2.95..=3.05).contains(&b.longest_hole),
+            "{}",
+            b.longest_hole
+        );
     }
 }

@@ -24,6 +24,8 @@ pub(crate) struct SentPacket {
     pub(crate) time: Instant,
     pub(crate) size: u32,
     pub(crate) chunk: Option<Chunk>,
+    /// Its data had been sent before (a retransmission, a probe's repeat).
+    pub(crate) resend: bool,
     /// Delivery state at send time, for delivery-rate samples.
     pub(crate) rate: crate::congestion::delivery_rate::SendSnapshot,
 }

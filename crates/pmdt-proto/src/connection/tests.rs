@@ -912,3 +912,52 @@ fn write_room_is_what_a_write_takes() {
     assert_eq!(p.client_write(&data) as u64, room);
     assert_eq!(p.client_conn().write_room(), 0);
 }
+
+/// Data whose retransmission was lost goes out in [`LOST_AGAIN_COPIES`] copies (a
+/// third loss of the same bytes would hold the receiver's head, and the sender's
+/// credit, for a third round trip); data lost once is sent again once.
+#[test]
+fn data_lost_twice_is_sent_again_in_two_copies() {
+    use std::sync::{Arc, Mutex};
+    let mut p = Pair::connected(TransportConfig {
+        keepalive: None,
+        ..Default::default()
+    });
+    // Transmissions of each data offset, in the order first sent.
+    let seen: Arc<Mutex<Vec<(u64, u32)>>> = Arc::default();
+    let log = Arc::clone(&seen);
+    // The fourth packet's data is lost twice, the eighth's once.
+    let (twice, once) = (3, 7);
+    p.set_filter(filter(move |to_server, pkt| {
+        let Body::Data { offset, .. } = pkt.body else {
+            return true;
+        };
+        if !to_server {
+            return true;
+        }
+        let mut log = log.lock().unwrap();
+        let i = match log.iter().position(|e| e.0 == offset) {
+            Some(i) => i,
+            None => {
+                log.push((offset, 0));
+                log.len() - 1
+            }
+        };
+        log[i].1 += 1;
+        let n = log[i].1;
+        !((i == twice && n <= 2) || (i == once && n == 1))
+    }));
+    let total = 256 * 1024;
+    assert_eq!(bulk(&mut p, total), total as u64, "everything delivered");
+    let seen = seen.lock().unwrap();
+    assert!(seen.len() > once, "{seen:?}");
+    assert_eq!(seen[0].1, 1, "delivered data is sent once");
+    assert_eq!(seen[once].1, 2, "lost once: one retransmission");
+    assert_eq!(
+        seen[twice].1,
+        2 + LOST_AGAIN_COPIES as u32,
+        "lost twice: the original, one retransmission, then two copies"
+    );
+    let retransmitted: u32 = seen.iter().map(|e| e.1 - 1).sum();
+    assert_eq!(retransmitted, 1 + 1 + LOST_AGAIN_COPIES as u32, "{seen:?}");
+}
