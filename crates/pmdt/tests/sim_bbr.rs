@@ -32,10 +32,7 @@ fn path(rate_bps: u64, rtt: Duration, loss: f64, queue_bdps: f64) -> (ImpairConf
 
 fn scenario(forward: ImpairConfig, reverse: ImpairConfig, bytes: u64) -> BulkScenario {
     BulkScenario {
-        seed: std::env::var("SIM_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(21),
+        seed: std::env::var("SIM_SEED").map_or(21, |v| v.parse().expect("SIM_SEED: an integer")),
         bytes_per_flow: bytes,
         forward,
         reverse,
@@ -329,7 +326,7 @@ fn bbr_and_cubic_share_a_bottleneck() {
 /// The large case: 10 Gbit/s × 100 ms × 0.5 % loss, 4 GB. About a minute of
 /// CPU in the simulator, so not in CI: `cargo test --release -p pmdt
 /// --no-default-features --test sim_bbr ten_gigabit -- --ignored --nocapture`.
-/// Measured (2026-11-24, `SIM_SEED` 21-26): steady 9.18-9.40 Gbit/s (mean 9.29;
+/// Measured (2026-11-24, `SIM_SEED` 21-26): steady 9.22-9.40 Gbit/s (mean 9.30;
 /// whole transfer ~5.9, Startup at 100 ms takes ~2 s), receive window 2.91 BDP in
 /// every seed. Before, 8.79-9.68 Gbit/s (mean 9.35) and 2.93-3.16 BDP: at this
 /// rate about two retransmissions per round trip are lost, each a hole of 2 rounds

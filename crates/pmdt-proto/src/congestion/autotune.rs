@@ -49,11 +49,19 @@ const MAX_TRACKED_HOLES: usize = 4096;
 /// towards more credit).
 const MAX_SRTT_PEAKS: usize = 1024;
 /// A smoothed RTT is recorded as a new peak only this fraction (1/64) below the
-/// last one: a hole may count up to 1.6 % more rounds (more credit), and a queue
-/// that doubles the RTT takes about 45 peaks.
+/// last one: a queue that doubles the RTT and drains takes about 45 peaks. A
+/// hole that opens during the drain may then count its rounds against a lower
+/// RTT than the largest since (by up to a step of the smoothing, an eighth after
+/// a sharp fall): more rounds, which errs towards more credit.
 const PEAK_STEP: u32 = 64;
-/// Peaks with room reserved up front (no allocation while data flows).
+/// Peaks with room reserved up front: an RTT that falls by up to 2.7x (64/63 to
+/// the 63rd) while a hole is open allocates nothing; a deeper fall grows the
+/// deque once.
 const SRTT_PEAKS_RESERVED: usize = 64;
+/// Largest RTT, in minimum RTTs, a peak counts for: a single late sample (a
+/// timestamp echo held up somewhere) lifts the smoothed RTT for a few samples
+/// and must not halve the rounds of every hole open meanwhile.
+const MAX_PEAK_MIN_RTTS: u32 = 2;
 /// Measurement intervals (about an RTT each) whose longest hole is remembered.
 const HOLE_HISTORY: usize = 16;
 /// The credit covers a hole as long as the one that happened this many times in
@@ -139,13 +147,18 @@ impl RecvAutotune {
         }
     }
 
-    /// The largest smoothed RTT since `opened`, when it was `then`.
+    /// The largest smoothed RTT since `opened`, when it was `then` (a peak counts
+    /// for at most [`MAX_PEAK_MIN_RTTS`] minimum RTTs; samples taken at the very
+    /// instant the hole opened count as since).
     fn largest_srtt_since(&self, opened: Instant, then: Duration) -> Duration {
+        let cap = self
+            .min_rtt
+            .map_or(Duration::MAX, |m| m * MAX_PEAK_MIN_RTTS);
         let peak = self
             .srtt_peaks
             .iter()
             .find(|p| p.0 >= opened)
-            .map_or(Duration::ZERO, |p| p.1);
+            .map_or(Duration::ZERO, |p| p.1.min(cap));
         then.max(peak).max(self.srtt.unwrap_or_default())
     }
 
@@ -469,6 +482,53 @@ mod tests {
         b.on_packet(t0 + ms * 300, 3000, 3000, 3000);
         assert!(
             (2.95..=3.05).contains(&b.longest_hole),
+            "{}",
+            b.longest_hole
+        );
+    }
+
+    /// Each hole counts against the largest RTT since it opened, not since the
+    /// oldest hole still open: one that opens after a queue drained counts rounds
+    /// of the RTT since; a late sample counts for at most two minimum RTTs.
+    #[test]
+    fn a_hole_opened_after_a_queue_drained_counts_rounds_of_the_rtt_since() {
+        let ms = Duration::from_millis(1);
+        let t0 = Instant::now();
+        let mut a = RecvAutotune::default();
+        a.on_rtt_sample(t0, Duration::from_millis(100));
+        // Hole A (bytes below 2000) opens at 0; the RTT is 150 ms from 100 to
+        // 200 ms; hole B (below 5000) opens at 250 ms, once the queue drained.
+        a.on_packet(t0, 2000, 0, 1000);
+        for i in 0..450u32 {
+            let t = t0 + ms * i;
+            let rtt = if (100..200).contains(&i) { 150 } else { 100 };
+            a.on_rtt_sample(t, Duration::from_millis(rtt));
+            if i == 250 {
+                a.on_packet(t, 5000, 1000, 3000);
+            }
+        }
+        // A fills at 400 ms, B at 450 ms (200 ms after it opened: two rounds).
+        a.on_packet(t0 + ms * 400, 3000, 2000, 3000);
+        a.longest_hole = 0.0;
+        a.on_packet(t0 + ms * 450, 6000, 6000, 6000);
+        assert!(
+            (1.95..=2.05).contains(&a.longest_hole),
+            "B: {}",
+            a.longest_hole
+        );
+        // Ten samples of a second while a 300 ms hole is open (the smoothed RTT
+        // climbs to 0.76 s): the peak counts as 200 ms, the hole 1.5 rounds (not
+        // 0.4).
+        let mut b = RecvAutotune::default();
+        b.on_rtt_sample(t0, Duration::from_millis(100));
+        b.on_packet(t0, 2000, 0, 1000);
+        for i in 0..300u32 {
+            let rtt = if (100..110).contains(&i) { 1000 } else { 100 };
+            b.on_rtt_sample(t0 + ms * i, Duration::from_millis(rtt));
+        }
+        b.on_packet(t0 + ms * 300, 3000, 3000, 3000);
+        assert!(
+            (1.45..=1.55).contains(&b.longest_hole),
             "{}",
             b.longest_hole
         );

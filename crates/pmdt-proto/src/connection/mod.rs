@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use ack_state::{AckState, AckWait};
 use control_out::ControlOut;
 use peer_fin::PeerFin;
-use sent::{Chunk, SentPacket, SentPackets};
+use sent::{Chunk, Sending, SentPacket, SentPackets};
 use timers::{Timer, TimerTable};
 
 use crate::config::TransportConfig;
@@ -1299,6 +1299,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let mut lost_bytes = 0;
         let first_time = lost[0].1;
         let mut last_time = first_time;
+        // An outage loses every retransmission too: copies would double the load
+        // into it.
+        let persistent = self.in_persistent_congestion(&lost);
         for &(pn, _) in &lost {
             let Some(p) = self.sent.take(pn) else {
                 continue;
@@ -1308,11 +1311,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             lost_bytes += p.size as u64;
             last_time = last_time.max(p.time);
             if let Some(c) = p.chunk {
-                self.queue_retransmit(c, p.resend);
+                self.queue_retransmit(c, p.sending, !persistent);
             }
         }
         self.rate_sampler.on_lost(lost_bytes);
-        let persistent = self.in_persistent_congestion(&lost);
         tracing::trace!(
             parent: &self.span,
             packets = lost.len(),
@@ -1370,20 +1372,25 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.stats.losses_detected += 1;
             self.rate_sampler.on_lost(p.size as u64);
             if let Some(c) = p.chunk {
-                self.queue_retransmit(c, p.resend);
+                self.queue_retransmit(c, p.sending, false);
             }
         }
     }
 
-    /// Queues lost chunk `c` for retransmission, [`LOST_AGAIN_COPIES`] times if it
-    /// was `lost_again` (a retransmission lost), unless acknowledged meanwhile or
-    /// queued already (the other copy, lost too).
-    fn queue_retransmit(&mut self, c: Chunk, lost_again: bool) {
-        if self.chunk_acked(&c) || self.retransmit.back() == Some(&c) {
+    /// Queues chunk `c`, lost in a packet that was its `sending`, for
+    /// retransmission: not when acknowledged meanwhile, nor when the packet was
+    /// the first of two copies (the other one, sent right after it, decides);
+    /// [`LOST_AGAIN_COPIES`] times when it was lost again and `copies` allows.
+    fn queue_retransmit(&mut self, c: Chunk, sending: Sending, copies: bool) {
+        if self.chunk_acked(&c) || sending == Sending::EarlierCopy {
             return;
         }
-        let copies = if lost_again { LOST_AGAIN_COPIES } else { 1 };
-        for _ in 0..copies {
+        let n = if copies && sending == Sending::Again {
+            LOST_AGAIN_COPIES
+        } else {
+            1
+        };
+        for _ in 0..n {
             self.retransmit.push_back(c);
         }
     }
@@ -1628,7 +1635,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                     time: now,
                     size: t.len as u32,
                     chunk: None,
-                    resend: false,
+                    sending: Sending::First,
                     rate,
                 },
             );
@@ -1766,13 +1773,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let header_len =
             wire::encode_data_header(buf, &header, chunk.offset, chunk.len as usize, chunk.fin)
                 .ok()?;
+        let mut sending = Sending::First;
         if retx {
-            if self
-                .retransmit
-                .front()
-                .is_some_and(|c| c.end() == chunk.end())
-            {
+            sending = Sending::Again;
+            if let Some(&front) = self.retransmit.front().filter(|c| c.end() == chunk.end()) {
                 self.retransmit.pop_front();
+                if self.retransmit.front() == Some(&front) {
+                    sending = Sending::EarlierCopy;
+                }
             }
             self.stats.packets_retransmitted += 1;
             self.stats.bytes_retransmitted += chunk.len as u64;
@@ -1800,7 +1808,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 time: now,
                 size: size as u32,
                 chunk: Some(chunk),
-                resend: retx,
+                sending,
                 rate,
             },
         );

@@ -19,13 +19,26 @@ impl Chunk {
 }
 
 /// One tracked (ack-eliciting) packet.
+/// Which sending of its data a packet is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sending {
+    /// The first (or a packet without data).
+    First,
+    /// A repeat (a retransmission, a probe's repeat): if lost, the data was lost
+    /// at least twice.
+    Again,
+    /// A copy with another of the same data queued right behind it: its loss
+    /// says nothing until the later copy's fate is known.
+    EarlierCopy,
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SentPacket {
     pub(crate) time: Instant,
     pub(crate) size: u32,
     pub(crate) chunk: Option<Chunk>,
-    /// Its data had been sent before (a retransmission, a probe's repeat).
-    pub(crate) resend: bool,
+    /// Whether its data had been sent before.
+    pub(crate) sending: Sending,
     /// Delivery state at send time, for delivery-rate samples.
     pub(crate) rate: crate::congestion::delivery_rate::SendSnapshot,
 }

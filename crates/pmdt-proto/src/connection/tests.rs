@@ -913,21 +913,17 @@ fn write_room_is_what_a_write_takes() {
     assert_eq!(p.client_conn().write_room(), 0);
 }
 
-/// Data whose retransmission was lost goes out in [`LOST_AGAIN_COPIES`] copies (a
-/// third loss of the same bytes would hold the receiver's head, and the sender's
-/// credit, for a third round trip); data lost once is sent again once.
-#[test]
-fn data_lost_twice_is_sent_again_in_two_copies() {
+/// Sends 256 KiB; the fourth data packet's data is dropped on its n-th sending
+/// when `drop(n)`, the eighth's on its first. Returns how often each data offset
+/// was sent, in the order first sent.
+fn sendings_with_losses(drop: fn(u32) -> bool) -> Vec<(u64, u32)> {
     use std::sync::{Arc, Mutex};
     let mut p = Pair::connected(TransportConfig {
         keepalive: None,
         ..Default::default()
     });
-    // Transmissions of each data offset, in the order first sent.
     let seen: Arc<Mutex<Vec<(u64, u32)>>> = Arc::default();
     let log = Arc::clone(&seen);
-    // The fourth packet's data is lost twice, the eighth's once.
-    let (twice, once) = (3, 7);
     p.set_filter(filter(move |to_server, pkt| {
         let Body::Data { offset, .. } = pkt.body else {
             return true;
@@ -945,19 +941,33 @@ fn data_lost_twice_is_sent_again_in_two_copies() {
         };
         log[i].1 += 1;
         let n = log[i].1;
-        !((i == twice && n <= 2) || (i == once && n == 1))
+        !((i == 3 && drop(n)) || (i == 7 && n == 1))
     }));
     let total = 256 * 1024;
     assert_eq!(bulk(&mut p, total), total as u64, "everything delivered");
-    let seen = seen.lock().unwrap();
-    assert!(seen.len() > once, "{seen:?}");
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.len() > 7, "{seen:?}");
     assert_eq!(seen[0].1, 1, "delivered data is sent once");
-    assert_eq!(seen[once].1, 2, "lost once: one retransmission");
-    assert_eq!(
-        seen[twice].1,
-        2 + LOST_AGAIN_COPIES as u32,
-        "lost twice: the original, one retransmission, then two copies"
-    );
-    let retransmitted: u32 = seen.iter().map(|e| e.1 - 1).sum();
-    assert_eq!(retransmitted, 1 + 1 + LOST_AGAIN_COPIES as u32, "{seen:?}");
+    assert_eq!(seen[7].1, 2, "lost once: one retransmission");
+    seen
+}
+
+/// Data whose retransmission was lost goes out in [`LOST_AGAIN_COPIES`] copies (a
+/// third loss of the same bytes would hold the receiver's head, and the sender's
+/// credit, for a third round trip); the loss of an earlier copy waits for the
+/// later one; data lost once is sent again once.
+#[test]
+fn data_lost_twice_is_sent_again_in_two_copies() {
+    let copies = LOST_AGAIN_COPIES as u32;
+    let retransmitted = |s: &[(u64, u32)]| s.iter().map(|e| e.1 - 1).sum::<u32>();
+    // Original and first retransmission lost: then two copies.
+    let s = sendings_with_losses(|n| n <= 2);
+    assert_eq!(s[3].1, 2 + copies, "{s:?}");
+    assert_eq!(retransmitted(&s), 1 + 1 + copies, "{s:?}");
+    // The earlier copy lost too: the later one arrives, nothing more is sent.
+    let s = sendings_with_losses(|n| n <= 3);
+    assert_eq!(s[3].1, 2 + copies, "{s:?}");
+    // Both copies lost: two copies again (not one pair per lost copy).
+    let s = sendings_with_losses(|n| n <= 2 + LOST_AGAIN_COPIES as u32);
+    assert_eq!(s[3].1, 2 + 2 * copies, "{s:?}");
 }
