@@ -1378,8 +1378,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// Queues chunk `c`, lost in a packet that was its `sending`, for
-    /// retransmission: not when acknowledged meanwhile, nor when the packet was
-    /// the first of two copies (the other one, sent right after it, decides);
+    /// retransmission: not when acknowledged meanwhile, nor when the packet was an
+    /// earlier copy (the later one, queued right behind it, decides);
     /// [`LOST_AGAIN_COPIES`] times when it was lost again and `copies` allows.
     fn queue_retransmit(&mut self, c: Chunk, sending: Sending, copies: bool) {
         if self.chunk_acked(&c) || sending == Sending::EarlierCopy {

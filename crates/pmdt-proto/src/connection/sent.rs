@@ -18,7 +18,6 @@ impl Chunk {
     }
 }
 
-/// One tracked (ack-eliciting) packet.
 /// Which sending of its data a packet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Sending {
@@ -32,12 +31,13 @@ pub(crate) enum Sending {
     EarlierCopy,
 }
 
+/// One tracked (ack-eliciting) packet.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SentPacket {
     pub(crate) time: Instant,
     pub(crate) size: u32,
     pub(crate) chunk: Option<Chunk>,
-    /// Whether its data had been sent before.
+    /// Which sending of its data it is.
     pub(crate) sending: Sending,
     /// Delivery state at send time, for delivery-rate samples.
     pub(crate) rate: crate::congestion::delivery_rate::SendSnapshot,
