@@ -323,8 +323,8 @@ fn bbr_and_cubic_share_a_bottleneck() {
     assert!((0.25..=0.75).contains(&bbr), "BBR share {bbr}");
 }
 
-/// The large case: 10 Gbit/s × 100 ms × 0.5 % loss, 4 GB. About a minute of
-/// CPU in the simulator, so not in CI: `cargo test --release -p pmdt
+/// The large case: 10 Gbit/s × 100 ms × 0.5 % loss, 4 GB. About 20 s of
+/// CPU in release (minutes in a debug build), so not in CI: `cargo test --release -p pmdt
 /// --no-default-features --test sim_bbr ten_gigabit -- --ignored --nocapture`.
 /// Measured (2026-11-24, `SIM_SEED` 21-26): steady 9.22-9.40 Gbit/s (mean 9.30;
 /// whole transfer ~5.9, Startup at 100 ms takes ~2 s), receive window 2.91 BDP in
