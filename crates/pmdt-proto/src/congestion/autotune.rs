@@ -244,7 +244,9 @@ impl RecvAutotune {
         if self.plateau >= PLATEAU_INTERVALS {
             self.anticipated = 0;
         } else {
-            let rtts = RECV_WINDOW_PER_RTT as f64 * growth.clamp(1.0, MAX_GROWTH_PER_RTT);
+            // The rounds the holes hold the head for, each at the next round's
+            // rate (a hole does not stop the doubling behind it).
+            let rtts = rtts * growth.clamp(1.0, MAX_GROWTH_PER_RTT);
             self.anticipated = self.anticipated.max((rtts * per_rtt as f64) as u64);
         }
         let target = self.steady.max(self.anticipated).min(cfg.max_window_bytes);
@@ -431,6 +433,50 @@ mod tests {
         assert!(
             (15 * mb..=17 * mb).contains(&credit),
             "settled: two RTTs of 8 MB, {credit}"
+        );
+    }
+
+    /// A sender doubling its rate per RTT on a lossy path (Startup at 5 % loss):
+    /// each hole holds the head for rounds while the rate doubles, so the credit
+    /// anticipates the next doubling on top of the holes' rounds, not instead of
+    /// them (before, a 1 Gbit/s × 200 ms × 5 % path in the simulator waited on
+    /// credit for 460 ms of Startup's last second).
+    #[test]
+    fn credit_anticipating_growth_covers_the_holes_too() {
+        let cfg = TransportConfig::default();
+        let mut a = RecvAutotune::default();
+        let t0 = Instant::now();
+        a.on_rtt_sample(t0, Duration::from_millis(100));
+        let ms = Duration::from_millis(1);
+        let (mut offset, mut credit) = (0u64, 0u64);
+        let first = 100_000u64;
+        let rounds = 6u32;
+        for r in 0..rounds {
+            let per_ms = (first << r) / 100;
+            for i in 0..100u32 {
+                let now = t0 + ms * (r * 100 + i);
+                if i == 0 {
+                    // A hole every round trip, filled 2 RTTs later.
+                    a.on_packet(now, offset + 1000, offset, offset);
+                    a.on_packet(now + ms * 200, offset + 2000, offset + 2000, offset + 2000);
+                }
+                offset += per_ms;
+                if let Some(c) = a.on_data(now, per_ms, credit, &cfg) {
+                    credit = c;
+                }
+            }
+        }
+        // The last full interval measured 16 × `first` per RTT (the sixth ends
+        // only with the next packet): holes of 2 RTTs keep the sender going for
+        // 3, and it doubles meanwhile.
+        let last = first << (rounds - 2);
+        assert!(
+            credit >= 6 * last - last / 10,
+            "{credit} for {last} per RTT"
+        );
+        assert!(
+            credit <= 6 * last + last / 10,
+            "{credit} for {last} per RTT"
         );
     }
 
