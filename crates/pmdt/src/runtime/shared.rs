@@ -3,7 +3,7 @@
 //! application thread.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::Thread;
 
@@ -22,11 +22,20 @@ use pmdt_proto::{CloseReason, ConnectionStats};
 pub(crate) struct Waiter {
     waiting: AtomicBool,
     thread: ArcSwapOption<Thread>,
-    /// The longest a park lasts without a wake-up (a safety net).
+    /// The longest a first park lasts without a wake-up (a safety net).
     timeout: Duration,
+    /// Parks in a row that ended without a wake-up: each doubles the next one's
+    /// timeout, up to [`MAX_QUIET_DOUBLINGS`] times.
+    quiet_parks: AtomicU32,
     /// Run-to-completion: the loop a wait polls instead of parking.
     driver: Weak<CallerLoop>,
 }
+
+/// Most doublings of the safety net's timeout for a thread that keeps waiting
+/// with nothing to wake it (16 x: 80 ms by default). A thousand threads blocked
+/// on idle streams looked again every 5 ms each: 200,000 wake-ups a second, the
+/// whole of a 2-core host, which starved the I/O loops they were waiting on.
+const MAX_QUIET_DOUBLINGS: u32 = 4;
 
 /// How long a writer waiting for packet memory sleeps before trying again (the
 /// I/O loop frees it as acknowledgements arrive).
@@ -40,6 +49,7 @@ impl Waiter {
             waiting: AtomicBool::new(false),
             thread: ArcSwapOption::empty(),
             timeout,
+            quiet_parks: AtomicU32::new(0),
             driver,
         }
     }
@@ -96,11 +106,20 @@ impl Waiter {
         // in `ready()`, or the other side sees `waiting` and unparks (a token kept
         // for the park below if it comes first).
         fence(Ordering::SeqCst);
-        if !ready() {
-            crate::link::thread_about_to_sleep();
-            std::thread::park_timeout(self.timeout);
+        if ready() {
+            self.waiting.store(false, Ordering::SeqCst);
+            self.quiet_parks.store(0, Ordering::Relaxed);
+            return;
         }
-        self.waiting.store(false, Ordering::SeqCst);
+        crate::link::thread_about_to_sleep();
+        let quiet = self.quiet_parks.load(Ordering::Relaxed);
+        std::thread::park_timeout(self.timeout * (1 << quiet.min(MAX_QUIET_DOUBLINGS)));
+        // `wake` clears the flag before it unparks: still set, nothing woke us.
+        let woken = !self.waiting.swap(false, Ordering::SeqCst);
+        self.quiet_parks.store(
+            if woken { 0 } else { quiet.saturating_add(1) },
+            Ordering::Relaxed,
+        );
     }
 
     /// Wakes the parked thread, if any (cheap when nobody waits).
@@ -283,5 +302,51 @@ impl StreamShared {
     pub fn set_closed(&self, r: CloseReason) {
         *self.closed.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
         self.closed_flag.store(true, Ordering::Release);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A thread that keeps waiting with nothing to wake it looks again less and
+    /// less often (the safety net's timeout doubles, up to a cap); a wake-up, or
+    /// finding what it waits for, brings the next timeout back to the first.
+    #[test]
+    fn parks_without_a_wake_up_lengthen_the_next_one() {
+        let w = Arc::new(Waiter::new(Duration::from_micros(50), Weak::new()));
+        for n in 1..=MAX_QUIET_DOUBLINGS + 2 {
+            w.wait(|| false);
+            assert_eq!(w.quiet_parks.load(Ordering::Relaxed), n, "unwoken park {n}");
+        }
+        w.wait(|| true);
+        assert_eq!(w.quiet_parks.load(Ordering::Relaxed), 0, "ready at once");
+        w.wait(|| false);
+        assert_eq!(w.quiet_parks.load(Ordering::Relaxed), 1);
+        // Wake-ups while parked (the waker clears `waiting` first), until one
+        // lands inside a park rather than after its timeout.
+        let done = Arc::new(AtomicBool::new(false));
+        let waker = {
+            let (w, done) = (Arc::clone(&w), Arc::clone(&done));
+            std::thread::spawn(move || {
+                while !done.load(Ordering::SeqCst) {
+                    if w.waiting.load(Ordering::SeqCst) {
+                        w.wake();
+                    }
+                    std::thread::yield_now();
+                }
+            })
+        };
+        let mut woken = false;
+        for _ in 0..100_000 {
+            w.wait(|| false);
+            if w.quiet_parks.load(Ordering::Relaxed) == 0 {
+                woken = true;
+                break;
+            }
+        }
+        done.store(true, Ordering::SeqCst);
+        waker.join().expect("waker");
+        assert!(woken, "a woken park resets the count");
     }
 }
