@@ -297,3 +297,72 @@ fn pcap_capture_is_readable_and_holds_ip_udp_datagrams() {
     assert!(out > 70 && inb > 0, "sent {out}, received {inb}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Many connections into a small packet pool: each connection's grant is a few
+/// datagrams, and each sender fills its credit to the edge, splitting datagrams
+/// there (an 84-byte first write leaves the stream's segments off the credit's
+/// grid). The receiver keeps everything its credit let through: nothing is
+/// refused (and sent again: probes after a thread lost its core for a while
+/// may still be, so retransmissions are not the measure). Before, a
+/// connection's storage held only its grant in full-size datagrams, and 256
+/// flows over memif saw 8,222 datagrams refused and sent again.
+#[test]
+fn data_sent_within_the_credit_is_never_refused() {
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let b: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, lb) = MemoryLink::pair_with_pool(a, b, 8192, 2048);
+    let client = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    let server = Runtime::builder()
+        .transport(transport())
+        .backend(Backend::Links(vec![Box::new(lb) as Box<dyn Link>]))
+        .start()
+        .unwrap();
+    let flows = 48;
+    let listener = server.listen(0).unwrap();
+    let rx = thread::spawn(move || {
+        let readers: Vec<_> = (0..flows)
+            .map(|_| {
+                let mut s = listener.accept().unwrap();
+                thread::spawn(move || {
+                    let mut v = Vec::new();
+                    s.read_to_end(&mut v).unwrap();
+                    (v, s.stats())
+                })
+            })
+            .collect();
+        readers
+            .into_iter()
+            .map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    let streams: Vec<_> = (0..flows).map(|_| client.connect(b).unwrap()).collect();
+    let senders: Vec<_> = streams
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut s)| {
+            thread::spawn(move || {
+                let p = data(300_000, 100 + i as u64);
+                s.write_all(&p[..84]).unwrap();
+                for part in p[84..].chunks(7001) {
+                    s.write_all(part).unwrap();
+                }
+                s.close().unwrap();
+                (p, s.stats())
+            })
+        })
+        .collect();
+    let mut sent: Vec<_> = senders.into_iter().map(|h| h.join().unwrap()).collect();
+    let mut got = rx.join().unwrap();
+    sent.sort_by(|x, y| x.0.cmp(&y.0));
+    got.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(got.len(), flows);
+    for ((p, tx), (v, rx)) in sent.iter().zip(&got) {
+        assert!(p == v, "received bytes differ");
+        assert_eq!(rx.out_of_window, 0, "refused within the credit: {rx:?}");
+        assert_eq!(tx.losses_detected, 0, "declared lost: {tx:?}");
+    }
+}

@@ -117,6 +117,9 @@ use super::memory_budget::{self, PoolSplit, READ_AHEAD_MAX, READ_AHEAD_MIN, WRIT
 
 /// Credit a new connection's handshake may advertise before the loop sizes it.
 const INITIAL_CREDIT_MAX: u64 = 64 * 1024;
+/// Segments a connection's storage may hold per full-size datagram its credit
+/// allows: a sender filling the credit to its edge splits a datagram in two there.
+const SPLIT_SEGMENTS: usize = 2;
 /// How often the loop publishes its statistics (and re-checks readers).
 pub(crate) const PUBLISH_PERIOD: Duration = Duration::from_millis(100);
 
@@ -706,7 +709,11 @@ impl IoLoop {
     /// Sizes a connection's credit and the segments its storage may hold to its
     /// grant: what its reader's ring holds counts against both (bytes for the
     /// credit, packet buffers for the segments, as small segments pin a whole
-    /// buffer each).
+    /// buffer each). Credit already given stays honoured: the storage keeps room
+    /// for the full-size datagrams it lets the peer send (a grant lowered when
+    /// connections join lowers the credit to come; refusing data sent within
+    /// the credit before would only have it sent again — 256 flows starting at
+    /// once lost 8,222 such datagrams).
     fn apply_credit(
         ep: &mut Endpoint<ChunkSend, ChunkRecv>,
         h: ConnectionHandle,
@@ -715,10 +722,26 @@ impl IoLoop {
     ) {
         let (ring_bytes, ring_segments) = s.unread(mem);
         if let Some(mut c) = ep.connection_mut(h) {
-            c.set_recv_budget(s.share.grant.saturating_sub(ring_bytes));
+            let budget = s.share.grant.saturating_sub(ring_bytes);
+            c.set_recv_budget(budget);
             let buffers = (s.share.grant / mem.max_payload) as usize;
-            c.recv_storage_mut()
-                .set_segment_cap(buffers.saturating_sub(ring_segments));
+            // The credit slides with what is delivered: the peer may keep up to
+            // the budget beyond it (at least a datagram), or what it was given
+            // before, whichever is more. A sender filling the credit to its edge
+            // splits datagrams there (a full one becomes 1348 + 84 bytes when the
+            // stream's segments and the credit's edge are not aligned): room for
+            // twice the full-size datagrams, and one more.
+            let promised = c
+                .recv_limit()
+                .saturating_sub(s.delivered)
+                .max(budget)
+                .max(mem.max_payload)
+                .div_ceil(mem.max_payload) as usize;
+            c.recv_storage_mut().set_segment_cap(
+                buffers
+                    .saturating_sub(ring_segments)
+                    .max(promised * SPLIT_SEGMENTS + 1),
+            );
         }
     }
 
