@@ -128,6 +128,10 @@ pub struct Start {
     pub link: String,
     /// Connections opened (sender; the receiver reports them as they end).
     pub connected: Vec<Connected>,
+    /// Seconds from the first connection attempt until every flow was connected
+    /// (the sender; the run's time, its intervals and `-t` count from then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub connect_seconds: Option<f64>,
     /// The test's parameters.
     pub test_start: Value,
 }
@@ -140,6 +144,7 @@ impl Start {
             timestamp: Timestamp::now(),
             link: link.to_string(),
             connected: Vec::new(),
+            connect_seconds: None,
             test_start,
         }
     }

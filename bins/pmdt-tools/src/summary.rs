@@ -75,14 +75,32 @@ pub struct FlowSummary {
     pub peer: String,
     /// Stream bytes transferred (acknowledged for the sender, received for the receiver).
     pub bytes: u64,
-    /// Seconds from connect/accept to close.
+    /// Seconds from the flow's start (the sender: once every flow connected; the
+    /// receiver: accept) to close.
     pub seconds: f64,
+    /// The sender: when the flow began, in seconds after the run's start (every
+    /// flow starts at once, as iperf3's -P: all near 0).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub started_s: Option<f64>,
     /// bytes × 8 / seconds.
     pub goodput_bps: f64,
     /// Datagrams sent.
     pub packets_sent: u64,
     /// Data packets retransmitted.
     pub packets_retransmitted: u64,
+    /// Data packets the sender declared lost.
+    pub losses_detected: u64,
+    /// Of those, packets acknowledged after all (their retransmission was not
+    /// needed: reordering, or acknowledgements held up).
+    pub spurious_retransmits: u64,
+    /// Data packets received whose bytes had all arrived before (a
+    /// retransmission or probe the sender need not have sent).
+    pub duplicate_packets: u64,
+    /// Data packets the receiver dropped: beyond its credit, or beyond what its
+    /// out-of-order storage holds (the sender retransmits them).
+    pub out_of_window: u64,
+    /// Probe timeouts (the peer went silent for longer than the RTT allows).
+    pub pto_count: u64,
     /// RTT.
     pub rtt_us: RttSummary,
     /// SHA-256 of the stream.
@@ -164,6 +182,11 @@ impl FlowSummary {
     pub fn with_stats(mut self, s: &ConnectionStats) -> Self {
         self.packets_sent = s.packets_sent;
         self.packets_retransmitted = s.packets_retransmitted;
+        self.losses_detected = s.losses_detected;
+        self.spurious_retransmits = s.spurious_retransmits;
+        self.duplicate_packets = s.duplicate_packets;
+        self.out_of_window = s.out_of_window;
+        self.pto_count = s.pto_count;
         self.rtt_us = RttSummary::from_hist(s.rtt_min_us, &s.rtt_histogram);
         if self.direction == Direction::Send && self.round_trips.is_none() {
             self.limited_by = SendLimits::from_stats(s);
@@ -316,8 +339,9 @@ pub struct Summary {
     pub link: String,
     /// Total stream bytes (both directions with `--bidir`).
     pub bytes: u64,
-    /// Seconds: the sender's wall time from the first connect to the end; the
-    /// receiver's time during which at least one connection was open.
+    /// Seconds: the sender's wall time from the start (every flow connected, see
+    /// `start.connect_seconds`) to the end; the receiver's time during which at
+    /// least one connection was open.
     pub seconds: f64,
     /// Total goodput, bytes × 8 / seconds, bit/s.
     pub goodput_bps: f64,

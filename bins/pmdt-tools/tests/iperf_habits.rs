@@ -90,7 +90,8 @@ fn reverse_has_the_receiver_send_and_the_client_check_every_byte() {
     assert!(stderr(&so).contains("every byte as generated"));
 }
 
-/// `--bidir -P 2`: two flows each way at once over one receiver, each checked.
+/// `--bidir -P 2`: two flows each way at once over one receiver, each checked;
+/// every flow connects first and all start together (iperf3's -P).
 #[test]
 fn bidir_runs_both_directions_at_once() {
     let _g = serial();
@@ -113,9 +114,13 @@ fn bidir_runs_both_directions_at_once() {
         Duration::from_millis(500),
     );
     let (sj, rj) = (end(&so), end(&ro));
+    let connect = json(&so)["start"]["connect_seconds"].as_f64();
+    assert!(connect.is_some_and(|c| c >= 0.0), "connect time reported");
     let flows = sj["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 4, "{sj}");
     for f in flows {
+        let began = f["started_s"].as_f64().expect("each flow's start");
+        assert!((0.0..1.0).contains(&began), "all begin once connected: {f}");
         assert_eq!(f["bytes"], 1 << 20, "-n 2M split over -P 2, each way: {f}");
         match f["direction"].as_str().unwrap() {
             "send" => assert_eq!(f["receipt"]["matches"], true, "{f}"),

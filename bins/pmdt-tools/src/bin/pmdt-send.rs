@@ -10,10 +10,11 @@
 use std::io::Read;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser};
-use pmdt::runtime::{AbortHandle, Group, LagPolicy, MemberState, Runtime, Stream};
+use pmdt::runtime::{AbortHandle, Group, LagPolicy, MemberState, Runtime, StatsHandle, Stream};
 use pmdt::ConnectionStats;
 use pmdt_tools::cli_error::{self, CliError};
 use pmdt_tools::data_recv::{recv_data, RecvPlan};
@@ -59,7 +60,8 @@ struct SendArgs {
     /// 1024-based as iperf3 (10G = 10 GiB). With -t too, whichever comes first.
     #[arg(short = 'n', long, value_name = "BYTES")]
     bytes: Option<ByteSize>,
-    /// Parallel connections (per direction with --bidir).
+    /// Parallel connections (per direction with --bidir): all connect first,
+    /// then all start at once (as iperf3's -P).
     #[arg(short = 'P', long, default_value_t = 1)]
     flows: usize,
     /// Send for this many seconds, then close: the data already written is
@@ -509,7 +511,9 @@ fn run_group(job: Job, mut group: Group, stop: &Interrupt) -> Vec<FlowResult> {
         .collect()
 }
 
-fn run_flow(job: Job, mut stream: Stream, stop: &Interrupt) -> FlowResult {
+/// One flow, begun at once; `run_started` is the run's start (the flow's start
+/// is reported against it).
+fn run_flow(job: Job, mut stream: Stream, stop: &Interrupt, run_started: Instant) -> FlowResult {
     let started = Instant::now();
     let mut times = None;
     let mut summary = match (job.round_trips, job.direction) {
@@ -528,6 +532,7 @@ fn run_flow(job: Job, mut stream: Stream, stop: &Interrupt) -> FlowResult {
     summary.direction = job.direction;
     summary.peer = stream.peer_addr().to_string();
     summary.seconds = seconds;
+    summary.started_s = Some(started.saturating_duration_since(run_started).as_secs_f64());
     summary.goodput_bps = summary.bytes as f64 * 8.0 / seconds.max(1e-9);
     FlowResult {
         summary: summary.with_stats(&stats),
@@ -690,14 +695,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         .start()
         .map_err(|e| cli_error::from_io("cannot start the runtime", &e))?;
     let stop = Interrupt::install();
-    let started = Instant::now();
-    for j in &mut planned {
-        j.deadline = j.seconds.map(|t| started + Duration::from_secs_f64(t));
-    }
+    let connecting = Instant::now();
     let mut report = Report::new(PROG, cli.output.mode(), PER_FLOW_LINES);
     let link_desc = format!("{}, {}", rt.link_name(), cli.link.io_mode()?);
     eprintln!("{PROG}: over {link_desc}");
-    let mut meter = Meter::new(started, &rt.stats());
     let mut start = Start::new(
         PROG,
         &link_desc,
@@ -717,9 +718,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             })),
         }),
     );
-    let mut handles: Vec<std::thread::JoinHandle<Vec<FlowResult>>> = Vec::new();
     let mut aborts: Vec<AbortHandle> = Vec::new();
+    // What the meter follows, once every flow is connected.
+    let mut tracked: Vec<(usize, Direction, StatsHandle, PayloadStart)> = Vec::new();
     let connect_timeout = transport.idle_timeout.max(Duration::from_secs(3));
+    let mut group_job = None;
     if args.multi {
         let policy = match args.max_lag {
             Some(ByteSize(max_lag)) => LagPolicy::DropLagging { max_lag },
@@ -749,19 +752,24 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 c.id
             );
             start.connected.push(c);
-            meter.track(
+            tracked.push((
                 k + 1,
                 Direction::Send,
                 stream.stats_handle(),
                 planned[0].start.clone(),
-            );
+            ));
             aborts.push(stream.abort_handle());
         }
-        let job = planned.remove(0);
-        let stop = stop.clone();
-        handles.push(std::thread::spawn(move || run_group(job, group, &stop)));
+        group_job = Some((planned.remove(0), group));
     }
+    // Every flow connects first and all start together (iperf3's -P): a flow
+    // that started while later ones were still connecting would run alone for a
+    // while, and its share would say nothing about how the flows share the link.
+    let mut flows: Vec<(Job, Stream)> = Vec::new();
     for (k, job) in planned.into_iter().enumerate().filter(|_| !args.multi) {
+        if stop.is_set() {
+            break;
+        }
         let addr = to[k % to.len()];
         let stream = rt
             .connect_timeout(addr, Some(connect_timeout))
@@ -787,16 +795,39 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             );
         }
         start.connected.push(c);
-        meter.track(
+        tracked.push((
             job.flow,
             job.direction,
             stream.stats_handle(),
             job.start.clone(),
-        );
+        ));
         aborts.push(stream.abort_handle());
+        flows.push((job, stream));
+    }
+    start.connect_seconds = Some(connecting.elapsed().as_secs_f64());
+    // The run's time, the deadlines (-t) and the intervals count from here.
+    let started = Instant::now();
+    let mut meter = Meter::new(started, &rt.stats());
+    for (flow, direction, handle, payload_start) in tracked {
+        meter.track(flow, direction, handle, payload_start);
+    }
+    let deadline =
+        |j: &mut Job| j.deadline = j.seconds.map(|t| started + Duration::from_secs_f64(t));
+    let mut handles: Vec<std::thread::JoinHandle<Vec<FlowResult>>> = Vec::new();
+    if let Some((mut job, group)) = group_job {
+        deadline(&mut job);
         let stop = stop.clone();
+        handles.push(std::thread::spawn(move || run_group(job, group, &stop)));
+    }
+    // Released once every flow's thread runs: none starts ahead of the others.
+    let gate = Arc::new(Barrier::new(flows.len()));
+    for (mut job, stream) in flows {
+        deadline(&mut job);
+        let stop = stop.clone();
+        let gate = Arc::clone(&gate);
         handles.push(std::thread::spawn(move || {
-            vec![run_flow(job, stream, &stop)]
+            gate.wait();
+            vec![run_flow(job, stream, &stop, started)]
         }));
     }
     report.start(start);
