@@ -93,11 +93,11 @@ pub struct FlowSummary {
     /// Of those, packets acknowledged after all (their retransmission was not
     /// needed: reordering, or acknowledgements held up).
     pub spurious_retransmits: u64,
-    /// Data packets received whose bytes had all arrived before (a
-    /// retransmission or probe the sender need not have sent).
+    /// Data packets this side received whose bytes had all arrived before (a
+    /// retransmission or probe the peer need not have sent).
     pub duplicate_packets: u64,
-    /// Data packets the receiver dropped: beyond its credit, or beyond what its
-    /// out-of-order storage holds (the sender retransmits them).
+    /// Data packets this side refused: beyond its credit, or beyond what its
+    /// storage holds (the peer sends them again).
     pub out_of_window: u64,
     /// Probe timeouts (the peer went silent for longer than the RTT allows).
     pub pto_count: u64,

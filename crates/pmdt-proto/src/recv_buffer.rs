@@ -138,6 +138,9 @@ pub(crate) struct RecvBuffer<R: RecvStorage = RecvRing> {
     budget: u64,
     /// The limit before the budget last shrank (credit given is never taken back).
     floor: u64,
+    /// The credit beyond `read` is a whole number of these (a full datagram's
+    /// payload) when it is at least one: see [`RecvBuffer::set_grain`].
+    grain: u64,
 }
 
 impl RecvBuffer<RecvRing> {
@@ -159,7 +162,19 @@ impl<R: RecvStorage> RecvBuffer<R> {
             received: RangeSet::with_capacity(64),
             budget: u64::MAX,
             floor: 0,
+            grain: 1,
         }
+    }
+
+    /// Gives credit in whole datagrams of `payload` bytes. A sender filling its
+    /// credit cuts a datagram short at the credit's edge; with the edge off the
+    /// grid of its full datagrams (read offsets move by whole datagrams when a
+    /// runtime hands them to its reader) every later datagram arrived in two
+    /// pieces, each holding a packet buffer: a credit of three datagrams came as
+    /// five segments, beyond what the receiver's storage holds (1000 flows over
+    /// memif: 86,240 datagrams refused and sent again).
+    pub(crate) fn set_grain(&mut self, payload: u64) {
+        self.grain = payload.max(1);
     }
 
     /// The storage.
@@ -241,7 +256,12 @@ impl<R: RecvStorage> RecvBuffer<R> {
     /// The credit this buffer gives beyond the read offset: its capacity, or less
     /// when its owner's memory budget allows less.
     pub(crate) fn window(&self) -> u64 {
-        self.capacity.min(self.budget)
+        let w = self.capacity.min(self.budget);
+        if w >= self.grain {
+            w - w % self.grain
+        } else {
+            w
+        }
     }
 
     /// Caps the credit at `bytes` beyond the read offset (the connection's share of
@@ -389,5 +409,18 @@ mod tests {
         let mut out = [0u8; 16];
         assert_eq!(b.read(&mut out), 8);
         assert_eq!(&out[..8], b"fghijklm");
+    }
+
+    /// Credit comes in whole datagrams (its edge stays on the sender's grid of
+    /// full datagrams), less than one only when less is allowed at all.
+    #[test]
+    fn credit_comes_in_whole_datagrams() {
+        let mut b = RecvBuffer::new(10_000);
+        b.set_grain(1432);
+        assert_eq!(b.limit(), 6 * 1432);
+        b.set_budget(3000, 0);
+        assert_eq!(b.limit(), 2 * 1432);
+        b.set_budget(1000, 0);
+        assert_eq!(b.limit(), 1000);
     }
 }

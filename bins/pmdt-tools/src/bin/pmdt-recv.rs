@@ -37,6 +37,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 const PROG: &str = "pmdt-recv";
+/// Connections waiting to be accepted, unless -N asks for more.
+const DEFAULT_ACCEPT_BACKLOG: usize = 128;
+/// Most connections waiting to be accepted however large -N is (each holds a
+/// connection's state until accepted).
+const MAX_ACCEPT_BACKLOG: usize = 65_536;
 
 /// Finished connections a server (`-N 0`) keeps in its final summary.
 const SERVER_KEEPS: usize = 256;
@@ -252,9 +257,11 @@ fn serve(
     stop: &Interrupt,
     start: &PayloadStart,
 ) -> Served {
-    let started = Instant::now();
     let peer = stream.peer_addr().to_string();
     let opening = read_opening(&mut stream);
+    // From the request (or the first data) on: a sender's -P flows connect
+    // first and start together, so a flow accepted early waits idle meanwhile.
+    let started = Instant::now();
     // A reverse request makes this side the sender: its intervals count what the
     // client acknowledged. Interval bytes count payload only: after the request
     // line, if any (it is in the stream this side receives, not the one it sends).
@@ -442,6 +449,13 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let eal = cli.link.eal(Role::Receiver, PROG)?;
     let builder = Runtime::builder()
         .transport(transport.clone())
+        // Room for every connection -N expects to arrive at once (iperf3's -P
+        // connects them all before any starts): beyond the backlog, handshakes
+        // are refused while the accepting thread catches up.
+        .accept_backlog(
+            args.connections
+                .clamp(DEFAULT_ACCEPT_BACKLOG, MAX_ACCEPT_BACKLOG),
+        )
         .per_packet_work(Duration::from_nanos(args.work_ns))
         // A sender already calling is accepted from the first packet on.
         .listen_from_start();

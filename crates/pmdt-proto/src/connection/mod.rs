@@ -377,7 +377,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let max_datagram = cfg.max_datagram as u64;
         // Packets in flight at most (until the window autotunes above it).
         let window = cfg.window_packets as usize;
-        let recv = RecvBuffer::with_storage(p.recv_storage, cfg.recv_buffer);
+        let mut recv = RecvBuffer::with_storage(p.recv_storage, cfg.recv_buffer);
+        recv.set_grain(cfg.max_payload());
         let mut c = Self {
             side: p.side,
             state: State::Handshake(Handshake {

@@ -137,6 +137,9 @@ fn item07_a_lost_credit_update_does_not_stall_the_sender() {
     let data = vec![7u8; total];
     let mut written = p.client_write(&data);
     // Fill the credit without reading: the client ends blocked, nothing in flight.
+    // (Credit comes in whole datagrams.)
+    let payload = TransportConfig::default().max_payload();
+    let credit = credit - credit % payload;
     p.step_for(Duration::from_millis(500));
     assert_eq!(p.client_conn().send_next, credit);
     assert_eq!(p.client_conn().sent.in_flight(), 0);

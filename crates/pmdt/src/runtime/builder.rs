@@ -209,9 +209,10 @@ impl RuntimeBuilder {
         self
     }
     /// The longest an application thread blocked in a [`Stream`](super::Stream)
-    /// call parks before looking again by itself (default 5 ms). A safety net: the
-    /// I/O loop wakes it when there is something for it. Tests set it long to
-    /// prove no wake-up is ever lost.
+    /// call first parks before looking again by itself (default 5 ms; each park
+    /// that ends without a wake-up doubles the next, up to 16 times this). A
+    /// safety net: the I/O loop wakes it when there is something for it. Tests
+    /// set it long to prove no wake-up is ever lost.
     pub fn park_timeout(mut self, t: Duration) -> Self {
         self.park_timeout = t;
         self

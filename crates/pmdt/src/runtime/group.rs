@@ -427,7 +427,7 @@ impl Group {
             Some(m) => {
                 let s = &m.stream.shared;
                 let tx = &m.stream.tx;
-                s.waiter.wait(|| {
+                s.waiter.wait_regularly(|| {
                     s.closed_flag.load(Ordering::Acquire)
                         || s.writer_may_resume(tx.slots(), tx.buffer().capacity())
                 });

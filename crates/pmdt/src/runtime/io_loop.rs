@@ -117,9 +117,6 @@ use super::memory_budget::{self, PoolSplit, READ_AHEAD_MAX, READ_AHEAD_MIN, WRIT
 
 /// Credit a new connection's handshake may advertise before the loop sizes it.
 const INITIAL_CREDIT_MAX: u64 = 64 * 1024;
-/// Segments a connection's storage may hold per full-size datagram its credit
-/// allows: a sender filling the credit to its edge splits a datagram in two there.
-const SPLIT_SEGMENTS: usize = 2;
 /// How often the loop publishes its statistics (and re-checks readers).
 pub(crate) const PUBLISH_PERIOD: Duration = Duration::from_millis(100);
 
@@ -211,6 +208,22 @@ pub(crate) struct IoLoop {
     started: Instant,
     next_publish: Instant,
     shutting_down: Option<Instant>,
+}
+
+/// The segments a connection's storage may hold: its grant in full-size
+/// datagrams, less what its reader's ring holds, but never less than the credit
+/// it gave (`credit`: bytes beyond what was delivered the peer may send, at least
+/// a datagram) in full-size datagrams. A grant lowered when connections join
+/// lowers the credit to come; refusing data sent within the credit given before
+/// would only have it sent again (256 flows starting at once: 8,222-12,734
+/// datagrams refused and resent). The pool accounting counts that credit as the
+/// connection's commitment already, so this stays within the receive total.
+/// Datagrams cut short at the credit's edge (a runt and the rest of a split) can
+/// still exceed it and be refused.
+fn segment_cap(grant: u64, ring_segments: usize, credit: u64, max_payload: u64) -> usize {
+    let buffers = (grant / max_payload) as usize;
+    let promised = credit.max(max_payload).div_ceil(max_payload) as usize;
+    buffers.saturating_sub(ring_segments).max(promised)
 }
 
 impl IoLoop {
@@ -709,11 +722,7 @@ impl IoLoop {
     /// Sizes a connection's credit and the segments its storage may hold to its
     /// grant: what its reader's ring holds counts against both (bytes for the
     /// credit, packet buffers for the segments, as small segments pin a whole
-    /// buffer each). Credit already given stays honoured: the storage keeps room
-    /// for the full-size datagrams it lets the peer send (a grant lowered when
-    /// connections join lowers the credit to come; refusing data sent within
-    /// the credit before would only have it sent again — 256 flows starting at
-    /// once lost 8,222 such datagrams).
+    /// buffer each). Credit already given stays honoured (see [`segment_cap`]).
     fn apply_credit(
         ep: &mut Endpoint<ChunkSend, ChunkRecv>,
         h: ConnectionHandle,
@@ -724,24 +733,13 @@ impl IoLoop {
         if let Some(mut c) = ep.connection_mut(h) {
             let budget = s.share.grant.saturating_sub(ring_bytes);
             c.set_recv_budget(budget);
-            let buffers = (s.share.grant / mem.max_payload) as usize;
-            // The credit slides with what is delivered: the peer may keep up to
-            // the budget beyond it (at least a datagram), or what it was given
-            // before, whichever is more. A sender filling the credit to its edge
-            // splits datagrams there (a full one becomes 1348 + 84 bytes when the
-            // stream's segments and the credit's edge are not aligned): room for
-            // twice the full-size datagrams, and one more.
-            let promised = c
-                .recv_limit()
-                .saturating_sub(s.delivered)
-                .max(budget)
-                .max(mem.max_payload)
-                .div_ceil(mem.max_payload) as usize;
-            c.recv_storage_mut().set_segment_cap(
-                buffers
-                    .saturating_sub(ring_segments)
-                    .max(promised * SPLIT_SEGMENTS + 1),
-            );
+            let given = c.recv_limit().saturating_sub(s.delivered);
+            c.recv_storage_mut().set_segment_cap(segment_cap(
+                s.share.grant,
+                ring_segments,
+                given.max(budget),
+                mem.max_payload,
+            ));
         }
     }
 
@@ -1140,5 +1138,22 @@ impl IoLoop {
             sent += 1;
         }
         sent
+    }
+}
+
+#[cfg(test)]
+mod segment_cap_tests {
+    use super::segment_cap;
+
+    #[test]
+    fn storage_keeps_room_for_the_credit_given_and_the_grant_otherwise() {
+        let mp = 1432;
+        // A grant of 10 datagrams, 4 of them in the reader's ring, 3 of credit.
+        assert_eq!(segment_cap(10 * mp, 4, 3 * mp, mp), 6);
+        // The grant lowered to 2 datagrams after 45 were promised: 45 stay.
+        assert_eq!(segment_cap(2 * mp, 0, 45 * mp, mp), 45);
+        // Part of a datagram of credit counts as one; none still leaves one.
+        assert_eq!(segment_cap(0, 0, mp / 2, mp), 1);
+        assert_eq!(segment_cap(0, 3, 0, mp), 1);
     }
 }

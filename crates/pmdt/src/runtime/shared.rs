@@ -80,9 +80,21 @@ impl Waiter {
         }
     }
 
-    /// Parks until `ready()` or a wake-up (or the timeout, a safety net). In
-    /// run-to-completion mode, polls the loop until `ready()` instead.
+    /// Parks until `ready()` or a wake-up (or the timeout, a safety net,
+    /// doubling while parks end without a wake-up). In run-to-completion mode,
+    /// polls the loop until `ready()` instead.
     pub fn wait(&self, ready: impl Fn() -> bool) {
+        self.wait_for(ready, true)
+    }
+
+    /// Like [`Waiter::wait`], the timeout never lengthened: for a caller that
+    /// must look again regularly whatever wakes it (a group checks its lagging
+    /// members when one park of another member's stream times out).
+    pub fn wait_regularly(&self, ready: impl Fn() -> bool) {
+        self.wait_for(ready, false)
+    }
+
+    fn wait_for(&self, ready: impl Fn() -> bool, lengthen: bool) {
         if let Some(d) = self.driver.upgrade() {
             if d.drive_until(Urgency::Data, &ready) || !d.stopped() {
                 return;
@@ -112,14 +124,24 @@ impl Waiter {
             return;
         }
         crate::link::thread_about_to_sleep();
-        let quiet = self.quiet_parks.load(Ordering::Relaxed);
-        std::thread::park_timeout(self.timeout * (1 << quiet.min(MAX_QUIET_DOUBLINGS)));
+        let quiet = if lengthen {
+            self.quiet_parks.load(Ordering::Relaxed)
+        } else {
+            0
+        };
+        let timeout = self
+            .timeout
+            .checked_mul(1 << quiet.min(MAX_QUIET_DOUBLINGS))
+            .unwrap_or(self.timeout);
+        std::thread::park_timeout(timeout);
         // `wake` clears the flag before it unparks: still set, nothing woke us.
         let woken = !self.waiting.swap(false, Ordering::SeqCst);
-        self.quiet_parks.store(
-            if woken { 0 } else { quiet.saturating_add(1) },
-            Ordering::Relaxed,
-        );
+        if lengthen {
+            self.quiet_parks.store(
+                if woken { 0 } else { quiet.saturating_add(1) },
+                Ordering::Relaxed,
+            );
+        }
     }
 
     /// Wakes the parked thread, if any (cheap when nobody waits).
@@ -319,6 +341,12 @@ mod tests {
             w.wait(|| false);
             assert_eq!(w.quiet_parks.load(Ordering::Relaxed), n, "unwoken park {n}");
         }
+        w.wait_regularly(|| false);
+        assert_eq!(
+            w.quiet_parks.load(Ordering::Relaxed),
+            MAX_QUIET_DOUBLINGS + 2,
+            "a regular wait neither lengthens nor counts"
+        );
         w.wait(|| true);
         assert_eq!(w.quiet_parks.load(Ordering::Relaxed), 0, "ready at once");
         w.wait(|| false);
