@@ -37,8 +37,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 
 const PROG: &str = "pmdt-recv";
-/// Connections waiting to be accepted, unless -N asks for more.
-const DEFAULT_ACCEPT_BACKLOG: usize = 128;
+/// Connections waiting to be accepted, unless -N asks for more: a sender's -P
+/// flows all connect before any starts, faster than this tool accepts them (a
+/// server, `-N 0`, took 300 at once).
+const DEFAULT_ACCEPT_BACKLOG: usize = 4096;
 /// Most connections waiting to be accepted however large -N is (each holds a
 /// connection's state until accepted).
 const MAX_ACCEPT_BACKLOG: usize = 65_536;
