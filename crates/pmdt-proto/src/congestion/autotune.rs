@@ -1,11 +1,11 @@
 //! Window and buffer sizes that follow the path (autotuning): the receive credit
 //! grows to cover [`RECV_WINDOW_PER_RTT`] RTTs of received data (Linux's
 //! `tcp_rcv_space_adjust`, "dynamic right-sizing"), more when holes at the head
-//! last longer than an RTT (a lost retransmission), and for one more doubling
-//! while the sender's rate doubles per round (withdrawn once it stops), the send
-//! buffer to the peer's
-//! credit and a multiple of the congestion window, the packet window with the
-//! congestion window, all up to [`TransportConfig::max_window_bytes`].
+//! last longer than an RTT (a lost retransmission), and, while the sender's rate
+//! doubles per round, those rounds at the next round's rate (withdrawn once it
+//! stops); the send buffer to the peer's credit and a multiple of the congestion
+//! window, the packet window with the congestion window, all up to
+//! [`TransportConfig::max_window_bytes`].
 //!
 //! Why the credit must exceed one BDP: a lost packet holds the head for about an RTT
 //! (detection, retransmission) and the credit update needs another half RTT to
@@ -244,8 +244,10 @@ impl RecvAutotune {
         if self.plateau >= PLATEAU_INTERVALS {
             self.anticipated = 0;
         } else {
-            // The rounds the holes hold the head for, each at the next round's
-            // rate (a hole does not stop the doubling behind it).
+            // The rounds the holes hold the head for, all counted at the next
+            // round's rate (a hole does not stop the doubling behind it; the
+            // rounds after the next would grow more, which the steady part and
+            // the next interval's measurement catch up with).
             let rtts = rtts * growth.clamp(1.0, MAX_GROWTH_PER_RTT);
             self.anticipated = self.anticipated.max((rtts * per_rtt as f64) as u64);
         }
