@@ -173,8 +173,15 @@ impl<R: RecvStorage> RecvBuffer<R> {
     /// pieces, each holding a packet buffer: a credit of three datagrams came as
     /// five segments, beyond what the receiver's storage holds (1000 flows over
     /// memif: 86,240 datagrams refused and sent again).
-    pub(crate) fn set_grain(&mut self, payload: u64) {
-        self.grain = payload.max(1);
+    /// `advertised`: the credit the peer was already given, which stays valid
+    /// (the handshake tells a client the peer's datagram size after its Init gave
+    /// credit at its own).
+    pub(crate) fn set_grain(&mut self, payload: u64, advertised: u64) {
+        let payload = payload.max(1);
+        if payload != self.grain {
+            self.floor = self.floor.max(advertised);
+            self.grain = payload;
+        }
     }
 
     /// The storage.
@@ -416,7 +423,7 @@ mod tests {
     #[test]
     fn credit_comes_in_whole_datagrams() {
         let mut b = RecvBuffer::new(10_000);
-        b.set_grain(1432);
+        b.set_grain(1432, 0);
         assert_eq!(b.limit(), 6 * 1432);
         b.set_budget(3000, 0);
         assert_eq!(b.limit(), 2 * 1432);

@@ -33,7 +33,8 @@ pub struct ConnectionStats {
     pub pto_count: u64,
     /// Data packets received whose bytes had all been received already.
     pub duplicate_packets: u64,
-    /// Packets dropped: data beyond the credit or the stream end.
+    /// Packets dropped unacknowledged: data beyond the credit or the stream end,
+    /// or refused by the receive storage (beyond its fragments or its memory).
     pub out_of_window: u64,
     /// Acks rejected: acknowledging packets or bytes never sent.
     pub invalid_acks: u64,

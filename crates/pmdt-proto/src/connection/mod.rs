@@ -369,6 +369,18 @@ pub(crate) struct ConnectionParams<S, R> {
     pub peer: Option<HandshakeParams>,
 }
 
+/// The largest datagram both sides send: the smaller of the peer's announced
+/// `max_datagram` and this side's (the decoder rejects less than the floor;
+/// clamped anyway, defence in depth).
+fn negotiated_max_datagram(peer: u16, own: u16) -> u16 {
+    peer.max(wire::MIN_MAX_DATAGRAM).min(own)
+}
+
+/// Stream bytes a data packet of `max_datagram` bytes carries.
+fn data_payload(max_datagram: u16) -> u64 {
+    u64::from(max_datagram).saturating_sub(wire::DATA_HEADER_LEN as u64)
+}
+
 impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     pub(crate) fn new(p: ConnectionParams<S, R>) -> Self {
         let cfg = p.cfg;
@@ -378,7 +390,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         // Packets in flight at most (until the window autotunes above it).
         let window = cfg.window_packets as usize;
         let mut recv = RecvBuffer::with_storage(p.recv_storage, cfg.recv_buffer);
-        recv.set_grain(cfg.max_payload());
+        // A server knows the client's datagram size before it gives credit.
+        let peer_max_datagram = p.peer.as_ref().map_or(cfg.max_datagram, |peer| {
+            negotiated_max_datagram(peer.max_datagram, cfg.max_datagram)
+        });
+        recv.set_grain(data_payload(peer_max_datagram), 0);
         let mut c = Self {
             side: p.side,
             state: State::Handshake(Handshake {
@@ -475,11 +491,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 .min(Duration::from_millis(p.idle_timeout_ms as u64));
         }
         self.peer_max_data = p.max_data;
-        // The decoder rejects less than the floor; clamp anyway (defence in depth).
-        self.peer_max_datagram = p
-            .max_datagram
-            .max(wire::MIN_MAX_DATAGRAM)
-            .min(self.cfg.max_datagram);
+        self.peer_max_datagram = negotiated_max_datagram(p.max_datagram, self.cfg.max_datagram);
+        // Both sides send datagrams of this size at most: credit comes in the
+        // peer's full datagrams, not ours.
+        self.recv
+            .set_grain(self.recv_grain(), self.advertised_max_data);
     }
 
     // ---------------------------------------------------------------- accessors
@@ -701,6 +717,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// the connection may still have to hold.
     pub fn recv_limit(&self) -> u64 {
         self.recv.limit()
+    }
+
+    /// Stream bytes a full-size datagram from the peer carries: the handshake's
+    /// smaller `max_datagram` of the two sides less the data header (this side's
+    /// own until the handshake). Each datagram received pins one packet buffer
+    /// whatever its size, so a runtime counts the credit in these.
+    pub fn recv_grain(&self) -> u64 {
+        data_payload(self.peer_max_datagram)
     }
 
     /// [`Connection::set_recv_budget`] for a connection that has sent nothing yet:

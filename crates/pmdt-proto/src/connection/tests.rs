@@ -974,3 +974,43 @@ fn data_lost_twice_is_sent_again_in_two_copies() {
     let s = sendings_with_losses(|n| n <= 2 + LOST_AGAIN_COPIES as u32);
     assert_eq!(s[3].1, 2 + 2 * copies, "{s:?}");
 }
+
+/// Credit comes in the datagrams the peer actually sends: the smaller of the two
+/// sides' `max_datagram`, told in the handshake. A client sending 1,064-byte
+/// datagrams to a server of 1,500-byte ones found the server's credit edge off
+/// its grid, so every datagram after the first edge arrived in two pieces.
+#[test]
+fn credit_is_counted_in_the_smaller_sides_datagrams() {
+    let small = TransportConfig {
+        max_datagram: 1064,
+        recv_buffer: 16 * 1444,
+        ..Default::default()
+    };
+    let big = TransportConfig {
+        recv_buffer: 16 * 1444,
+        ..Default::default()
+    };
+    let grain = small.max_payload();
+    // Either side the smaller one: the server knows from the Init, the client
+    // from the Accept.
+    for (client, server) in [(small.clone(), big.clone()), (big.clone(), small.clone())] {
+        let mut p = connected_with(client, server);
+        assert_eq!(p.client_conn().recv_grain(), grain);
+        assert_eq!(p.server_conn().recv_grain(), grain);
+        let data = vec![3u8; 64 * grain as usize];
+        let mut written = p.client_write(&data);
+        let mut read = 0;
+        let mut edges = 0;
+        while read < data.len() as u64 {
+            p.step_for(Duration::from_millis(20));
+            // The server's credit edge is on the client's grid of full datagrams.
+            let limit = p.server_conn().recv_limit();
+            assert_eq!(limit % grain, 0, "credit edge {limit}");
+            edges += 1;
+            read += p.server_read();
+            written += p.client_write(&data[written..]);
+            assert!(edges < 1000, "stalled at {read}");
+        }
+        assert_eq!(read, data.len() as u64);
+    }
+}

@@ -100,6 +100,14 @@ struct Memory {
     ring_slots: usize,
 }
 
+impl Memory {
+    /// The stream bytes one of the peer's datagrams carries (`recv_grain`), at
+    /// least one and at most a packet buffer's `max_payload`.
+    fn grain(self, recv_grain: u64) -> u64 {
+        recv_grain.clamp(1, self.max_payload)
+    }
+}
+
 impl IoStream {
     /// What the reader has not read yet: bytes, and segments (packet buffers) in
     /// its ring.
@@ -213,17 +221,34 @@ pub(crate) struct IoLoop {
 /// The segments a connection's storage may hold: its grant in full-size
 /// datagrams, less what its reader's ring holds, but never less than the credit
 /// it gave (`credit`: bytes beyond what was delivered the peer may send, at least
-/// a datagram) in full-size datagrams. A grant lowered when connections join
-/// lowers the credit to come; refusing data sent within the credit given before
-/// would only have it sent again (256 flows starting at once: 8,222-12,734
-/// datagrams refused and resent). The pool accounting counts that credit as the
-/// connection's commitment already, so this stays within the receive total.
-/// Datagrams cut short at the credit's edge (a runt and the rest of a split) can
-/// still exceed it and be refused.
-fn segment_cap(grant: u64, ring_segments: usize, credit: u64, max_payload: u64) -> usize {
-    let buffers = (grant / max_payload) as usize;
-    let promised = credit.max(max_payload).div_ceil(max_payload) as usize;
+/// a datagram) in the peer's datagrams (`grain`: the stream bytes one carries). A
+/// grant lowered when connections join lowers the credit to come; refusing data
+/// sent within the credit given before would only have it sent again (256 flows
+/// starting at once: 8,222-12,734 datagrams refused and resent). The pool
+/// accounting counts that credit as the connection's commitment already, so this
+/// stays within the receive total. Datagrams cut short at the credit's edge (a
+/// runt and the rest of a split) can still exceed it and be refused.
+fn segment_cap(grant: u64, ring_segments: usize, credit: u64, mem: Memory, grain: u64) -> usize {
+    let buffers = (grant / mem.max_payload) as usize;
+    let promised = credit.max(grain).div_ceil(grain) as usize;
     buffers.saturating_sub(ring_segments).max(promised)
+}
+
+/// The credit `bytes` of receive memory (counted at `max_payload` per packet
+/// buffer) pays for when the peer's datagrams carry `grain` bytes each: every
+/// datagram pins a buffer whatever its size, so a peer sending smaller datagrams
+/// gets proportionally less (a 64-flow run with 1,064-byte datagrams into a
+/// receiver of 1,500-byte ones: 24,050-41,193 datagrams refused beyond the
+/// buffers their credit had been counted in).
+fn credit_of(bytes: u64, mem: Memory, grain: u64) -> u64 {
+    let scaled = u128::from(bytes) * u128::from(grain) / u128::from(mem.max_payload);
+    u64::try_from(scaled).unwrap_or(u64::MAX)
+}
+
+/// The receive memory (in packet buffers' worth of `max_payload`) a credit of
+/// `credit` bytes commits when the peer's datagrams carry `grain` bytes each.
+fn memory_of(credit: u64, mem: Memory, grain: u64) -> u64 {
+    credit.div_ceil(grain).saturating_mul(mem.max_payload)
 }
 
 impl IoLoop {
@@ -731,14 +756,16 @@ impl IoLoop {
     ) {
         let (ring_bytes, ring_segments) = s.unread(mem);
         if let Some(mut c) = ep.connection_mut(h) {
-            let budget = s.share.grant.saturating_sub(ring_bytes);
+            let grain = mem.grain(c.recv_grain());
+            let budget = credit_of(s.share.grant.saturating_sub(ring_bytes), mem, grain);
             c.set_recv_budget(budget);
             let given = c.recv_limit().saturating_sub(s.delivered);
             c.recv_storage_mut().set_segment_cap(segment_cap(
                 s.share.grant,
                 ring_segments,
                 given.max(budget),
-                mem.max_payload,
+                mem,
+                grain,
             ));
         }
     }
@@ -758,7 +785,8 @@ impl IoLoop {
         };
         let (ring_bytes, ring_segments) = s.unread(mem);
         let stored = (c.recv_storage().len() as u64) * mem.max_payload;
-        let committed = c.recv_limit().saturating_sub(s.delivered).max(stored)
+        let credit = c.recv_limit().saturating_sub(s.delivered);
+        let committed = memory_of(credit, mem, mem.grain(c.recv_grain())).max(stored)
             + ring_bytes.max(ring_segments as u64 * mem.max_payload);
         self.recv_mem.update(&mut s.share, committed);
         if self.regrant_at.is_some_and(|t| self.recv_mem.free() >= t) {
@@ -1143,17 +1171,41 @@ impl IoLoop {
 
 #[cfg(test)]
 mod segment_cap_tests {
-    use super::segment_cap;
+    use super::{credit_of, memory_of, segment_cap, Memory};
+
+    const MEM: Memory = Memory {
+        max_payload: 1432,
+        ring_slots: 64,
+    };
 
     #[test]
     fn storage_keeps_room_for_the_credit_given_and_the_grant_otherwise() {
-        let mp = 1432;
+        let mp = MEM.max_payload;
         // A grant of 10 datagrams, 4 of them in the reader's ring, 3 of credit.
-        assert_eq!(segment_cap(10 * mp, 4, 3 * mp, mp), 6);
+        assert_eq!(segment_cap(10 * mp, 4, 3 * mp, MEM, mp), 6);
         // The grant lowered to 2 datagrams after 45 were promised: 45 stay.
-        assert_eq!(segment_cap(2 * mp, 0, 45 * mp, mp), 45);
+        assert_eq!(segment_cap(2 * mp, 0, 45 * mp, MEM, mp), 45);
         // Part of a datagram of credit counts as one; none still leaves one.
-        assert_eq!(segment_cap(0, 0, mp / 2, mp), 1);
-        assert_eq!(segment_cap(0, 3, 0, mp), 1);
+        assert_eq!(segment_cap(0, 0, mp / 2, MEM, mp), 1);
+        assert_eq!(segment_cap(0, 3, 0, MEM, mp), 1);
+    }
+
+    #[test]
+    fn a_peer_sending_smaller_datagrams_gets_credit_for_as_many_buffers() {
+        let mp = MEM.max_payload;
+        let grain = 1036;
+        // 10 buffers' worth of memory is 10 of the peer's datagrams of credit.
+        let credit = credit_of(10 * mp, MEM, grain);
+        assert_eq!(credit, 10 * grain);
+        // That credit commits the same 10 buffers, and the storage holds them.
+        assert_eq!(memory_of(credit, MEM, grain), 10 * mp);
+        assert_eq!(segment_cap(2 * mp, 0, credit, MEM, grain), 10);
+        // Credit given at the full size before the handshake told the peer's
+        // size comes in more of its datagrams: the storage keeps room for them.
+        assert_eq!(segment_cap(0, 0, 10 * mp, MEM, grain), 14);
+        assert_eq!(memory_of(10 * mp, MEM, grain), 14 * mp);
+        // No overflow at the extremes.
+        assert_eq!(credit_of(u64::MAX, MEM, mp), u64::MAX);
+        assert_eq!(memory_of(u64::MAX, MEM, 1), u64::MAX);
     }
 }

@@ -61,6 +61,9 @@ pub struct FlowsScenario {
     pub reverse: ImpairConfig,
     /// Protocol options of both sessions.
     pub transport: TransportConfig,
+    /// The client's largest datagram when smaller than `transport`'s (a sender
+    /// started with `--payload`); `None`: the same.
+    pub client_max_datagram: Option<u16>,
     /// Packet buffers of the client's and the server's pool.
     pub client_buffers: usize,
     /// Packet buffers of the server's pool.
@@ -92,6 +95,7 @@ impl Default for FlowsScenario {
                 ..Default::default()
             },
             transport: TransportConfig::default(),
+            client_max_datagram: None,
             client_buffers: 16383,
             server_buffers: 16383,
             ring_slots: 1024,
@@ -119,6 +123,9 @@ pub struct FlowOutcome {
     pub client_close: Option<Result<(), FlowError>>,
     /// How the server's close ended.
     pub server_close: Option<Result<(), FlowError>>,
+    /// Data packets the server dropped unacknowledged (its connection's
+    /// `out_of_window`: beyond the credit, or refused by its storage).
+    pub server_refused: u64,
 }
 
 /// A session's figures at the end of a run.
@@ -227,9 +234,13 @@ pub fn run_flows_observed(
     if let Some(o) = observer {
         net.observe(o);
     }
-    let builder = |seed: u64| {
+    let mut client_transport = sc.transport.clone();
+    if let Some(d) = sc.client_max_datagram {
+        client_transport.max_datagram = client_transport.max_datagram.min(d);
+    }
+    let builder = |seed: u64, transport: &TransportConfig| {
         Runtime::builder()
-            .transport(sc.transport.clone())
+            .transport(transport.clone())
             .ring_slots(sc.ring_slots)
             .accept_backlog(sc.flows.max(1))
             .shutdown_timeout(Duration::from_secs(1))
@@ -237,8 +248,18 @@ pub fn run_flows_observed(
     };
     let ca: SocketAddr = "10.0.0.1:4000".parse().expect("address");
     let sa: SocketAddr = "10.0.0.2:5000".parse().expect("address");
-    let client = net.add_node(ca, builder(sc.seed ^ 0xc1), sc.client_buffers, max_datagram)?;
-    let server = net.add_node(sa, builder(sc.seed ^ 0x5e), sc.server_buffers, max_datagram)?;
+    let client = net.add_node(
+        ca,
+        builder(sc.seed ^ 0xc1, &client_transport),
+        sc.client_buffers,
+        max_datagram,
+    )?;
+    let server = net.add_node(
+        sa,
+        builder(sc.seed ^ 0x5e, &sc.transport),
+        sc.server_buffers,
+        max_datagram,
+    )?;
     net.set_path(client, server, sc.forward.clone())?;
     net.set_path(server, client, sc.reverse.clone())?;
     net.session(server).listen();
@@ -258,6 +279,7 @@ pub fn run_flows_observed(
             complete: false,
             client_close: None,
             server_close: None,
+            server_refused: 0,
         })
         .collect();
     let mut rbuf = vec![0u8; 64 * 1024];
@@ -359,6 +381,8 @@ pub fn run_flows_observed(
     for r in &readers {
         if let Some(f) = r.flow {
             outcomes[f].server_close = r.close.clone();
+            // Final once the connection closed.
+            outcomes[f].server_refused = r.stream.stats().out_of_window;
         }
     }
     let all_delivered = outcomes
