@@ -430,4 +430,21 @@ mod tests {
         b.set_budget(1000, 0);
         assert_eq!(b.limit(), 1000);
     }
+
+    /// A smaller grain learnt after credit was given keeps that credit: the
+    /// limit never moves back, and later credit ends on the new grid.
+    #[test]
+    fn a_new_grain_keeps_the_credit_given() {
+        let mut b = RecvBuffer::new(8600);
+        b.set_grain(1432, 0);
+        let given = b.limit();
+        assert_eq!(given, 6 * 1432);
+        b.set_grain(1024, given);
+        assert_eq!(b.limit(), given, "8 datagrams of 1024 would be less");
+        // Reading on the new grid moves the edge onto it.
+        b.insert(0, &[0; 1024], &());
+        b.read(&mut [0; 1024]);
+        assert_eq!(b.limit(), 1024 + 8 * 1024);
+        assert!(b.limit() > given);
+    }
 }

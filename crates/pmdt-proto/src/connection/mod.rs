@@ -495,7 +495,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         // Both sides send datagrams of this size at most: credit comes in the
         // peer's full datagrams, not ours.
         self.recv
-            .set_grain(self.recv_grain(), self.advertised_max_data);
+            .set_grain(self.data_payload(), self.advertised_max_data);
     }
 
     // ---------------------------------------------------------------- accessors
@@ -719,18 +719,27 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         self.recv.limit()
     }
 
-    /// Stream bytes a full-size datagram from the peer carries: the handshake's
-    /// smaller `max_datagram` of the two sides less the data header (this side's
-    /// own until the handshake). Each datagram received pins one packet buffer
-    /// whatever its size, so a runtime counts the credit in these.
-    pub fn recv_grain(&self) -> u64 {
+    /// Stream bytes a full-size data packet carries on this connection, either
+    /// way: the smaller `max_datagram` of the two sides (told in the handshake;
+    /// this side's own until then) less the data header. Each datagram received
+    /// pins one packet buffer whatever its size, so a runtime counts its credit
+    /// in these, and its writers fill buffers of this size so that every
+    /// datagram sent is a full one.
+    pub fn data_payload(&self) -> u64 {
         data_payload(self.peer_max_datagram)
     }
 
     /// [`Connection::set_recv_budget`] for a connection that has sent nothing yet:
     /// its first packet (Init or Accept) already advertises the capped credit.
-    pub(crate) fn set_initial_recv_budget(&mut self, bytes: u64) {
-        self.recv.set_budget(bytes.max(self.cfg.max_payload()), 0);
+    /// `memory`: receive memory counted in this side's full datagrams; a peer
+    /// sending smaller ones (a server knows from the Init) gets credit for as
+    /// many datagrams, not as many bytes.
+    pub(crate) fn set_initial_recv_budget(&mut self, memory: u64) {
+        let own = self.cfg.max_payload().max(1);
+        let grain = self.data_payload().min(own);
+        let bytes = u128::from(memory) * u128::from(grain) / u128::from(own);
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        self.recv.set_budget(bytes.max(grain), 0);
         self.advertised_max_data = self.recv.limit();
     }
 
@@ -1595,6 +1604,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         if let Some(c) = self.control_out.take() {
             let t = self.control(now, c.body(|| self.local_params()), buf);
+            if c == ControlOut::Accept && t.is_some() {
+                self.note_advertised();
+            }
             if let Some(r) = c.ends_with() {
                 // Only the answer to the peer's Close follows hearing it.
                 let heard = if matches!(c, ControlOut::CloseThenEnd(_)) {
@@ -1633,6 +1645,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 );
                 if let State::Handshake(h) = &mut self.state {
                     h.cookie = cookie;
+                }
+                if t.is_some() {
+                    self.note_advertised();
                 }
                 return t;
             }
@@ -1679,6 +1694,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             .build(now, self.recv.contiguous_end(), limit, max_ranges)?;
         self.advertised_max_data = limit;
         self.control(now, Body::Ack(ack), buf)
+    }
+
+    /// An Init or Accept carrying the current credit (`local_params`'s
+    /// `max_data`) left: the peer may send up to it, so it stays valid when the
+    /// budget or the grain changes later.
+    fn note_advertised(&mut self) {
+        self.advertised_max_data = self.advertised_max_data.max(self.recv.limit());
     }
 
     fn local_params(&self) -> HandshakeParams {

@@ -978,7 +978,12 @@ fn data_lost_twice_is_sent_again_in_two_copies() {
 /// Credit comes in the datagrams the peer actually sends: the smaller of the two
 /// sides' `max_datagram`, told in the handshake. A client sending 1,064-byte
 /// datagrams to a server of 1,500-byte ones found the server's credit edge off
-/// its grid, so every datagram after the first edge arrived in two pieces.
+/// its grid, so every datagram after the first edge arrived in two pieces. Both
+/// directions carry data here, so the side that learns the smaller size after
+/// giving credit (a client, from the Accept) is checked too: its credit never
+/// moves back. (Its first credit, given in its own datagrams, may end off the
+/// grid; the sender cuts one datagram short there and the edges that follow
+/// are whole datagrams from it.)
 #[test]
 fn credit_is_counted_in_the_smaller_sides_datagrams() {
     let small = TransportConfig {
@@ -991,26 +996,49 @@ fn credit_is_counted_in_the_smaller_sides_datagrams() {
         ..Default::default()
     };
     let grain = small.max_payload();
-    // Either side the smaller one: the server knows from the Init, the client
-    // from the Accept.
     for (client, server) in [(small.clone(), big.clone()), (big.clone(), small.clone())] {
         let mut p = connected_with(client, server);
-        assert_eq!(p.client_conn().recv_grain(), grain);
-        assert_eq!(p.server_conn().recv_grain(), grain);
+        assert_eq!(p.client_conn().data_payload(), grain);
+        assert_eq!(p.server_conn().data_payload(), grain);
         let data = vec![3u8; 64 * grain as usize];
-        let mut written = p.client_write(&data);
-        let mut read = 0;
-        let mut edges = 0;
-        while read < data.len() as u64 {
+        let mut to_server = p.client_write(&data);
+        let mut to_client = p.server_connection().write(&data).unwrap_or(0);
+        let (mut at_server, mut at_client) = (0, 0);
+        let (mut server_limit, mut client_limit) = (0, 0);
+        let mut rounds = 0;
+        while at_server < data.len() || at_client < data.len() {
             p.step_for(Duration::from_millis(20));
-            // The server's credit edge is on the client's grid of full datagrams.
-            let limit = p.server_conn().recv_limit();
-            assert_eq!(limit % grain, 0, "credit edge {limit}");
-            edges += 1;
-            read += p.server_read();
-            written += p.client_write(&data[written..]);
-            assert!(edges < 1000, "stalled at {read}");
+            let now_server = p.server_conn().recv_limit();
+            let now_client = p.client_conn().recv_limit();
+            for (limit, prev) in [
+                (now_server, &mut server_limit),
+                (now_client, &mut client_limit),
+            ] {
+                assert!(limit >= *prev, "credit moved back: {prev} -> {limit}");
+                *prev = limit;
+            }
+            // The server knew the client's size before it gave credit: every
+            // edge is on the client's grid.
+            assert_eq!(now_server % grain, 0, "credit edge {now_server}");
+            at_server += p.server_read() as usize;
+            at_client += read_all(&mut p.client_connection());
+            to_server += p.client_write(&data[to_server..]);
+            to_client += p.server_connection().write(&data[to_client..]).unwrap_or(0);
+            rounds += 1;
+            assert!(rounds < 1000, "stalled at {at_server}, {at_client}");
         }
-        assert_eq!(read, data.len() as u64);
+    }
+}
+
+/// Reads everything readable; returns the byte count.
+fn read_all(c: &mut ConnectionMut<'_, ByteRing, RecvRing>) -> usize {
+    let mut buf = [0u8; 4096];
+    let mut n = 0;
+    loop {
+        let k = c.read(&mut buf);
+        if k == 0 {
+            return n;
+        }
+        n += k;
     }
 }

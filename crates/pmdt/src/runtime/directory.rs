@@ -54,6 +54,7 @@ mod tests {
             Arc::new(ArrayQueue::new(1)),
             std::time::Duration::from_millis(5),
             std::sync::Weak::new(),
+            1444,
         ))
     }
 

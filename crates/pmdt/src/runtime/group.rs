@@ -369,16 +369,21 @@ impl Group {
             return Ok(0);
         }
         self.members[lead].stream.pool.attach_thread();
+        // One buffer goes to every member: the smallest datagram among them.
+        let chunk = self
+            .members
+            .iter()
+            .filter(|m| m.is_active())
+            .map(|m| m.stream.shared.chunk())
+            .min()
+            .unwrap_or(1);
         let mut done = 0;
         while done < data.len() && self.may_take() {
             let s = &mut self.members[lead].stream;
             if s.pool.available() <= s.reserve {
                 break;
             }
-            let Some(buf) = s
-                .pool
-                .copy_from_stashed(&data[done..], s.chunk, &mut s.stash)
-            else {
+            let Some(buf) = s.pool.copy_from_stashed(&data[done..], chunk, &mut s.stash) else {
                 break;
             };
             let n = buf.bytes().len() as u64;

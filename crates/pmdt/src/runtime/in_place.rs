@@ -154,11 +154,16 @@ impl From<SubmitError> for io::Error {
 
 impl Stream {
     /// Packet memory to fill, for up to one packet's payload, without blocking.
-    /// `WouldBlock` when the pool's free part is down to what is kept for
-    /// receiving (acknowledgements free more); `Unsupported` when the link's pool
+    /// `WouldBlock` before the handshake completed, or when the pool's free part
+    /// is down to what is kept for receiving (acknowledgements free more);
+    /// `Unsupported` when the link's pool
     /// only copies (see [`PacketPool::take_writable`](crate::link::PacketPool)).
     pub fn try_reserve(&mut self) -> io::Result<WriteBuf> {
         self.check_writable()?;
+        if !self.is_established() {
+            // The handshake decides the buffer's size (the peer's datagram).
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         self.pool.attach_thread();
         if !self.pool.writable() {
             return Err(io::Error::new(
@@ -167,7 +172,7 @@ impl Stream {
             ));
         }
         self.pool
-            .take_writable(self.chunk, self.reserve, &mut self.stash)
+            .take_writable(self.shared.chunk(), self.reserve, &mut self.stash)
             .ok_or_else(|| io::ErrorKind::WouldBlock.into())
     }
 

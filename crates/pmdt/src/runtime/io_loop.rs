@@ -101,10 +101,16 @@ struct Memory {
 }
 
 impl Memory {
-    /// The stream bytes one of the peer's datagrams carries (`recv_grain`), at
-    /// least one and at most a packet buffer's `max_payload`.
-    fn grain(self, recv_grain: u64) -> u64 {
-        recv_grain.clamp(1, self.max_payload)
+    /// The stream bytes one of the peer's datagrams carries (the connection's
+    /// `data_payload`), at least one and at most a packet buffer's `max_payload`.
+    fn grain(self, data_payload: u64) -> u64 {
+        data_payload.clamp(1, self.max_payload)
+    }
+
+    /// The receive memory what a reader's ring holds pins: its bytes, or a
+    /// packet buffer per segment where segments are smaller.
+    fn ring(self, ring_bytes: u64, ring_segments: usize) -> u64 {
+        ring_bytes.max(ring_segments as u64 * self.max_payload)
     }
 }
 
@@ -665,6 +671,7 @@ impl IoLoop {
             self.doorbell.clone(),
             self.cfg.park_timeout,
             self.driver.clone(),
+            self.chunk_of(h),
         ));
         let (app_tx, from_app) = rtrb::RingBuffer::new(self.cfg.ring_slots);
         let (to_app, app_rx) = rtrb::RingBuffer::new(self.cfg.ring_slots);
@@ -685,8 +692,12 @@ impl IoLoop {
             wake_deferred: None,
         });
         self.live += 1;
-        // Nothing was sent yet: the connection commits its initial credit.
-        let committed = self.ep.connection(h).map_or(0, |c| c.recv_limit());
+        // Nothing was sent yet: the connection commits its initial credit (in
+        // the buffers its peer's datagrams will pin).
+        let mem = self.memory();
+        let committed = self.ep.connection(h).map_or(0, |c| {
+            memory_of(c.recv_limit(), mem, mem.grain(c.data_payload()))
+        });
         if let Some(Some(s)) = self.streams.get_mut(h.0) {
             s.share = self.recv_mem.join(committed);
         }
@@ -698,9 +709,18 @@ impl IoLoop {
             cur: None,
             pool: self.pool.clone(),
             stash: Default::default(),
-            chunk: self.chunk,
             reserve: (self.pool.capacity() as f64 * WRITE_RESERVE_SHARE) as usize,
         }
+    }
+
+    /// Stream bytes per packet buffer for connection `h`'s writer: its full
+    /// datagram payload when the peer's datagrams are smaller than this side's
+    /// (a buffer of ours would leave as a full datagram and a runt, each pinning
+    /// a buffer at the peer).
+    fn chunk_of(&self, h: ConnectionHandle) -> usize {
+        self.ep.connection(h).map_or(self.chunk, |c| {
+            (c.data_payload() as usize).clamp(1, self.chunk)
+        })
     }
 
     /// Brings every connection's share of the receive memory to the fair share
@@ -745,9 +765,10 @@ impl IoLoop {
     }
 
     /// Sizes a connection's credit and the segments its storage may hold to its
-    /// grant: what its reader's ring holds counts against both (bytes for the
-    /// credit, packet buffers for the segments, as small segments pin a whole
-    /// buffer each). Credit already given stays honoured (see [`segment_cap`]).
+    /// grant: what its reader's ring holds counts against both, in packet
+    /// buffers (small segments pin a whole buffer each), and the credit is
+    /// counted in the peer's datagrams (see [`credit_of`]). Credit already given
+    /// stays honoured (see [`segment_cap`]).
     fn apply_credit(
         ep: &mut Endpoint<ChunkSend, ChunkRecv>,
         h: ConnectionHandle,
@@ -756,8 +777,12 @@ impl IoLoop {
     ) {
         let (ring_bytes, ring_segments) = s.unread(mem);
         if let Some(mut c) = ep.connection_mut(h) {
-            let grain = mem.grain(c.recv_grain());
-            let budget = credit_of(s.share.grant.saturating_sub(ring_bytes), mem, grain);
+            let grain = mem.grain(c.data_payload());
+            let free = s
+                .share
+                .grant
+                .saturating_sub(mem.ring(ring_bytes, ring_segments));
+            let budget = credit_of(free, mem, grain);
             c.set_recv_budget(budget);
             let given = c.recv_limit().saturating_sub(s.delivered);
             c.recv_storage_mut().set_segment_cap(segment_cap(
@@ -786,8 +811,8 @@ impl IoLoop {
         let (ring_bytes, ring_segments) = s.unread(mem);
         let stored = (c.recv_storage().len() as u64) * mem.max_payload;
         let credit = c.recv_limit().saturating_sub(s.delivered);
-        let committed = memory_of(credit, mem, mem.grain(c.recv_grain())).max(stored)
-            + ring_bytes.max(ring_segments as u64 * mem.max_payload);
+        let committed = memory_of(credit, mem, mem.grain(c.data_payload())).max(stored)
+            + mem.ring(ring_bytes, ring_segments);
         self.recv_mem.update(&mut s.share, committed);
         if self.regrant_at.is_some_and(|t| self.recv_mem.free() >= t) {
             self.rebalance();
@@ -850,6 +875,13 @@ impl IoLoop {
         };
         match ev {
             Event::Connected => {
+                // The handshake told the peer's datagram size: writers (waiting
+                // for this) fill buffers of it. Stored before `connected`, which
+                // publishes it.
+                let chunk = self.ep.connection(h).map(|c| c.data_payload() as usize);
+                if let Some(chunk) = chunk.filter(|&c| c > 0 && c < self.chunk) {
+                    s.shared.chunk.store(chunk, Ordering::Relaxed);
+                }
                 s.shared.connected.store(true, Ordering::Release);
                 s.shared.waiter.wake();
             }
@@ -1193,7 +1225,8 @@ mod segment_cap_tests {
     #[test]
     fn a_peer_sending_smaller_datagrams_gets_credit_for_as_many_buffers() {
         let mp = MEM.max_payload;
-        let grain = 1036;
+        // 1,064-byte datagrams carry 1,024 stream bytes.
+        let grain = 1024;
         // 10 buffers' worth of memory is 10 of the peer's datagrams of credit.
         let credit = credit_of(10 * mp, MEM, grain);
         assert_eq!(credit, 10 * grain);

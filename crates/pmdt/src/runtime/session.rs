@@ -119,8 +119,9 @@ impl Session {
         }
     }
 
-    /// Opens a connection to `to` at `now`. The stream is usable at once: data
-    /// written before the handshake completes waits for it;
+    /// Opens a connection to `to` at `now`. The stream is returned at once;
+    /// writes return `WouldBlock` until the handshake completes (it tells the
+    /// peer's datagram size, which sizes the packet buffers written), and
     /// [`Stream::is_established`] tells when it has.
     pub fn connect(&mut self, now: Instant, to: SocketAddr) -> io::Result<Stream> {
         self.lp.open(now, to)

@@ -3,7 +3,7 @@
 //! application thread.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::Thread;
 
@@ -232,6 +232,10 @@ pub(crate) struct StreamShared {
     /// writer holds) and the most it may hold: its share of the pool.
     pub ring_bytes: RingBytes,
     pub write_ahead: AtomicU64,
+    /// Stream bytes per packet buffer a writer fills: the connection's full
+    /// datagram payload (set by the I/O loop once the handshake told the
+    /// peer's size), so that every buffer leaves as one full datagram.
+    pub chunk: AtomicUsize,
     pub waiter: Waiter,
     pub stats: Mutex<ConnectionStats>,
     /// The id telemetry lists the connection under (0: not handed out yet).
@@ -246,6 +250,7 @@ impl StreamShared {
         doorbell: Arc<ArrayQueue<usize>>,
         park: Duration,
         driver: Weak<CallerLoop>,
+        chunk: usize,
     ) -> Self {
         Self {
             id,
@@ -263,11 +268,18 @@ impl StreamShared {
             wake_on_read: AtomicBool::new(false),
             ring_bytes: RingBytes::default(),
             write_ahead: AtomicU64::new(u64::MAX),
+            chunk: AtomicUsize::new(chunk.max(1)),
             waiter: Waiter::new(park, driver),
             stats: Mutex::new(ConnectionStats::default()),
             directory_id: AtomicU64::new(0),
             doorbell,
         }
+    }
+
+    /// Stream bytes per packet buffer a writer fills (see `chunk`).
+    #[inline]
+    pub fn chunk(&self) -> usize {
+        self.chunk.load(Ordering::Relaxed)
     }
 
     /// Tells the I/O loop this stream has something for it. Cheap while the

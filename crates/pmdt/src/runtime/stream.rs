@@ -26,7 +26,6 @@ pub struct Stream {
     pub(crate) cur: Option<Segment>,
     pub(crate) pool: BufferPool,
     pub(crate) stash: BufferStash,
-    pub(crate) chunk: usize,
     /// Free buffers the application's writes leave in the pool, for receiving
     /// (acks, the peer's data) and the I/O loop.
     pub(crate) reserve: usize,
@@ -173,9 +172,14 @@ impl Stream {
 
     /// Writes what fits without blocking: copies into packet buffers (the one copy
     /// on the sending side) and queues them for the I/O loop. `WouldBlock` when the
-    /// ring or the packet pool is full.
+    /// ring or the packet pool is full, or before the handshake completed.
     pub fn try_write(&mut self, data: &[u8]) -> io::Result<usize> {
         self.check_writable()?;
+        if !data.is_empty() && !self.is_established() {
+            // The handshake decides the buffers' size (the peer's datagram):
+            // writes wait for it (see [`Stream::is_established`]).
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
         self.pool.attach_thread();
         if !data.is_empty() && self.pool.available() <= self.reserve {
             // The pool's last buffers are kept for receiving: wait for acks to
@@ -185,9 +189,9 @@ impl Stream {
         let mut done = 0;
         let mut pushed = 0usize;
         while done < data.len() && self.tx.slots() > 0 && self.shared.may_write() {
-            let Some(b) = self
-                .pool
-                .copy_from_stashed(&data[done..], self.chunk, &mut self.stash)
+            let Some(b) =
+                self.pool
+                    .copy_from_stashed(&data[done..], self.shared.chunk(), &mut self.stash)
             else {
                 break;
             };
@@ -354,7 +358,8 @@ impl Stream {
         s.waiter.wait(|| {
             s.closed_flag.load(Ordering::Acquire)
                 || if writing {
-                    s.writer_may_resume(tx.slots(), tx.buffer().capacity())
+                    s.connected.load(Ordering::Acquire)
+                        && s.writer_may_resume(tx.slots(), tx.buffer().capacity())
                 } else {
                     !rx.is_empty() || s.peer_finished.load(Ordering::Acquire)
                 }
@@ -368,7 +373,7 @@ impl io::Write for Stream {
         loop {
             match self.try_write(data) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    if self.tx.slots() > 0 && self.shared.may_write() {
+                    if self.is_established() && self.tx.slots() > 0 && self.shared.may_write() {
                         // Ring has room but the packet pool is exhausted: back off.
                         self.shared.waiter.backoff();
                     } else {

@@ -61,8 +61,8 @@ pub struct FlowsScenario {
     pub reverse: ImpairConfig,
     /// Protocol options of both sessions.
     pub transport: TransportConfig,
-    /// The client's largest datagram when smaller than `transport`'s (a sender
-    /// started with `--payload`); `None`: the same.
+    /// The client's largest datagram when it differs from `transport`'s (one
+    /// side started with `--payload`); `None`: the same.
     pub client_max_datagram: Option<u16>,
     /// Packet buffers of the client's and the server's pool.
     pub client_buffers: usize,
@@ -236,7 +236,7 @@ pub fn run_flows_observed(
     }
     let mut client_transport = sc.transport.clone();
     if let Some(d) = sc.client_max_datagram {
-        client_transport.max_datagram = client_transport.max_datagram.min(d);
+        client_transport.max_datagram = d;
     }
     let builder = |seed: u64, transport: &TransportConfig| {
         Runtime::builder()
@@ -252,7 +252,7 @@ pub fn run_flows_observed(
         ca,
         builder(sc.seed ^ 0xc1, &client_transport),
         sc.client_buffers,
-        max_datagram,
+        client_transport.max_datagram as usize,
     )?;
     let server = net.add_node(
         sa,
