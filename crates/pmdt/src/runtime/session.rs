@@ -20,13 +20,18 @@
 //!     .session(start)?;
 //! server.listen();
 //! let mut sender = client.connect(start, "10.0.0.2:2".parse()?)?;
-//! sender.try_write(b"hello")?; // waits in the stream until the handshake is done
-//! sender.finish();
 //! let (mut reader, mut got, mut buf) = (None, Vec::new(), [0u8; 16]);
-//! let mut now = start;
+//! let (mut now, mut sent) = (start, false);
 //! loop {
 //!     client.poll(now);
 //!     server.poll(now);
+//!     // Writes wait for the handshake (`WouldBlock` before: it tells the
+//!     // peer's datagram size, which sizes the packet buffers written).
+//!     if !sent && sender.is_established() {
+//!         sender.try_write(b"hello")?;
+//!         sender.finish();
+//!         sent = true;
+//!     }
 //!     reader = reader.or_else(|| server.accept());
 //!     if let Some(r) = reader.as_mut() {
 //!         match r.try_read(&mut buf) {
