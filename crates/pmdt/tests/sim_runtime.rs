@@ -111,10 +111,11 @@ fn connections_short_of_memory_do_not_drain_a_small_pool() {
 /// way round (the receiver's datagrams smaller), the sender's writers filled
 /// buffers of its own size, each leaving as a full datagram and a runt that
 /// pinned a buffer of its own at the receiver; writers now fill buffers of the
-/// connection's datagram. Here, readers starting 100 ms late, the receiver
-/// refused 448 datagrams before in the first case.
+/// connection's datagram (checked below: no datagram but the last of a flow
+/// short). Here, readers starting 100 ms late, the receiver refused 448
+/// datagrams before in the first case.
 #[test]
-fn a_peer_of_smaller_datagrams_is_not_refused_within_its_credit() {
+fn peers_of_different_datagram_sizes_are_not_refused_within_credit() {
     let default = TransportConfig::default().max_datagram;
     for (client, server) in [(1064, default), (default, 1064)] {
         let r = run_flows(&FlowsScenario {

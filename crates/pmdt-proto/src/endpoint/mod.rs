@@ -282,9 +282,11 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         conn
     }
 
-    /// Receive credit (bytes) each new connection starts with, e.g. what a
-    /// runtime's packet pool has free for it: its first packet (Init or Accept)
-    /// advertises at most this, and credit once advertised cannot be taken back.
+    /// Receive memory each new connection starts with, e.g. what a runtime's
+    /// packet pool has free for it, counted in this side's full datagrams: its
+    /// first packet (Init or Accept) advertises at most this much credit (less
+    /// for a peer of smaller datagrams, which pin as many buffers), and credit
+    /// once advertised cannot be taken back.
     /// The owner then sizes each connection's credit with
     /// [`Connection::set_recv_budget`]. `None`: the configured receive buffer.
     pub fn set_initial_recv_budget(&mut self, bytes: Option<u64>) {

@@ -673,6 +673,11 @@ impl IoLoop {
             self.driver.clone(),
             self.chunk_of(h),
         ));
+        if self.ep.connection(h).is_some_and(|c| c.is_established()) {
+            // Accepted: established already (its chunk is final), so writes on the
+            // stream handed out go at once, before `Event::Connected` is polled.
+            shared.connected.store(true, Ordering::Release);
+        }
         let (app_tx, from_app) = rtrb::RingBuffer::new(self.cfg.ring_slots);
         let (to_app, app_rx) = rtrb::RingBuffer::new(self.cfg.ring_slots);
         if self.streams.len() <= h.0 {
