@@ -872,6 +872,7 @@ impl IoLoop {
     }
 
     fn on_event(&mut self, h: ConnectionHandle, ev: Event) {
+        let chunk = self.chunk_of(h);
         let Some(Some(s)) = self.streams.get_mut(h.0) else {
             if let Event::Closed(_) = ev {
                 self.ep.release(h);
@@ -883,10 +884,7 @@ impl IoLoop {
                 // The handshake told the peer's datagram size: writers (waiting
                 // for this) fill buffers of it. Stored before `connected`, which
                 // publishes it.
-                let chunk = self.ep.connection(h).map(|c| c.data_payload() as usize);
-                if let Some(chunk) = chunk.filter(|&c| c > 0 && c < self.chunk) {
-                    s.shared.chunk.store(chunk, Ordering::Relaxed);
-                }
+                s.shared.chunk.store(chunk, Ordering::Relaxed);
                 s.shared.connected.store(true, Ordering::Release);
                 s.shared.waiter.wake();
             }
