@@ -49,7 +49,7 @@ pub use connection::{
     PROTOCOL_VIOLATION_CODE, REFUSED_CODE,
 };
 pub use endpoint::{ConnectionHandle, ConnectionMut, Endpoint, EndpointTransmit, StorageFactory};
-pub use recv_buffer::{RecvRing, RecvStorage};
+pub use recv_buffer::{credit_of_memory, RecvRing, RecvStorage};
 pub use rtt_histogram::RttHistogram;
 pub use send_buffer::{ByteRing, SendStorage};
 pub use stats::{ConnectionStats, ControllerState, EndpointStats};

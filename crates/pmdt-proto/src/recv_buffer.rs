@@ -126,6 +126,15 @@ impl RecvStorage for RecvRing {
     }
 }
 
+/// The credit `memory` pays for (memory counted at `buffer_payload` stream
+/// bytes per packet buffer) when the peer's datagrams carry `grain` bytes each:
+/// every datagram pins a buffer whatever its size, so a peer sending smaller
+/// datagrams gets proportionally less.
+pub fn credit_of_memory(memory: u64, buffer_payload: u64, grain: u64) -> u64 {
+    let scaled = u128::from(memory) * u128::from(grain) / u128::from(buffer_payload.max(1));
+    u64::try_from(scaled).unwrap_or(u64::MAX)
+}
+
 /// Reassembly state over a storage.
 #[derive(Debug, Clone)]
 pub(crate) struct RecvBuffer<R: RecvStorage = RecvRing> {

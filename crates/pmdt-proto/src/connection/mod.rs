@@ -737,8 +737,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     pub(crate) fn set_initial_recv_budget(&mut self, memory: u64) {
         let own = self.cfg.max_payload().max(1);
         let grain = self.data_payload().min(own);
-        let bytes = u128::from(memory) * u128::from(grain) / u128::from(own);
-        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        let bytes = crate::recv_buffer::credit_of_memory(memory, own, grain);
         self.recv.set_budget(bytes.max(grain), 0);
         self.advertised_max_data = self.recv.limit();
     }

@@ -247,8 +247,7 @@ fn segment_cap(grant: u64, ring_segments: usize, credit: u64, mem: Memory, grain
 /// receiver of 1,500-byte ones: 24,050-41,193 datagrams refused beyond the
 /// buffers their credit had been counted in).
 fn credit_of(bytes: u64, mem: Memory, grain: u64) -> u64 {
-    let scaled = u128::from(bytes) * u128::from(grain) / u128::from(mem.max_payload);
-    u64::try_from(scaled).unwrap_or(u64::MAX)
+    pmdt_proto::credit_of_memory(bytes, mem.max_payload, grain)
 }
 
 /// The receive memory (in packet buffers' worth of `max_payload`) a credit of
