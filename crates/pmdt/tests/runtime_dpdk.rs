@@ -273,6 +273,9 @@ fn memif_transfers(eal: Eal) {
         "data left from the application's mbufs"
     );
     assert!(sa.link.arp_requests_sent >= 1 && sb.link.arp_replies_sent >= 1);
+    // The first Init went out once the ARP reply came, not after a timeout.
+    assert!(sa.link.arp_held >= 1, "{:?}", sa.link);
+    assert_eq!(sa.link.arp_unresolved_drops, 0, "{:?}", sa.link);
     assert!(sa.load.iterations > 0, "the load estimator ran in the loop");
 
     // The same figures over DPDK telemetry (what dpdk-telemetry.py reads).

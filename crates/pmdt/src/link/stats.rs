@@ -31,8 +31,12 @@ pub struct LinkStats {
     pub arp_replies_sent: u64,
     /// ARP requests sent to resolve peers.
     pub arp_requests_sent: u64,
-    /// Datagrams dropped while their peer's MAC was unresolved.
+    /// Datagrams dropped while their peer's MAC was unresolved (held too long,
+    /// or pushed out of a full hold).
     pub arp_unresolved_drops: u64,
+    /// Datagrams held while their peer's MAC was being resolved (sent once the
+    /// ARP reply came, unless counted in `arp_unresolved_drops`).
+    pub arp_held: u64,
     /// ICMP echo requests answered.
     pub icmp_echo_replies: u64,
     /// Payloads that had to be copied into the frame (not sent from the original

@@ -7,6 +7,7 @@
 //! UDP and pmdt headers) is chained to another reference of the mbuf the
 //! application's data was written into, so a retransmission sends the same memory.
 
+mod arp_hold;
 mod arp_table;
 pub mod frame;
 mod packet_memory;
@@ -21,6 +22,7 @@ use dpdk::{
     RxQueue, TxChecksumOffload, TxQueue,
 };
 
+use arp_hold::ArpHold;
 pub use arp_table::ArpTable;
 use frame::{Frame, RxVerified, HEADERS_LEN};
 
@@ -125,6 +127,8 @@ pub struct DpdkLink {
     arp: ArpTable,
     /// The last peer sent to (most packets go to the same one): skips the table.
     last_peer: Option<(Ipv4Addr, [u8; 6])>,
+    /// Frames built for peers whose MAC was still unknown, sent once it is.
+    held: ArpHold<Mbuf>,
     rx: MbufBatch<BURST>,
     tx: MbufBatch<BURST>,
     stats: LinkStats,
@@ -213,6 +217,7 @@ impl DpdkLink {
                 multi_seg,
                 arp: ArpTable::with_static(&cfg.static_arp),
                 last_peer: None,
+                held: ArpHold::default(),
                 rx: MbufBatch::default(),
                 tx: MbufBatch::default(),
                 stats: LinkStats::default(),
@@ -252,6 +257,47 @@ impl DpdkLink {
             return;
         }
         let _ = self.tx.push(m);
+    }
+
+    /// Sends an ARP request for `ip`, at most one per retry interval.
+    fn ask_arp(&mut self, ip: Ipv4Addr, now: Instant) {
+        if self.arp.should_ask(ip, now) {
+            let req = frame::arp_request(self.mac, self.ip, ip);
+            self.queue_frame(&req);
+            self.stats.arp_requests_sent += 1;
+        }
+    }
+
+    /// Moves held frames whose peer is now known to the transmit batch (their
+    /// destination MAC written in), drops those held too long, and asks again
+    /// for the peers still unknown.
+    fn release_held(&mut self, now: Instant) {
+        let (arp, tx) = (&self.arp, &mut self.tx);
+        let (mut unaddressable, mut expired, mut unknown) = (0u64, 0u64, Vec::new());
+        self.held.release(
+            now,
+            |ip| arp.lookup(ip),
+            |mut m, mac| match m.data_mut() {
+                Ok(d) => {
+                    d[..6].copy_from_slice(&mac);
+                    tx.push(m)
+                }
+                // The header mbuf is the link's own: never shared. Were it,
+                // the frame could not be addressed: drop it.
+                Err(_) => {
+                    unaddressable += 1;
+                    Ok(())
+                }
+            },
+            |_too_old| expired += 1,
+            |ip| unknown.push(ip),
+        );
+        let dropped = unaddressable + expired;
+        self.stats.arp_unresolved_drops += dropped;
+        self.stats.tx_dropped += dropped;
+        for ip in unknown {
+            self.ask_arp(ip, now);
+        }
     }
 
     fn handle_control(&mut self, m: &Mbuf, f: Frame) {
@@ -373,6 +419,10 @@ impl Link for DpdkLink {
             self.stats.tx_dropped += 1;
             return false;
         };
+        if !self.held.is_empty() {
+            // Held frames first, so a peer's packets leave in order.
+            self.release_held(now);
+        }
         if self.tx.remaining() == 0 {
             self.stats.tx_dropped += 1;
             self.stats.tx_queue_full += 1;
@@ -382,16 +432,14 @@ impl Link for DpdkLink {
             .last_peer
             .filter(|(ip, _)| ip == dst.ip())
             .map(|(_, mac)| mac);
-        let Some(dst_mac) = cached.or_else(|| self.arp.lookup(*dst.ip())) else {
-            self.stats.arp_unresolved_drops += 1;
-            if self.arp.should_ask(*dst.ip(), now) {
-                let req = frame::arp_request(self.mac, self.ip, *dst.ip());
-                self.queue_frame(&req);
-                self.stats.arp_requests_sent += 1;
-            }
-            return false;
-        };
-        self.last_peer = Some((*dst.ip(), dst_mac));
+        let resolved = cached.or_else(|| self.arp.lookup(*dst.ip()));
+        match resolved {
+            Some(mac) => self.last_peer = Some((*dst.ip(), mac)),
+            None => self.ask_arp(*dst.ip(), now),
+        }
+        // An unresolved peer's frame is built all the same and held: its
+        // destination MAC is written when the ARP reply comes.
+        let dst_mac = resolved.unwrap_or_default();
         let Ok(mut m) = self.tx_pool.alloc() else {
             self.stats.tx_dropped += 1;
             self.stats.tx_no_buffer += 1;
@@ -478,11 +526,21 @@ impl Link for DpdkLink {
         self.stats.tx_datagrams += 1;
         self.stats.tx_bytes += udp_payload as u64;
         self.stats.tx_payload_sums_reused += payload_sum.is_some() as u64;
-        let _ = self.tx.push(m);
+        if resolved.is_some() {
+            let _ = self.tx.push(m);
+        } else {
+            self.stats.arp_held += 1;
+            if self.held.hold(*dst.ip(), m, now).is_some() {
+                self.stats.arp_unresolved_drops += 1;
+            }
+        }
         true
     }
 
-    fn flush(&mut self, _now: Instant) {
+    fn flush(&mut self, now: Instant) {
+        if !self.held.is_empty() {
+            self.release_held(now);
+        }
         if !self.tx.is_empty() {
             self.txq.tx_burst(&mut self.tx);
         }
