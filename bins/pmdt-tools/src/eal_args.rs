@@ -38,6 +38,18 @@ pub struct EalArgs {
 }
 
 impl EalArgs {
+    /// Whether the EAL will run on 4 KiB pages (`--no-huge`, asked for or the
+    /// fallback when the free hugepages cannot hold `--memory-mb`), judged before
+    /// it starts.
+    pub fn without_hugepages(&self) -> bool {
+        self.no_huge
+            || self.eal.iter().any(|a| a == "--no-huge")
+            || dpdk::Eal::builder()
+                .memory_mb(self.memory_mb)
+                .resolved_memory()
+                == MemoryMode::NoHuge
+    }
+
     /// The EAL builder: `default_lcores` unless `--lcores`, `default_vdevs` when
     /// neither a vdev nor a PCI device is given (then without PCI probing).
     pub fn builder(

@@ -136,6 +136,18 @@ impl std::fmt::Display for IoMode {
     }
 }
 
+/// The memory an object of `room` bytes takes in a mempool on 4 KiB pages: the
+/// pages' share of each object that fits whole in one, or whole pages for an
+/// object larger than a page.
+fn on_small_pages(room: u64) -> u64 {
+    const PAGE: u64 = 4096;
+    if room <= PAGE {
+        PAGE / (PAGE / room)
+    } else {
+        room.div_ceil(PAGE) * PAGE
+    }
+}
+
 fn parse_mac(s: &str) -> Option<[u8; 6]> {
     let v: Vec<u8> = s
         .split(':')
@@ -194,7 +206,10 @@ impl LinkArgs {
         format!("net_memif0,role={r},socket={DEMO_SOCKET},id=0{bsize}")
     }
 
-    fn pool_size(&self) -> u32 {
+    /// The packet pool's size in mbufs: `--pool-size`, or what three quarters of
+    /// the EAL memory hold. On 4 KiB pages (`no_huge`) an mbuf never straddles a
+    /// page, so each takes a page's share, not its size.
+    fn pool_size(&self, no_huge: bool) -> u32 {
         self.pool_size.unwrap_or_else(|| {
             let room = DpdkLinkConfig {
                 mtu: self.mtu,
@@ -202,12 +217,13 @@ impl LinkArgs {
             }
             .mbuf_data_room() as u64
                 + 256; // mbuf header and pool overhead
-                       // Three quarters of the EAL memory (the rest: descriptor rings, the
-                       // runtime's rings, mempool caches). A power-of-two-minus-one size
-                       // only saves ring slots (8 bytes each); rounding down to one left
-                       // 40 % of the memory unused, and a long lossy path needs it: at
-                       // 1 Gbit/s, 200 ms and 5 % loss the repair of a hole holds about
-                       // 4 BDP at the sender and 3 at the receiver.
+            let room = if no_huge { on_small_pages(room) } else { room };
+            // Three quarters of the EAL memory (the rest: descriptor rings, the
+            // runtime's rings, mempool caches). A power-of-two-minus-one size
+            // only saves ring slots (8 bytes each); rounding down to one left
+            // 40 % of the memory unused, and a long lossy path needs it: at
+            // 1 Gbit/s, 200 ms and 5 % loss the repair of a hole holds about
+            // 4 BDP at the sender and 3 at the receiver.
             let fit = (self.dpdk.memory_mb as u64) << 20;
             (fit * 3 / 4 / room).clamp(1023, MAX_DEFAULT_POOL) as u32
         })
@@ -226,7 +242,7 @@ impl LinkArgs {
         let (Some(want), BackendKind::Dpdk) = (max_buffer, self.backend) else {
             return Ok(());
         };
-        let pool = self.pool_size() as u64;
+        let pool = self.pool_size(self.dpdk.without_hugepages()) as u64;
         let payload = transport.max_payload();
         let flows = flows.max(1) as u64;
         let split = self.pool_split(data);
@@ -437,7 +453,7 @@ impl LinkArgs {
                         udp_port: self.local_port(role),
                         mac,
                         static_arp: arp,
-                        pool_size: self.pool_size(),
+                        pool_size: self.pool_size(!eal.uses_hugepages()),
                         checksum_offload: !self.no_offload,
                         mtu: self.mtu,
                         queues,
@@ -519,9 +535,11 @@ mod tests {
     /// 2^k - 1 in half of it (65,535 at the default 512 MiB).
     #[test]
     fn the_default_pool_fills_three_quarters_of_the_eal_memory() {
-        assert_eq!(dpdk_link(512, None).pool_size(), 165_564);
-        assert_eq!(dpdk_link(1, None).pool_size(), 1023, "the floor");
-        assert_eq!(dpdk_link(512, Some(4095)).pool_size(), 4095, "as set");
+        assert_eq!(dpdk_link(512, None).pool_size(false), 165_564);
+        assert_eq!(dpdk_link(1, None).pool_size(false), 1023, "the floor");
+        assert_eq!(dpdk_link(512, Some(4095)).pool_size(false), 4095, "as set");
+        // On 4 KiB pages a 1500-byte mbuf takes a page: 98 304 fit in 384 MiB.
+        assert_eq!(dpdk_link(512, None).pool_size(true), 98_304);
     }
 
     /// A refused --max-buffer names the smallest pool that holds it, and an EAL
@@ -542,7 +560,7 @@ mod tests {
         };
         assert!(fits(need as u32), "{need} mbufs hold it");
         assert!(!fits(need as u32 - 1), "and no fewer do");
-        assert!(dpdk_link(memory as u32, None).pool_size() as u64 >= need);
+        assert!(dpdk_link(memory as u32, None).pool_size(false) as u64 >= need);
         assert!(dpdk_link(memory as u32, None)
             .check_memory(&t, Some(want), 1, DataFlow::Out)
             .is_ok());

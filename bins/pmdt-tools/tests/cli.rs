@@ -10,6 +10,42 @@ use std::time::{Duration, Instant};
 
 use common::*;
 
+/// Without hugepages (`--no-huge`, or the fallback when other processes hold
+/// them) the default packet pool still fits the EAL memory: on 4 KiB pages each
+/// mbuf takes a page, and the pool is sized for that.
+#[test]
+fn on_4k_pages_the_default_pool_fits_and_a_file_arrives() {
+    let _g = serial();
+    let d = tmp("nohuge");
+    let src = d.join("src.bin");
+    let want = random_file(&src, 5_000_000);
+    let sock = d.join("m.sock");
+    let out = d.join("got.bin");
+    let (so, ro) = run_pair(
+        &[
+            "--no-huge",
+            "--vdev",
+            &memif("server", &sock),
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+        &[
+            "--no-huge",
+            "--vdev",
+            &memif("client", &sock),
+            "-F",
+            src.to_str().unwrap(),
+            "--json",
+        ],
+        Duration::from_millis(1500),
+    );
+    assert!(so.status.success(), "{}", stderr(&so));
+    assert!(ro.status.success(), "{}", stderr(&ro));
+    assert_eq!(end(&ro)["sha256"], want.as_str());
+    assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
+}
+
 #[test]
 fn file_over_memif_between_two_processes_arrives_intact() {
     let _g = serial();

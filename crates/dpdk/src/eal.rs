@@ -462,6 +462,11 @@ impl Eal {
             .collect()
     }
 
+    /// Whether the EAL runs on hugepages (it was not started with `--no-huge`).
+    pub fn uses_hugepages(&self) -> bool {
+        !self.args().iter().any(|a| a == "--no-huge")
+    }
+
     /// Whether the EAL of this process is running.
     pub fn is_running() -> bool {
         STATE.load(Ordering::Acquire) == STATE_RUNNING
