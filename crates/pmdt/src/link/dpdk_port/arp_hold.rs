@@ -162,7 +162,11 @@ mod tests {
             |_| {},
         );
         assert_eq!(sent, [0, 1]);
-        h.release(t, |_| Some(MAC), |f, _| Ok(sent.push(f)), |_| {}, |_| {});
+        let take = |f, _| {
+            sent.push(f);
+            Ok(())
+        };
+        h.release(t, |_| Some(MAC), take, |_| {}, |_| {});
         assert_eq!(sent, [0, 1, 2, 3, 4]);
         assert!(h.is_empty());
     }
