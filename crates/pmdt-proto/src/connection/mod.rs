@@ -281,6 +281,8 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     /// When the first RTT sample was taken (persistent congestion counts only
     /// packets sent after it).
     first_rtt_sample: Option<Instant>,
+    /// The last of our timestamps a data packet echoed and gave an RTT sample.
+    last_echo_sampled: u32,
     loss_time: Option<Instant>,
     /// Scratch list of `detect_lost` (kept to reuse its memory).
     lost_scratch: Vec<(u64, Instant)>,
@@ -425,6 +427,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             // patterns and grow only past them.
             acked_pns: RangeSet::with_capacity(LOSS_RANGES_RESERVED),
             first_rtt_sample: None,
+            last_echo_sampled: 0,
             loss_time: None,
             lost_scratch: Vec::with_capacity(window),
             next_lost_prune: p.now,
@@ -1119,6 +1122,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             let us = self.timestamp(now).wrapping_sub(echo);
             self.recv_tune
                 .on_rtt_sample(now, Duration::from_micros(us as u64));
+            self.echo_rtt_sample(now, echo, us);
         }
         self.recv_tune.on_packet(
             now,
@@ -1142,6 +1146,28 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 .shrink(want.max(self.cfg.recv_buffer), self.advertised_max_data),
             Some(_) | None => {}
         }
+    }
+
+    /// A data packet's timestamp echo as an RTT sample for loss recovery, taken
+    /// while nothing of ours awaits an acknowledgement. A receiver that only
+    /// sends acks takes no ack-based sample, so its probe timeout (for its
+    /// receipt, its close, its first data after a long transfer in) would run on
+    /// the initial RTT and its large variance: three initial RTTs, doubling per
+    /// loss. Only the first packet echoing a timestamp counts (RFC 7323 §4.3's
+    /// rule in spirit): later ones also carry the peer's wait for our next ack.
+    fn echo_rtt_sample(&mut self, now: Instant, echo: u32, us: u32) {
+        if echo == self.last_echo_sampled
+            || self.sent.in_flight() > 0
+            || us == 0
+            || us >= MAX_TIMESTAMP_RTT_US
+        {
+            return;
+        }
+        self.last_echo_sampled = echo;
+        let rtt = Duration::from_micros(us as u64);
+        self.rtt.update(rtt, Duration::ZERO, self.cfg.max_ack_delay);
+        self.first_rtt_sample.get_or_insert(now);
+        self.stats.rtt_histogram.record(us as u64);
     }
 
     /// The send buffer and packet window follow the congestion window.

@@ -1042,3 +1042,36 @@ fn read_all(c: &mut ConnectionMut<'_, ByteRing, RecvRing>) -> usize {
         n += k;
     }
 }
+
+/// A receiver that only sends acks takes its RTT from the timestamps the data
+/// echoes: after a transfer over a 200 ms path its estimate is the path's, not
+/// the initial 100 ms with its 50 ms variance, so a lost receipt or close is
+/// probed after about one RTT, not three initial RTTs doubling per loss.
+#[test]
+fn a_pure_receiver_learns_the_rtt_from_echoed_timestamps() {
+    let cfg = TransportConfig::default();
+    let mut p = Pair::new(cfg.clone(), cfg);
+    p.delay = Duration::from_millis(100);
+    p.connect();
+    let data = vec![7u8; 4 << 20];
+    let (mut sent, mut got) = (0, 0);
+    let limit = p.now + Duration::from_secs(60);
+    while got < data.len() {
+        sent += p.client_write(&data[sent..]);
+        assert!(p.step(limit), "stalled at {got}");
+        got += read_all(&mut p.server_connection());
+    }
+    let s = p.server_conn();
+    assert_eq!(s.sent.in_flight(), 0, "the receiver sent only acks");
+    let srtt = s.rtt.smoothed();
+    assert!(
+        (Duration::from_millis(200)..Duration::from_millis(215)).contains(&srtt),
+        "smoothed RTT {srtt:?}"
+    );
+    assert!(s.rtt.var() < Duration::from_millis(10), "{:?}", s.rtt.var());
+    assert!(
+        s.rtt.pto_base(s.cfg.max_ack_delay) < Duration::from_millis(260),
+        "probe timeout {:?}",
+        s.rtt.pto_base(s.cfg.max_ack_delay)
+    );
+}
