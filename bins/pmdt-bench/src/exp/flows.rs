@@ -1,13 +1,22 @@
 //! Many flows with default settings: 1, 2, 16, 256, 1000 connections from one
 //! pmdt-send to one pmdt-recv, the same total bytes split among them: aggregate
-//! goodput vs one flow, Jain's index, completion.
+//! goodput vs one flow, Jain's index, completion. Beside the larger counts, the
+//! same flows for a fixed time (iperf3's `-P N -t T`): how they share the link
+//! while every one of them has data.
+
+use std::time::Duration;
 
 use crate::cell::CellSpec;
 use crate::ctx::Ctx;
-use crate::exp::{bytes_arg, expect_bytes, pmdt_cell};
+use crate::exp::{bytes_arg, expect_bytes, pmdt_cell, secs_arg};
 use crate::machine::Machine;
 use crate::pmdt_pair::{Link, PairSpec};
 use crate::report::{Ratio, Report};
+
+/// The fewest flows that also run for a fixed time.
+const TIMED_FROM: usize = 16;
+/// How long the timed cells send, seconds.
+const TIMED_SECS: f64 = 5.0;
 
 /// Tools this experiment needs.
 pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &[]);
@@ -48,8 +57,27 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             |_, _| {},
         ));
     }
-    let g = "goodput_gbps";
     let names: Vec<String> = r.cells.iter().skip(1).map(|c| c.name.clone()).collect();
+    if !ctx.quick {
+        for &n in counts.iter().filter(|&&n| n >= TIMED_FROM) {
+            let mut pair = PairSpec::new(
+                Link::Memif(1500),
+                &["-P", &n.to_string(), "-t", &secs_arg(TIMED_SECS)],
+                Duration::from_secs_f64(TIMED_SECS),
+            );
+            pair.connections = n;
+            r.cells.push(pmdt_cell(
+                ctx,
+                E,
+                CellSpec::new(format!("flows-{n}-t{TIMED_SECS}"), "goodput_gbps")
+                    .param("flows", n)
+                    .param("seconds", TIMED_SECS),
+                &pair,
+                |_, _| {},
+            ));
+        }
+    }
+    let g = "goodput_gbps";
     for n in names {
         let ratio = Ratio::of(
             &format!("{n} aggregate / one flow"),
@@ -61,6 +89,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     }
     r.notes = vec![
         "Default transport settings (window, controller); the total is split evenly over the flows; a cell that timed out says so with the interrupted sender's figure.".into(),
+        "jain: Jain's index of the flows' goodputs, each flow's bytes over its own time. In the fixed-size cells (`-n`) it also measures when each flow's application thread first ran: the tools run a thread per flow, and 256 of them on 2 cores (one shared with a busy-polling I/O lcore) start over hundreds of milliseconds, so at 256 flows × 4 MiB the first flows finish before a fifth of the total is delivered. The timed cells (`-t`, every flow sending for the same time, as iperf3 -P is usually run) measure how the link is shared among flows that all have data.".into(),
     ];
     r
 }

@@ -738,21 +738,26 @@ impl IoLoop {
             self.send_share = self.send_budget / self.live.max(1) as u64;
         }
         let mem = self.memory();
-        let mut short = false;
         for i in 0..self.streams.len() {
             let ring_ahead = self.ring_ahead(ConnectionHandle(i));
-            let Some(s) = &mut self.streams[i] else {
-                continue;
-            };
-            if live_changed {
+            if let (true, Some(s)) = (live_changed, &mut self.streams[i]) {
                 s.shared.write_ahead.store(ring_ahead, Ordering::Relaxed);
                 // A writer waiting for its share may now have room.
                 s.shared.waiter.wake();
             }
-            if self.recv_mem.regrant(&mut s.share) {
+        }
+        let mut shares: Vec<(usize, &mut Share)> = self
+            .streams
+            .iter_mut()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_mut().map(|s| (i, &mut s.share)))
+            .collect();
+        let changed = self.recv_mem.rebalance(&mut shares);
+        let short = shares.iter().any(|(_, s)| self.recv_mem.starved(s));
+        for i in changed {
+            if let Some(s) = &self.streams[i] {
                 Self::apply_credit(&mut self.ep, ConnectionHandle(i), s, mem);
             }
-            short |= self.recv_mem.starved(&s.share);
         }
         // Short ones get more once a meaningful part of a share is free.
         self.regrant_at = short.then(|| (self.recv_mem.fair() / 8).clamp(1, READ_AHEAD_MIN));

@@ -76,6 +76,10 @@ pub struct FlowsScenario {
     pub connects: Connects,
     /// When readers start.
     pub readers: ReadersStart,
+    /// How fast the server's application reads, bytes per second over all its
+    /// readers, taken in turn (a reader pool slower than the link: threads
+    /// sharing a core); `None`: everything available, at once.
+    pub read_rate: Option<u64>,
     /// Virtual time allowed.
     pub time_limit: Duration,
 }
@@ -102,6 +106,7 @@ impl Default for FlowsScenario {
             write_size: 64 * 1024 + 17,
             connects: Connects::AtOnce,
             readers: ReadersStart::AtAccept,
+            read_rate: None,
             time_limit: Duration::from_secs(120),
         }
     }
@@ -118,6 +123,8 @@ pub struct FlowOutcome {
     pub verified: bool,
     /// The server read the end of stream after every byte.
     pub complete: bool,
+    /// When the server read the end of stream, from the run's start.
+    pub completed_at: Option<Duration>,
     /// How the client's close ended: `Ok` once the server acknowledged every
     /// byte, the error otherwise (None: still waiting at the limit).
     pub client_close: Option<Result<(), FlowError>>,
@@ -264,7 +271,8 @@ pub fn run_flows_observed(
     net.set_path(server, client, sc.reverse.clone())?;
     net.session(server).listen();
     let mut writers: Vec<Writer> = Vec::new();
-    let limit = net.now() + sc.time_limit;
+    let started = net.now();
+    let limit = started + sc.time_limit;
     let total = sc.bytes_per_flow + FLOW_TAG as u64;
     let mut readers: Vec<Reader> = Vec::new();
     let mut read_from: Option<Instant> = match sc.readers {
@@ -277,12 +285,14 @@ pub fn run_flows_observed(
             read: 0,
             verified: true,
             complete: false,
+            completed_at: None,
             client_close: None,
             server_close: None,
             server_refused: 0,
         })
         .collect();
     let mut rbuf = vec![0u8; 64 * 1024];
+    let (mut read_budget, mut read_cursor, mut last_read) = (0f64, 0usize, None::<Instant>);
     let done = |w: &[Writer], r: &[Reader]| {
         w.len() == sc.flows
             && w.iter().all(|w| w.close.is_some())
@@ -359,8 +369,36 @@ pub fn run_flows_observed(
             }
         }
         if read_from.is_some_and(|t| now >= t) {
-            for r in readers.iter_mut().filter(|r| r.close.is_none()) {
-                read_some(r, &mut rbuf, &mut outcomes, sc.seed);
+            let at = now.saturating_duration_since(started);
+            match sc.read_rate {
+                None => {
+                    for r in readers.iter_mut().filter(|r| r.close.is_none()) {
+                        read_some(r, &mut rbuf, &mut outcomes, sc.seed, at, usize::MAX);
+                    }
+                }
+                Some(rate) => {
+                    let dt = now.saturating_duration_since(last_read.unwrap_or(now));
+                    last_read = Some(now);
+                    read_budget =
+                        (read_budget + rate as f64 * dt.as_secs_f64()).min(rate as f64 * 0.01); // at most 10 ms of reading saved up
+                                                                                                // Readers in turn from where the last round stopped; ends
+                                                                                                // of stream and closes cost nothing.
+                    let n = readers.len();
+                    for k in 0..n {
+                        let i = (read_cursor + k) % n;
+                        let r = &mut readers[i];
+                        if r.close.is_some() {
+                            continue;
+                        }
+                        let limit = read_budget as usize;
+                        let got = read_some(r, &mut rbuf, &mut outcomes, sc.seed, at, limit);
+                        read_budget -= got as f64;
+                        if read_budget < 1.0 {
+                            read_cursor = i + 1;
+                            break;
+                        }
+                    }
+                }
             }
         }
         if done(&writers, &readers) {
@@ -424,28 +462,45 @@ pub fn run_flows_observed(
 }
 
 /// Reads what `r`'s stream has, verifies it, closes at the end of stream.
-fn read_some(r: &mut Reader, buf: &mut [u8], outcomes: &mut [FlowOutcome], seed: u64) {
+/// `at`: the time since the run started (when the end of stream is read).
+/// Reads at most about `limit` bytes (a buffer's worth past it); returns how
+/// many.
+fn read_some(
+    r: &mut Reader,
+    buf: &mut [u8],
+    outcomes: &mut [FlowOutcome],
+    seed: u64,
+    at: Duration,
+    limit: usize,
+) -> usize {
     if r.eof {
         r.close = close_result(r.stream.try_close());
-        return;
+        return 0;
     }
+    let mut total = 0usize;
     loop {
-        let n = match r.stream.try_read(buf) {
+        if total >= limit {
+            return total;
+        }
+        let want = buf.len().min(limit - total);
+        let n = match r.stream.try_read(&mut buf[..want]) {
             Ok(0) => {
                 r.eof = true;
                 if let Some(f) = r.flow {
                     outcomes[f].complete = true;
+                    outcomes[f].completed_at = Some(at);
                 }
                 r.close = close_result(r.stream.try_close());
-                return;
+                return total;
             }
             Ok(n) => n,
-            Err(e) if e.kind() == ErrorKind::WouldBlock => return,
+            Err(e) if e.kind() == ErrorKind::WouldBlock => return total,
             Err(e) => {
                 r.close = Some(Err(FlowError::from(e)));
-                return;
+                return total;
             }
         };
+        total += n;
         let mut data = &buf[..n];
         if r.tag.len() < FLOW_TAG {
             let k = (FLOW_TAG - r.tag.len()).min(data.len());
