@@ -131,7 +131,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     r.notes = vec![
         "pmdt-wanem between the two memif links: loss in both directions, one-way delay RTT/2 each way, bottleneck 100 Mbit/s or 1 Gbit/s; paced sends at 90% of it. Its forwarding lcore runs on core 1; both ends run to completion (the tools' default), the receiver's flow thread on core 0 and the sender's on core 1 beside pmdt-wanem.".into(),
         "Targets (issue #14, default controller bbr): ≥ 95% of the bottleneck lossless, ≥ 90% at 1% loss, ≥ 75% at 5%, in every RTT column (of_link_pct).".into(),
-        format!("Each cell sends for {secs} s (-t); goodput counts acknowledged stream bytes over the sender's wall time (connection set-up included)."),
+        format!("Each cell sends for {secs} s (-t); goodput counts acknowledged stream bytes over the sender's time from the data's start (after the handshake, as iperf3 counts) to the receiver's receipt, Startup's ramp and the drain included."),
         format!("steady_pct: goodput from second {} to {secs} of the sender's one-second intervals (as iperf3 --omit), % of the link: the rate once the controller has found the path, without the handshake, Startup's ramp and the close. The payload ceiling is 95.1% (1440 stream bytes per 1514-byte frame).", steady_from(secs)),
     ];
     r

@@ -1191,6 +1191,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     fn accept_data(&mut self, offset: u64, fin: bool, payload: &[u8], memory: &R::Packet) -> bool {
         let end = offset + payload.len() as u64;
         if end > self.recv.limit() {
+            tracing::debug!(parent: &self.span, offset, end, limit = self.recv.limit(), "data beyond the credit refused");
             self.stats.out_of_window += 1;
             return false;
         }
@@ -1211,6 +1212,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         // Beyond the fragment limit or the storage's memory budget the packet is
         // dropped unacknowledged: the sender retransmits it later.
         let Some(new) = self.recv.try_insert(offset, payload, memory) else {
+            tracing::debug!(parent: &self.span, offset, end, contiguous = self.recv.contiguous_end(), limit = self.recv.limit(), "data refused by the receive storage");
             self.stats.out_of_window += 1;
             return false;
         };
