@@ -1795,7 +1795,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             None => {
                 let why = if self.state.is_established()
                     && self.send_next < self.send.end()
-                    && self.send_next >= self.peer_max_data
+                    && (self.send_next >= self.peer_max_data
+                        || self.credit_cuts_a_chunk(max_payload))
                 {
                     if self.credit_wait.is_none() && self.sent.in_flight() == 0 {
                         self.credit_wait = Some(now);
@@ -1921,8 +1922,30 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         })
     }
 
+    /// Whether the credit's edge falls inside the next chunk of a storage that
+    /// keeps its data in datagram-sized chunks (the runtime's packet buffers):
+    /// sending the part below the edge now would leave the rest as a runt, each
+    /// piece pinning a packet buffer at the receiver, whose credit counts whole
+    /// datagrams, and every later edge off the chunks' grid (a receiver then
+    /// refused datagrams inside the credit it gave: 16,764 in one run of 1000
+    /// flows). The chunk waits for the credit to cover it, as a TCP sender
+    /// avoids the silly window (RFC 1122 §4.2.3.4); the receiver's credit always
+    /// covers a datagram once the data below the chunk is read. A byte-ring
+    /// storage (contiguous beyond a datagram) is cut at the edge as before.
+    fn credit_cuts_a_chunk(&self, max_payload: u64) -> bool {
+        if self.send_next >= self.send.end() {
+            return false; // nothing to send (and no chunk to ask the storage about)
+        }
+        let piece = self.send.contiguous_len(self.send_next);
+        let credit = self.peer_max_data.saturating_sub(self.send_next);
+        credit > 0 && piece <= max_payload && credit < piece
+    }
+
     fn new_chunk(&self, max_payload: u64) -> Option<Chunk> {
         if !self.state.is_established() {
+            return None;
+        }
+        if self.credit_cuts_a_chunk(max_payload) {
             return None;
         }
         let avail = self.send.end() - self.send_next;
