@@ -16,34 +16,52 @@ use common::*;
 #[test]
 fn on_4k_pages_the_default_pool_fits_and_a_file_arrives() {
     let _g = serial();
-    let d = tmp("nohuge");
-    let src = d.join("src.bin");
-    let want = random_file(&src, 5_000_000);
-    let sock = d.join("m.sock");
-    let out = d.join("got.bin");
-    let (so, ro) = run_pair(
-        &[
-            "--no-huge",
-            "--vdev",
-            &memif("server", &sock),
-            "-o",
-            out.to_str().unwrap(),
-            "--json",
-        ],
-        &[
-            "--no-huge",
-            "--vdev",
-            &memif("client", &sock),
-            "-F",
-            src.to_str().unwrap(),
-            "--json",
-        ],
-        Duration::from_millis(1500),
+    let t = file_over_memif("nohuge", &["--no-huge"], 5_000_000);
+    assert!(t.send.status.success(), "{}", stderr(&t.send));
+    assert!(t.recv.status.success(), "{}", stderr(&t.recv));
+    assert_eq!(end(&t.recv)["sha256"], t.sha256.as_str());
+    assert_eq!(
+        sha_hex(&std::fs::read(t.dir.join("got.bin")).unwrap()),
+        t.sha256
     );
-    assert!(so.status.success(), "{}", stderr(&so));
-    assert!(ro.status.success(), "{}", stderr(&ro));
-    assert_eq!(end(&ro)["sha256"], want.as_str());
-    assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
+}
+
+/// A file sent over memif between a pmdt-send and a pmdt-recv.
+struct FileTransfer {
+    /// The scratch directory: `src.bin` sent, `got.bin` written.
+    dir: Scratch,
+    send: std::process::Output,
+    recv: std::process::Output,
+    /// SHA-256 of the file sent.
+    sha256: String,
+}
+
+/// Sends a random file of `size` bytes over memif from pmdt-send to pmdt-recv
+/// (`--json` both), each started with `flags` too.
+fn file_over_memif(name: &str, flags: &[&str], size: usize) -> FileTransfer {
+    let dir = tmp(name);
+    let src = dir.join("src.bin");
+    let sha256 = random_file(&src, size);
+    let sock = dir.join("m.sock");
+    let out = dir.join("got.bin");
+    let (server, client) = (memif("server", &sock), memif("client", &sock));
+    let recv_args: Vec<&str> = flags
+        .iter()
+        .copied()
+        .chain(["--vdev", &server, "-o", out.to_str().unwrap(), "--json"])
+        .collect();
+    let send_args: Vec<&str> = flags
+        .iter()
+        .copied()
+        .chain(["--vdev", &client, "-F", src.to_str().unwrap(), "--json"])
+        .collect();
+    let (send, recv) = run_pair(&recv_args, &send_args, Duration::from_millis(1500));
+    FileTransfer {
+        dir,
+        send,
+        recv,
+        sha256,
+    }
 }
 
 #[test]
@@ -108,32 +126,11 @@ fn file_over_memif_between_two_processes_arrives_intact() {
 #[test]
 fn file_over_memif_pipeline_arrives_intact() {
     let _g = serial();
-    let d = tmp("memif-pipeline");
-    let src = d.join("src.bin");
-    let want = random_file(&src, 8_000_000);
-    let sock = d.join("m.sock");
-    let out = d.join("got.bin");
-    let (so, ro) = run_pair(
-        &[
-            "--pipeline",
-            "--vdev",
-            &memif("server", &sock),
-            "-o",
-            out.to_str().unwrap(),
-            "--json",
-        ],
-        &[
-            "--pipeline",
-            "--vdev",
-            &memif("client", &sock),
-            "-F",
-            src.to_str().unwrap(),
-            "--json",
-        ],
-        Duration::from_millis(1500),
-    );
-    let (sj, rj) = (end(&so), end(&ro));
-    for o in [&so, &ro] {
+    let t = file_over_memif("memif-pipeline", &["--pipeline"], 8_000_000);
+    let (so, ro, want) = (&t.send, &t.recv, t.sha256.as_str());
+    let out = t.dir.join("got.bin");
+    let (sj, rj) = (end(so), end(ro));
+    for o in [so, ro] {
         let link = json(o)["start"]["link"].as_str().unwrap().to_owned();
         assert!(link.ends_with("pipeline"), "{link}");
     }
@@ -141,7 +138,7 @@ fn file_over_memif_pipeline_arrives_intact() {
     assert_summary_fields(&sj);
     assert_summary_fields(&rj);
     assert_eq!(rj["bytes"], 8_000_000);
-    assert_eq!(rj["sha256"], want.as_str());
+    assert_eq!(rj["sha256"], want);
     assert_eq!(sj["flows"][0]["receipt"]["matches"], true, "{sj}");
     assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
 }

@@ -38,42 +38,35 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     } else {
         (&[1, 2, 16, 256, 1000], 1 << 30)
     };
+    // `n` flows from one pmdt-send with `send` (the amount or the time).
+    let cell = |n: usize, send: &[&str], expected: Duration, spec: CellSpec| {
+        let mut args = vec!["-P".to_string(), n.to_string()];
+        args.extend(send.iter().map(|a| a.to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let mut pair = PairSpec::new(Link::Memif(1500), &args, expected);
+        pair.connections = n;
+        pmdt_cell(ctx, E, spec.param("flows", n), &pair, |_, _| {})
+    };
     for &n in counts {
         let per = (total / n as u64).max(64 << 10);
-        let mut pair = PairSpec::new(
-            Link::Memif(1500),
-            // -n is the total over the flows (iperf3's).
-            &["-P", &n.to_string(), "-n", &bytes_arg(per * n as u64)],
-            expect_bytes(per * n as u64),
-        );
-        pair.connections = n;
-        r.cells.push(pmdt_cell(
-            ctx,
-            E,
-            CellSpec::new(format!("flows-{n}"), "goodput_gbps")
-                .param("flows", n)
-                .param("bytes_per_flow", per),
-            &pair,
-            |_, _| {},
+        // -n is the total over the flows (iperf3's).
+        let bytes = per * n as u64;
+        r.cells.push(cell(
+            n,
+            &["-n", &bytes_arg(bytes)],
+            expect_bytes(bytes),
+            CellSpec::new(format!("flows-{n}"), "goodput_gbps").param("bytes_per_flow", per),
         ));
     }
     let names: Vec<String> = r.cells.iter().skip(1).map(|c| c.name.clone()).collect();
     if !ctx.quick {
         for &n in counts.iter().filter(|&&n| n >= TIMED_FROM) {
-            let mut pair = PairSpec::new(
-                Link::Memif(1500),
-                &["-P", &n.to_string(), "-t", &secs_arg(TIMED_SECS)],
+            r.cells.push(cell(
+                n,
+                &["-t", &secs_arg(TIMED_SECS)],
                 Duration::from_secs_f64(TIMED_SECS),
-            );
-            pair.connections = n;
-            r.cells.push(pmdt_cell(
-                ctx,
-                E,
                 CellSpec::new(format!("flows-{n}-t{TIMED_SECS}"), "goodput_gbps")
-                    .param("flows", n)
                     .param("seconds", TIMED_SECS),
-                &pair,
-                |_, _| {},
             ));
         }
     }
