@@ -992,18 +992,22 @@ impl IoLoop {
                 }
             }
         }
-        if s.from_app.is_empty()
-            && s.shared.finish.load(Ordering::Acquire)
-            && s.writes < AppWrites::Finished
-        {
-            s.writes = AppWrites::Finished;
-            if s.shared.discard.load(Ordering::Acquire) {
-                // Closing: finish this side and end once everything is acknowledged.
+        if s.from_app.is_empty() && s.shared.finish.load(Ordering::Acquire) {
+            let closing = s.shared.discard.load(Ordering::Acquire);
+            if closing && s.writes < AppWrites::Closing {
+                // Closing, after a finish or not: end once everything is
+                // acknowledged. (Told only of the finish, the connection never
+                // closed itself: it waited for the peer's Close, and when that
+                // was lost, for its keepalive to draw another, 2 s.)
+                s.writes = AppWrites::Closing;
                 if let Some(mut c) = self.ep.connection_mut(h) {
                     c.close(now);
                 }
-            } else if let Some(mut c) = self.ep.connection_mut(h) {
-                c.finish();
+            } else if !closing && s.writes < AppWrites::Finished {
+                s.writes = AppWrites::Finished;
+                if let Some(mut c) = self.ep.connection_mut(h) {
+                    c.finish();
+                }
             }
         }
         if s.shared.discard.load(Ordering::Acquire) && s.delivery.queue() {

@@ -43,6 +43,9 @@ pub(super) enum AppWrites {
     WaitingForWritable,
     /// The application finished and the connection was told.
     Finished,
+    /// The application closed (perhaps after finishing first) and the
+    /// connection was told: it ends once everything both ways is acknowledged.
+    Closing,
     /// The application reset and the connection was told: nothing more is
     /// taken from the ring.
     Reset,

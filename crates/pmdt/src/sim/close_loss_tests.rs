@@ -155,3 +155,99 @@ fn a_lost_close_is_answered_while_the_closing_side_shuts_down() {
         "stopped {stopped:?} after"
     );
 }
+
+/// An application that finishes its stream, reads its peer's answer, then
+/// closes (as pmdt-send does: data, finish, the receiver's receipt, close). The
+/// loop told the connection only of the finish, so it never closed itself: it
+/// waited for the peer's Close, and with that lost, for its keepalive (2 s) to
+/// draw another. Here every Close from the server is lost: the client must
+/// still end (gracefully: it has everything) within its own closing state.
+#[test]
+fn a_close_after_a_finish_ends_without_the_peers_close() {
+    let mut net = LoopNet::new(3);
+    let builder = |seed: u64| Runtime::builder().seed(seed);
+    let ca: SocketAddr = "10.0.0.1:4000".parse().unwrap();
+    let sa: SocketAddr = "10.0.0.2:5000".parse().unwrap();
+    let client = net.add_node(ca, builder(1), 1024, 1500).unwrap();
+    let server = net.add_node(sa, builder(2), 1024, 1500).unwrap();
+    let clean = ImpairConfig {
+        delay: Duration::from_millis(1),
+        ..Default::default()
+    };
+    net.set_path(client, server, clean.clone()).unwrap();
+    net.set_path(server, client, clean).unwrap();
+    net.drop_when(Box::new(move |from, _, data| {
+        from == sa && data.get(3) == Some(&CLOSE)
+    }));
+    net.session(server).listen();
+    let now = net.now();
+    let mut out = net.session(client).connect(now, sa).unwrap();
+    let data = vec![0x5a; 100_000];
+    let (mut written, mut finished, mut answer) = (0, false, 0);
+    let mut inbound = None;
+    let (mut eof, mut server_done, mut answered) = (false, false, false);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut closing_since = None;
+    let mut client_end = None;
+    let limit = net.now() + Duration::from_secs(30);
+    while client_end.is_none() {
+        while written < data.len() {
+            match out.try_write(&data[written..]) {
+                Ok(k) => written += k,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                Err(e) => panic!("client write: {e}"),
+            }
+        }
+        if written == data.len() && !finished {
+            out.finish();
+            finished = true;
+        }
+        if finished && answer < 1 {
+            match out.try_read(&mut buf) {
+                Ok(k) => answer += k,
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) => panic!("client read: {e}"),
+            }
+        }
+        if answer >= 1 {
+            closing_since.get_or_insert(net.now());
+            match out.try_close() {
+                Ok(()) => client_end = Some(Ok(())),
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                Err(e) => client_end = Some(Err(e.to_string())),
+            }
+        }
+        if inbound.is_none() {
+            inbound = net.session(server).accept();
+        }
+        if let Some(s) = inbound.as_mut().filter(|_| !server_done) {
+            while !eof {
+                match s.try_read(&mut buf) {
+                    Ok(0) => eof = true,
+                    Ok(_) => {}
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                    Err(e) => panic!("server read: {e}"),
+                }
+            }
+            if eof && !answered {
+                // The receipt: one byte back, then the server's end.
+                answered = s.try_write(b"!").is_ok_and(|k| k == 1);
+            }
+            if answered {
+                match s.try_close() {
+                    Err(e) if e.kind() == ErrorKind::WouldBlock => {}
+                    _ => server_done = true,
+                }
+            }
+        }
+        if !net.step(limit) {
+            break;
+        }
+    }
+    assert_eq!(client_end, Some(Ok(())), "the client's close");
+    let took = net.now() - closing_since.expect("the client closed");
+    assert!(
+        took < Duration::from_millis(500),
+        "the client ended {took:?} after closing (the keepalive is 2 s)"
+    );
+}

@@ -531,7 +531,9 @@ impl Link for DpdkLink {
         } else {
             self.stats.arp_held += 1;
             if self.held.hold(*dst.ip(), m, now).is_some() {
+                // The oldest held frame made room.
                 self.stats.arp_unresolved_drops += 1;
+                self.stats.tx_dropped += 1;
             }
         }
         true
