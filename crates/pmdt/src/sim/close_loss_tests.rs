@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::LoopNet;
+use super::{LoopNet, NodeId};
 use crate::link::impair_model::ImpairConfig;
 use crate::runtime::Runtime;
 use crate::CloseReason;
@@ -19,28 +19,42 @@ use crate::CloseReason;
 const ACK: u8 = 5;
 const CLOSE: u8 = 6;
 
-/// Runs one transfer from a client to a server; from the server's finish until
-/// the client's connection ended, every Ack and Close from the client is lost
-/// (the server's finish is never acknowledged, the client's closing state runs
-/// out); then the client's session shuts down. Returns how the server's close
-/// ended and whether the client's session stopped.
-fn transfer_losing_the_clients_close() -> (Result<(), CloseReason>, Option<Duration>) {
-    let mut net = LoopNet::new(7);
+/// The client's and the server's addresses.
+const CLIENT: &str = "10.0.0.1:4000";
+const SERVER: &str = "10.0.0.2:5000";
+
+/// A client and a server session (runtimes that ship, stopping within 5 s)
+/// joined by clean 1 ms paths, on a virtual clock seeded with `seed`.
+fn client_and_server(seed: u64) -> (LoopNet, NodeId, NodeId) {
+    let mut net = LoopNet::new(seed);
     let builder = |seed: u64| {
         Runtime::builder()
             .shutdown_timeout(Duration::from_secs(5))
             .seed(seed)
     };
-    let ca: SocketAddr = "10.0.0.1:4000".parse().unwrap();
-    let sa: SocketAddr = "10.0.0.2:5000".parse().unwrap();
-    let client = net.add_node(ca, builder(1), 1024, 1500).unwrap();
-    let server = net.add_node(sa, builder(2), 1024, 1500).unwrap();
+    let client = net
+        .add_node(CLIENT.parse().unwrap(), builder(1), 1024, 1500)
+        .unwrap();
+    let server = net
+        .add_node(SERVER.parse().unwrap(), builder(2), 1024, 1500)
+        .unwrap();
     let clean = ImpairConfig {
         delay: Duration::from_millis(1),
         ..Default::default()
     };
     net.set_path(client, server, clean.clone()).unwrap();
     net.set_path(server, client, clean).unwrap();
+    (net, client, server)
+}
+
+/// Runs one transfer from a client to a server; from the server's finish until
+/// the client's connection ended, every Ack and Close from the client is lost
+/// (the server's finish is never acknowledged, the client's closing state runs
+/// out); then the client's session shuts down. Returns how the server's close
+/// ended and whether the client's session stopped.
+fn transfer_losing_the_clients_close() -> (Result<(), CloseReason>, Option<Duration>) {
+    let (mut net, client, server) = client_and_server(7);
+    let (ca, sa): (SocketAddr, SocketAddr) = (CLIENT.parse().unwrap(), SERVER.parse().unwrap());
     let client_closed = Arc::new(AtomicBool::new(false));
     let server_finished = Arc::new(AtomicBool::new(false));
     let (closed, finished) = (client_closed.clone(), server_finished.clone());
@@ -164,18 +178,8 @@ fn a_lost_close_is_answered_while_the_closing_side_shuts_down() {
 /// still end (gracefully: it has everything) within its own closing state.
 #[test]
 fn a_close_after_a_finish_ends_without_the_peers_close() {
-    let mut net = LoopNet::new(3);
-    let builder = |seed: u64| Runtime::builder().seed(seed);
-    let ca: SocketAddr = "10.0.0.1:4000".parse().unwrap();
-    let sa: SocketAddr = "10.0.0.2:5000".parse().unwrap();
-    let client = net.add_node(ca, builder(1), 1024, 1500).unwrap();
-    let server = net.add_node(sa, builder(2), 1024, 1500).unwrap();
-    let clean = ImpairConfig {
-        delay: Duration::from_millis(1),
-        ..Default::default()
-    };
-    net.set_path(client, server, clean.clone()).unwrap();
-    net.set_path(server, client, clean).unwrap();
+    let (mut net, client, server) = client_and_server(3);
+    let sa = SERVER.parse::<SocketAddr>().unwrap();
     net.drop_when(Box::new(move |from, _, data| {
         from == sa && data.get(3) == Some(&CLOSE)
     }));
