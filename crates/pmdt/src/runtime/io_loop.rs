@@ -201,6 +201,9 @@ pub(crate) struct IoLoop {
     /// Connections below their fair share of `recv_mem` may get more once this
     /// much of it is free (set when a rebalance left some short).
     regrant_at: Option<u64>,
+    /// Scratch list of the connections a rebalance regranted (kept to reuse
+    /// its memory).
+    regranted: Vec<usize>,
     /// Live connections when the shares were last rebalanced.
     balanced_for: usize,
     /// Unacknowledged data every connection shares (bytes of packet memory).
@@ -305,6 +308,7 @@ impl IoLoop {
             max_payload,
             recv_mem: RecvMemory::new(recv_budget),
             regrant_at: None,
+            regranted: Vec::new(),
             balanced_for: usize::MAX,
             send_budget,
             send_share: u64::MAX,
@@ -746,19 +750,17 @@ impl IoLoop {
                 s.shared.waiter.wake();
             }
         }
-        let mut shares: Vec<(usize, &mut Share)> = self
-            .streams
-            .iter_mut()
-            .enumerate()
-            .filter_map(|(i, s)| s.as_mut().map(|s| (i, &mut s.share)))
-            .collect();
-        let changed = self.recv_mem.rebalance(&mut shares);
-        let short = shares.iter().any(|(_, s)| self.recv_mem.starved(s));
-        for i in changed {
+        let mut changed = std::mem::take(&mut self.regranted);
+        changed.clear();
+        let short =
+            self.recv_mem
+                .rebalance(&mut self.streams, |s| &mut s.share, |i| changed.push(i));
+        for &i in &changed {
             if let Some(s) = &self.streams[i] {
                 Self::apply_credit(&mut self.ep, ConnectionHandle(i), s, mem);
             }
         }
+        self.regranted = changed;
         // Short ones get more once a meaningful part of a share is free.
         self.regrant_at = short.then(|| (self.recv_mem.fair() / 8).clamp(1, READ_AHEAD_MIN));
         self.set_initial_credit();

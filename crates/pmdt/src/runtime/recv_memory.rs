@@ -129,34 +129,47 @@ impl RecvMemory {
         self.reserved = self.reserved - before + s.accounted();
         true
     }
-}
 
-impl RecvMemory {
     /// Brings every member's grant to the fair share: those above it are
     /// lowered first (what they do not commit frees), then the short ones split
     /// what is free evenly. Raised one after another, the first short members
     /// would take all the memory that freed each time: with readers slower
     /// than the link (1000 flows' threads on 2 cores) the later connections
     /// stayed short of credit for the whole transfer, their rate falling with
-    /// their place in the list. `shares` pairs a caller's key with a share;
-    /// returns the keys whose grant changed.
-    pub fn rebalance(&mut self, shares: &mut [(usize, &mut Share)]) -> Vec<usize> {
-        let mut changed = Vec::new();
+    /// their place in the list. `members`: the caller's slots, `share` finds a
+    /// member's share; `changed` gets the index of each whose grant changed.
+    /// Returns whether some member is still short.
+    pub fn rebalance<T>(
+        &mut self,
+        members: &mut [Option<T>],
+        share: impl Fn(&mut T) -> &mut Share,
+        mut changed: impl FnMut(usize),
+    ) -> bool {
         let mut short = 0u64;
-        for (key, s) in shares.iter_mut() {
+        for (i, m) in members.iter_mut().enumerate() {
+            let Some(s) = m.as_mut().map(&share) else {
+                continue;
+            };
             if self.starved(s) {
                 short += 1;
             } else if self.regrant(s) {
-                changed.push(*key);
+                changed(i);
             }
         }
         let part = (self.free() / short.max(1)).max(1);
-        for (key, s) in shares.iter_mut() {
-            if self.starved(s) && self.regrant_within(s, part) {
-                changed.push(*key);
+        let mut still_short = false;
+        for (i, m) in members.iter_mut().enumerate() {
+            let Some(s) = m.as_mut().map(&share) else {
+                continue;
+            };
+            if self.starved(s) {
+                if self.regrant_within(s, part) {
+                    changed(i);
+                }
+                still_short |= self.starved(s);
             }
         }
-        changed
+        still_short
     }
 }
 
@@ -230,26 +243,23 @@ mod tests {
         let mut m = RecvMemory::new(4000);
         let mut rich = m.join(0);
         m.update(&mut rich, 4000);
-        let mut short: Vec<Share> = (0..3).map(|_| m.join(0)).collect();
-        let all = |rich: &mut Share, short: &mut [Share], m: &mut RecvMemory| {
-            let mut v: Vec<(usize, &mut Share)> = std::iter::once(rich)
-                .chain(short.iter_mut())
-                .enumerate()
-                .collect();
-            m.rebalance(&mut v)
-        };
-        all(&mut rich, &mut short, &mut m);
-        assert_eq!(rich.grant, 1000, "lowered at once");
-        assert!(short.iter().all(|s| s.grant == 0), "nothing free yet");
+        let mut all: Vec<Option<Share>> = vec![Some(rich)];
+        all.extend((0..3).map(|_| Some(m.join(0))));
+        let mut changed = Vec::new();
+        m.rebalance(&mut all, |s| s, |i| changed.push(i));
+        let grant = |all: &[Option<Share>], i: usize| all[i].expect("member").grant;
+        assert_eq!(grant(&all, 0), 1000, "lowered at once");
+        assert!((1..4).all(|i| grant(&all, i) == 0), "nothing free yet");
         // The rich member's reader frees 300 at a time.
         for committed in [3700, 3400, 3100] {
-            m.update(&mut rich, committed);
-            let changed = all(&mut rich, &mut short, &mut m);
+            m.update(all[0].as_mut().expect("member"), committed);
+            changed.clear();
+            m.rebalance(&mut all, |s| s, |i| changed.push(i));
             assert_eq!(changed, [1, 2, 3]);
-            let g: Vec<u64> = short.iter().map(|s| s.grant).collect();
+            let g: Vec<u64> = (1..4).map(|i| grant(&all, i)).collect();
             assert!(g.iter().all(|&x| x == g[0]), "uneven: {g:?}");
         }
-        assert_eq!(short[0].grant, 300);
+        assert_eq!(grant(&all, 1), 300);
         assert_eq!(m.free(), 0);
     }
 
