@@ -155,8 +155,14 @@ const INITIAL_CWND_PACKETS: u64 = 10;
 /// Send quanta added to the window target for ack aggregation and pacing bursts
 /// (draft: BBRUpdateMaxInflight adds 3 × BBR.send_quantum).
 const TARGET_CWND_QUANTA: u64 = 3;
-/// Packets per send quantum (the receiver acknowledges every second packet).
+/// Packets per send quantum in the bounds that answer loss (the receiver
+/// acknowledges every second packet).
 const SEND_QUANTUM_PACKETS: u64 = 2;
+/// The window's send quantum is the pacing rate times this (draft:
+/// BBRSetSendQuantum, 1 ms)...
+const SEND_QUANTUM_TIME: Duration = Duration::from_millis(1);
+/// ...up to this many bytes (the draft's 64 KB).
+const MAX_SEND_QUANTUM_BYTES: u64 = 64 * 1024;
 /// Rounds the ack-aggregation maximum remembers (draft: BBRExtraAckedFilterLen =
 /// 10), kept as two slots of half that each.
 const EXTRA_ACKED_SLOT_ROUNDS: u64 = 5;
@@ -416,6 +422,28 @@ impl Bbr {
         TARGET_CWND_QUANTA * SEND_QUANTUM_PACKETS * self.mss
     }
 
+    /// The window's room for bursts (draft: BBRSetSendQuantum and
+    /// BBRQuantizationBudget): where batching dominates the RTT, three send quanta
+    /// of a millisecond at the pacing rate, up to 64 KB each. A poll loop moves a
+    /// burst of datagrams per iteration and its peer acknowledges a burst at a
+    /// time; on a path a few microseconds long the BDP is a handful of datagrams,
+    /// and a window without this room idles between the bursts (over memif:
+    /// window-limited for a third to half of a transfer). Elsewhere the small
+    /// [`Self::quanta`]: on a long path the room would only queue at the
+    /// bottleneck and take it from other flows.
+    fn window_quanta(&self) -> u64 {
+        if !self.batching_dominates() {
+            return self.quanta();
+        }
+        let at_rate = self
+            .pacing_rate
+            .map_or(0, |r| (r as f64 * SEND_QUANTUM_TIME.as_secs_f64()) as u64);
+        TARGET_CWND_QUANTA
+            * at_rate
+                .min(MAX_SEND_QUANTUM_BYTES)
+                .max(SEND_QUANTUM_PACKETS * self.mss)
+    }
+
     fn enter(&mut self, now: Instant, mode: Mode) {
         self.mode = mode;
         self.phase_start = Some(now);
@@ -518,7 +546,7 @@ impl Bbr {
         // rate. On a long path the minimum RTT dominates; there extra data in
         // flight would only queue (and take a shared bottleneck from other flows).
         let min_rtt = self.min_rtt.unwrap_or(self.srtt);
-        let cap = if self.srtt >= min_rtt * AGGREGATION_DOMINATES_RTT_RATIO {
+        let cap = if self.batching_dominates() {
             (self.bw() as f64 * (self.srtt - min_rtt).as_secs_f64()) as u64
         } else {
             0
@@ -526,6 +554,13 @@ impl Bbr {
         self.extra_acked = self.extra_acked_max[0]
             .max(self.extra_acked_max[1])
             .min(cap);
+    }
+
+    /// Whether the smoothed RTT is several minimum RTTs: a poll-mode peer
+    /// microseconds away whose acks come in bursts, not a queue on a long path.
+    fn batching_dominates(&self) -> bool {
+        let min_rtt = self.min_rtt.unwrap_or(self.srtt);
+        self.srtt >= min_rtt * AGGREGATION_DOMINATES_RTT_RATIO
     }
 
     fn update_max_bw(&mut self, rs: &RateSample) {
@@ -964,7 +999,7 @@ impl Bbr {
             self.cwnd = self.cwnd.max(prior);
         }
         // Draft: BBRUpdateMaxInflight (BDP × gain + ack aggregation + quanta).
-        let target = self.bdp_multiple(self.cwnd_gain) + self.extra_acked + self.quanta();
+        let target = self.bdp_multiple(self.cwnd_gain) + self.extra_acked + self.window_quanta();
         if self.full_bw_reached {
             self.cwnd = (self.cwnd + rs.newly_acked).min(target);
         } else if self.cwnd < target || rs.total_delivered < INITIAL_CWND_PACKETS * self.mss {
@@ -1137,6 +1172,10 @@ mod tests {
         assert!(b.pacing_rate.unwrap() <= 10_000_000);
         let bdp = 800_000;
         assert!(b.window() <= 2 * bdp + b.quanta() && b.window() >= bdp);
+        // A 100 ms path with no batching: the window's burst room stays at three
+        // quanta of two datagrams (more would only queue at the bottleneck).
+        assert_eq!(b.window_quanta(), b.quanta());
+        assert_eq!(b.quanta(), 6 * 1000);
     }
 
     /// A poll-mode peer microseconds away acknowledges in bursts: the window must
@@ -1165,6 +1204,21 @@ mod tests {
             b.window() > 20 * two_bdp,
             "window {} holds a burst",
             b.window()
+        );
+        // Batching dominates: the window has room for three send quanta of a
+        // millisecond at the pacing rate (tens of kB here, not six datagrams)
+        // beyond the BDP and the aggregation.
+        let pacing = b.pacing_rate.unwrap();
+        assert_eq!(
+            b.window_quanta(),
+            3 * (pacing / 1000).min(MAX_SEND_QUANTUM_BYTES)
+        );
+        assert!(b.window_quanta() > 5 * b.quanta());
+        assert!(
+            b.window() >= b.extra_acked + b.window_quanta(),
+            "window {}, extra acked {}",
+            b.window(),
+            b.extra_acked
         );
     }
 
