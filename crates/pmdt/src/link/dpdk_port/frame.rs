@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use etherparse::checksum::Sum16BitWords;
 use etherparse::{
     ArpEthIpv4Packet, ArpOperation, ArpPacketSlice, EtherType, Ethernet2HeaderSlice, Icmpv4Slice,
-    Icmpv4Type, IpNumber, Ipv4Header, Ipv4HeaderSlice, PacketBuilder, UdpHeaderSlice,
+    Icmpv4Type, IpNumber, Ipv4HeaderSlice, PacketBuilder, UdpHeaderSlice,
 };
 
 /// Ethernet header length (no VLAN).
@@ -111,11 +111,9 @@ fn parse_ipv4(frame: &[u8], src_mac: [u8; 6], ip: Ipv4Addr, verified: RxVerified
     if h.more_fragments() || h.fragments_offset().value() != 0 {
         return Frame::NotForUs; // pmdt never sends fragments
     }
-    if !verified.ip {
-        let header = h.to_header();
-        if header.calc_header_checksum() != h.header_checksum() {
-            return Frame::BadChecksum;
-        }
+    // A correct header, its checksum included, sums to 0xffff.
+    if !verified.ip && super::payload_sum::ones_complement_sum(h.slice()) != 0xffff {
+        return Frame::BadChecksum;
     }
     let src = Ipv4Addr::from(h.source());
     let body = &l3[hlen..total];
@@ -197,18 +195,13 @@ pub fn write_udp_headers(
     out[0..6].copy_from_slice(&dst_mac);
     out[6..12].copy_from_slice(&src_mac);
     out[12..14].copy_from_slice(&EtherType::IPV4.0.to_be_bytes());
-    let mut ip = Ipv4Header::new(
-        udp_len,
-        64,
-        IpNumber::UDP,
-        src.ip().octets(),
-        dst.ip().octets(),
-    )
-    .expect("a datagram below 64 KiB");
-    if !offload {
-        ip.header_checksum = ip.calc_header_checksum();
-    }
-    out[ETH_LEN..ETH_LEN + IPV4_LEN].copy_from_slice(&ip.to_bytes());
+    write_ipv4_header(
+        &mut out[ETH_LEN..ETH_LEN + IPV4_LEN],
+        UDP_LEN as u16 + header.len() as u16 + payload.len() as u16,
+        *src.ip(),
+        *dst.ip(),
+        offload,
+    );
     let u = &mut out[ETH_LEN + IPV4_LEN..HEADERS_LEN];
     u[0..2].copy_from_slice(&src.port().to_be_bytes());
     u[2..4].copy_from_slice(&dst.port().to_be_bytes());
@@ -239,6 +232,28 @@ pub fn write_udp_headers(
             .to_ones_complement_with_no_zero()
     };
     u[6..8].copy_from_slice(&ck.to_be().to_be_bytes());
+}
+
+/// Writes a 20-byte IPv4 header for a UDP datagram of `udp_len` bytes (TTL 64,
+/// no options, don't fragment) into `out`, with its checksum unless `offload`
+/// (then 0, for the device to fill). Written byte by byte, summed with the
+/// payload sum's loop: etherparse's builder spent 2.5% of a sender's core here.
+fn write_ipv4_header(out: &mut [u8], udp_len: u16, src: Ipv4Addr, dst: Ipv4Addr, offload: bool) {
+    let total = IPV4_LEN as u16 + udp_len;
+    out[0] = 0x45; // version 4, 5 words
+    out[1] = 0; // DSCP, ECN
+    out[2..4].copy_from_slice(&total.to_be_bytes());
+    out[4..6].fill(0); // identification
+    out[6..8].copy_from_slice(&0x4000u16.to_be_bytes()); // don't fragment, offset 0
+    out[8] = 64; // TTL
+    out[9] = IpNumber::UDP.0;
+    out[10..12].fill(0);
+    out[12..16].copy_from_slice(&src.octets());
+    out[16..20].copy_from_slice(&dst.octets());
+    if !offload {
+        let sum = !super::payload_sum::ones_complement_sum(&out[..IPV4_LEN]);
+        out[10..12].copy_from_slice(&sum.to_be_bytes());
+    }
 }
 
 /// An ARP reply frame from `mac`/`ip` to the requester.
@@ -369,6 +384,31 @@ mod tests {
                 len: payload.len()
             }
         );
+    }
+
+    /// The header written by hand is byte for byte the one etherparse builds,
+    /// its checksum included, for several lengths and addresses.
+    #[test]
+    fn the_ipv4_header_matches_etherparses() {
+        for (udp_len, src, dst) in [
+            (8u16, [10, 0, 0, 1], [10, 0, 0, 2]),
+            (1480, [192, 168, 255, 254], [172, 16, 0, 1]),
+            (8980, [255, 255, 255, 255], [0, 0, 0, 0]),
+        ] {
+            let mut want = etherparse::Ipv4Header::new(udp_len, 64, IpNumber::UDP, src, dst)
+                .expect("a valid header");
+            want.header_checksum = want.calc_header_checksum();
+            let mut got = [0u8; IPV4_LEN];
+            write_ipv4_header(&mut got, udp_len, src.into(), dst.into(), false);
+            assert_eq!(&got[..], &want.to_bytes()[..], "udp_len {udp_len}");
+            write_ipv4_header(&mut got, udp_len, src.into(), dst.into(), true);
+            want.header_checksum = 0;
+            assert_eq!(
+                &got[..],
+                &want.to_bytes()[..],
+                "offloaded, udp_len {udp_len}"
+            );
+        }
     }
 
     #[test]
