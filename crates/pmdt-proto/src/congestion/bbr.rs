@@ -166,14 +166,17 @@ const MAX_SEND_QUANTUM_BYTES: u64 = 64 * 1024;
 /// Rounds the ack-aggregation maximum remembers (draft: BBRExtraAckedFilterLen =
 /// 10), kept as two slots of half that each.
 const EXTRA_ACKED_SLOT_ROUNDS: u64 = 5;
-/// Batching dominates the RTT (acks batched by the peer's poll loop, not
-/// queueing on a path) when the smoothed RTT is at least this many minimum
-/// RTTs...
-const AGGREGATION_DOMINATES_RTT_RATIO: u32 = 2;
+/// Ack aggregation is allowed for when the smoothed RTT is at least this many
+/// minimum RTTs (acks batched by the peer's poll loop, or a loop shared by many
+/// connections, not queueing on a path)...
+const AGGREGATION_DOMINATES_RTT_RATIO: u32 = 4;
+/// ...and the window's send quanta (and the aggregation too) where it is at
+/// least this many...
+const BATCHING_RTT_RATIO: u32 = 2;
 /// ...and exceeds it by less than this: a poll loop's bursts take microseconds
-/// to tens of them, never a millisecond. (A ratio alone read a busy memif pair's
-/// 16 µs against 4 µs as a queue in some runs, and the window then idled a
-/// third of the transfer.)
+/// to tens of them, never a millisecond. (The ratio of 4 alone read a busy memif
+/// pair's 16 µs against 4 µs as a queue in some runs, and the window then idled
+/// a third of the transfer.)
 const MAX_BATCHING_DELAY: Duration = Duration::from_millis(1);
 
 /// BBR's mode (draft §4.3 state machine).
@@ -552,7 +555,7 @@ impl Bbr {
         // rate. On a long path the minimum RTT dominates; there extra data in
         // flight would only queue (and take a shared bottleneck from other flows).
         let min_rtt = self.min_rtt.unwrap_or(self.srtt);
-        let cap = if self.batching_dominates() {
+        let cap = if self.aggregation_dominates() || self.batching_dominates() {
             (self.bw() as f64 * (self.srtt - min_rtt).as_secs_f64()) as u64
         } else {
             0
@@ -562,12 +565,21 @@ impl Bbr {
             .min(cap);
     }
 
-    /// Whether the smoothed RTT is several minimum RTTs: a poll-mode peer
-    /// microseconds away whose acks come in bursts, not a queue on a long path.
+    /// Whether the smoothed RTT is several minimum RTTs: a poll-mode peer whose
+    /// acks come in bursts, or an I/O loop that takes turns among many
+    /// connections (1000 flows on one host: milliseconds of smoothed RTT on a
+    /// path of microseconds).
+    fn aggregation_dominates(&self) -> bool {
+        self.min_rtt
+            .is_some_and(|min_rtt| self.srtt >= min_rtt * AGGREGATION_DOMINATES_RTT_RATIO)
+    }
+
+    /// Whether a poll loop's bursts dominate the RTT: the smoothed RTT at least
+    /// twice the minimum, but within a millisecond of it (never on a path with
+    /// a minimum RTT of a millisecond or more).
     fn batching_dominates(&self) -> bool {
         self.min_rtt.is_some_and(|min_rtt| {
-            self.srtt >= min_rtt * AGGREGATION_DOMINATES_RTT_RATIO
-                && self.srtt - min_rtt < MAX_BATCHING_DELAY
+            self.srtt >= min_rtt * BATCHING_RTT_RATIO && self.srtt - min_rtt < MAX_BATCHING_DELAY
         })
     }
 
@@ -1228,6 +1240,34 @@ mod tests {
             b.window(),
             b.extra_acked
         );
+    }
+
+    /// An I/O loop shared by a thousand connections: a path of 10 µs whose
+    /// smoothed RTT is 5 ms (the loop's turn among the others). The acks come in
+    /// bursts a turn apart and the window must hold a turn's worth; the send
+    /// quanta stay small (this is not one loop's burst).
+    #[test]
+    fn a_loop_shared_by_many_connections_keeps_the_ack_aggregation() {
+        let mut b = Bbr::new(1400);
+        let mut t = Instant::now();
+        let mut rtt = RttEstimator::new(Duration::from_millis(5));
+        rtt.update(Duration::from_millis(5), Duration::ZERO, Duration::ZERO);
+        let rate = 1_250_000; // 10 Mbit/s
+        let burst = 6_250; // 5 ms of it, acknowledged at once every 5 ms
+        let mut delivered = 0;
+        for _ in 0..60 {
+            t += Duration::from_millis(5);
+            let mut s = sample(rate, delivered, delivered + burst, 0, burst);
+            s.rtt = Duration::from_micros(10);
+            s.newly_acked = burst;
+            s.delivered = burst;
+            delivered += burst;
+            b.on_rate_sample(t, &s, &rtt);
+        }
+        assert!(!b.batching_dominates());
+        assert!(b.extra_acked > 4_000, "extra acked {}", b.extra_acked);
+        assert!(b.window() > b.extra_acked, "window {}", b.window());
+        assert_eq!(b.window_quanta(), b.quanta());
     }
 
     #[test]
