@@ -118,6 +118,14 @@ impl CallerLoop {
         true
     }
 
+    /// One step of the loop, or, if another thread is taking one, a sleep until
+    /// that step ends (it moves this thread's data too).
+    pub fn drive_or_wait(&self) {
+        if !self.drive_once() {
+            self.wait_for_step();
+        }
+    }
+
     /// Blocks until no thread is stepping the loop (the lock's waiters sleep in
     /// the kernel, not on the CPU).
     fn wait_for_step(&self) {

@@ -65,14 +65,13 @@ impl Waiter {
     }
 
     /// Waits a little for packet memory to be freed: one poll of the loop in
-    /// run-to-completion mode, a short sleep otherwise.
+    /// run-to-completion mode (or, while another thread polls it, a sleep
+    /// until that poll ends), a short sleep otherwise. Yielding instead, a
+    /// thousand writers short of memory over kernel UDP spun on `sched_yield`
+    /// with both cores and starved the thread polling the loop: 20 Mbit/s.
     pub fn backoff(&self) {
         match self.driver.upgrade() {
-            Some(d) if !d.stopped() => {
-                if !d.drive_once() {
-                    std::thread::yield_now();
-                }
-            }
+            Some(d) if !d.stopped() => d.drive_or_wait(),
             _ => {
                 crate::link::thread_about_to_sleep();
                 std::thread::sleep(POOL_BACKOFF)
