@@ -164,3 +164,56 @@ impl CallerLoop {
         last != 0 && now.saturating_sub(last) < RECENTLY.as_nanos() as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{mpsc, Arc};
+    use std::time::Duration;
+
+    use crate::link::memory::MemoryLink;
+    use crate::link::Link;
+    use crate::runtime::shared::Waiter;
+    use crate::runtime::{Backend, IoCore, Runtime};
+
+    /// A writer backing off for packet memory while another thread is inside a
+    /// step of the loop waits for that step to end (sleeping on the loop's
+    /// lock) instead of returning at once to try again: a thousand writers
+    /// retrying at once took both cores from the thread in the step.
+    #[test]
+    fn backing_off_while_another_thread_polls_waits_for_its_step() {
+        let a = "10.0.0.1:1000".parse().unwrap();
+        let b = "10.0.0.2:2000".parse().unwrap();
+        let (la, _lb) = MemoryLink::pair_with_pool(a, b, 64, 64);
+        let rt = Runtime::builder()
+            .backend(Backend::Links(vec![Box::new(la) as Box<dyn Link>]))
+            .io_core(IoCore::Caller { cpu: None })
+            .start()
+            .unwrap();
+        let driver = Arc::clone(rt.loops[0].driver().expect("run to completion"));
+        let waiter = Waiter::new(Duration::from_millis(1), Arc::downgrade(&driver));
+        let step_ended = Arc::new(AtomicBool::new(false));
+        let (inside, in_step) = mpsc::channel();
+        let holder = {
+            let (driver, step_ended) = (Arc::clone(&driver), Arc::clone(&step_ended));
+            std::thread::spawn(move || {
+                driver.with_loop(|_| {
+                    inside.send(()).unwrap();
+                    // Long enough that returning at once would be seen.
+                    std::thread::sleep(Duration::from_millis(50));
+                    step_ended.store(true, Ordering::SeqCst);
+                })
+            })
+        };
+        in_step.recv().unwrap();
+        waiter.backoff();
+        assert!(
+            step_ended.load(Ordering::SeqCst),
+            "backoff returned while another thread's step was under way"
+        );
+        holder.join().unwrap();
+        drop(waiter);
+        drop(driver);
+        rt.shutdown().unwrap();
+    }
+}
