@@ -1198,19 +1198,18 @@ mod tests {
         assert_eq!(b.quanta(), 6 * 1000);
     }
 
-    /// A poll-mode peer microseconds away acknowledges in bursts: the window must
-    /// hold a burst's worth (ack aggregation), not 2 × bw × a 10 µs minimum RTT.
-    #[test]
-    fn acks_in_bursts_on_a_microsecond_path_widen_the_window() {
+    /// 60 bursts of acks at `rate` on a 10 µs path, a burst of `period`'s worth
+    /// every `period` (the smoothed RTT): what a poll loop's batches, or its
+    /// turns among many connections, look like to the sender.
+    fn acks_in_bursts(rate: u64, period: Duration) -> Bbr {
         let mut b = Bbr::new(1400);
         let mut t = Instant::now();
-        let mut rtt = RttEstimator::new(Duration::from_micros(500));
-        rtt.update(Duration::from_micros(500), Duration::ZERO, Duration::ZERO);
-        let rate = 125_000_000; // 1 Gbit/s
-        let burst = 62_500; // 500 µs of it, acknowledged at once every 500 µs
+        let mut rtt = RttEstimator::new(period);
+        rtt.update(period, Duration::ZERO, Duration::ZERO);
+        let burst = (rate as f64 * period.as_secs_f64()) as u64;
         let mut delivered = 0;
         for _ in 0..60 {
-            t += Duration::from_micros(500);
+            t += period;
             let mut s = sample(rate, delivered, delivered + burst, 0, burst);
             s.rtt = Duration::from_micros(10);
             s.newly_acked = burst;
@@ -1218,6 +1217,15 @@ mod tests {
             delivered += burst;
             b.on_rate_sample(t, &s, &rtt);
         }
+        b
+    }
+
+    /// A poll-mode peer microseconds away acknowledges in bursts: the window must
+    /// hold a burst's worth (ack aggregation), not 2 × bw × a 10 µs minimum RTT.
+    #[test]
+    fn acks_in_bursts_on_a_microsecond_path_widen_the_window() {
+        let rate = 125_000_000; // 1 Gbit/s, acknowledged every 500 µs
+        let b = acks_in_bursts(rate, Duration::from_micros(500));
         let two_bdp = 2 * rate / 100_000; // 2 × bw × 10 µs = 2.5 kB
         assert!(b.extra_acked > 40_000, "extra acked {}", b.extra_acked);
         assert!(
@@ -1248,22 +1256,8 @@ mod tests {
     /// quanta stay small (this is not one loop's burst).
     #[test]
     fn a_loop_shared_by_many_connections_keeps_the_ack_aggregation() {
-        let mut b = Bbr::new(1400);
-        let mut t = Instant::now();
-        let mut rtt = RttEstimator::new(Duration::from_millis(5));
-        rtt.update(Duration::from_millis(5), Duration::ZERO, Duration::ZERO);
-        let rate = 1_250_000; // 10 Mbit/s
-        let burst = 6_250; // 5 ms of it, acknowledged at once every 5 ms
-        let mut delivered = 0;
-        for _ in 0..60 {
-            t += Duration::from_millis(5);
-            let mut s = sample(rate, delivered, delivered + burst, 0, burst);
-            s.rtt = Duration::from_micros(10);
-            s.newly_acked = burst;
-            s.delivered = burst;
-            delivered += burst;
-            b.on_rate_sample(t, &s, &rtt);
-        }
+        let rate = 1_250_000; // 10 Mbit/s, acknowledged every 5 ms
+        let b = acks_in_bursts(rate, Duration::from_millis(5));
         assert!(!b.batching_dominates());
         assert!(b.extra_acked > 4_000, "extra acked {}", b.extra_acked);
         assert!(b.window() > b.extra_acked, "window {}", b.window());
