@@ -197,7 +197,7 @@ pub fn write_udp_headers(
     out[12..14].copy_from_slice(&EtherType::IPV4.0.to_be_bytes());
     write_ipv4_header(
         &mut out[ETH_LEN..ETH_LEN + IPV4_LEN],
-        UDP_LEN as u16 + header.len() as u16 + payload.len() as u16,
+        udp_len,
         *src.ip(),
         *dst.ip(),
         offload,
