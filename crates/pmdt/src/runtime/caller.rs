@@ -145,12 +145,10 @@ impl CallerLoop {
                 std::thread::sleep(CONTROL_NAP);
                 continue;
             }
-            if !self.drive_once() {
-                // Another thread is polling: it moves our data too. Sleep until
-                // its step ends rather than spin: with several flows per core,
-                // spinning threads took the CPU from the one driving.
-                self.wait_for_step();
-            }
+            // While another thread polls (it moves our data too), sleep until
+            // its step ends rather than spin: with several flows per core,
+            // spinning threads took the CPU from the one driving.
+            self.drive_or_wait();
         }
     }
 
