@@ -7,6 +7,12 @@ use std::sync::OnceLock;
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::core_latency;
+
+/// The metric every run carries: the core-to-core round trip around it, in ns
+/// (see [`core_latency`]).
+pub const CORE_ROUND_TRIP: &str = "core_round_trip_ns";
+
 /// One run's figures (metric name → value) and the commands behind them.
 #[derive(Debug, Default, Clone)]
 pub struct Sample {
@@ -226,8 +232,16 @@ impl CellSpec {
         let mut notes = Vec::new();
         for i in 0..repeat.max(1) {
             let first = i == 0;
-            match run(i) {
-                Ok(s) => {
+            let before = core_latency::round_trip_ns();
+            let result = run(i);
+            let after = core_latency::round_trip_ns();
+            match result {
+                Ok(mut s) => {
+                    // The slower of the two: a run that straddles a change of the
+                    // machine's state is flagged.
+                    if let Some(ns) = before.into_iter().chain(after).reduce(f64::max) {
+                        s.set(CORE_ROUND_TRIP, ns);
+                    }
                     if first {
                         commands.extend(s.commands.iter().cloned());
                     }

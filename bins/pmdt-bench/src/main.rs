@@ -4,6 +4,7 @@
 //! pinned cores, and writes JSON, CSV, a Markdown table and a PNG per experiment.
 
 mod cell;
+mod core_latency;
 mod ctx;
 mod exp;
 mod machine;

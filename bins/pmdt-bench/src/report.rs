@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::cell::{fmt_num, Cell};
+use crate::cell::{fmt_num, Cell, CORE_ROUND_TRIP};
 use crate::machine::Machine;
 
 /// What a ratio says of a cell left out by `--only`.
@@ -243,6 +243,9 @@ impl Report {
             };
             let _ = writeln!(s, " {status} |");
         }
+        if let Some(state) = self.machine_state() {
+            let _ = writeln!(s, "\n{state}");
+        }
         if !self.ratios.is_empty() {
             let _ = writeln!(s, "\n## Ratios (one run, same pinning)\n");
             for r in &self.ratios {
@@ -270,6 +273,43 @@ impl Report {
         }
         let _ = writeln!(s, "```");
         s
+    }
+}
+
+impl Report {
+    /// What the core-to-core round trips around the runs say of the machine:
+    /// the range, and the cells with a run at more than twice the fastest.
+    fn machine_state(&self) -> Option<String> {
+        let runs = |c: &Cell| {
+            c.metrics
+                .get(CORE_ROUND_TRIP)
+                .map(|st| st.runs.clone())
+                .unwrap_or_default()
+        };
+        let all: Vec<f64> = self.cells.iter().flat_map(runs).collect();
+        let fastest = all.iter().copied().reduce(f64::min)?;
+        let slowest = all.iter().copied().reduce(f64::max)?;
+        let slow: Vec<&str> = self
+            .cells
+            .iter()
+            .filter(|c| runs(c).iter().any(|&ns| ns > 2.0 * fastest))
+            .map(|c| c.name.as_str())
+            .collect();
+        let mut s = format!(
+            "Core-to-core round trip around the runs (one cache line between the two \
+             pinned CPUs; a virtual machine's vCPU placement moves it): {} to {} ns.",
+            fmt_num(fastest),
+            fmt_num(slowest)
+        );
+        if !slow.is_empty() {
+            let _ = write!(
+                s,
+                " Cells with a run at more than twice the fastest, whose figures may \
+                 come from the machine's slow state: {}.",
+                slow.join(", ")
+            );
+        }
+        Some(s)
     }
 }
 
