@@ -19,10 +19,10 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use dpdk::Eal;
-use pmdt::link::dpdk_port::{DpdkLink, DpdkLinkConfig};
+use pmdt::link::dpdk_port::{DpdkLink, DpdkLinkConfig, SoftwareUdpChecksum};
 use pmdt::link::impair::ImpairConfig;
 use pmdt::link::udp::UdpLinkConfig;
-use pmdt::link::{Link, Outgoing, PayloadSlice};
+use pmdt::link::{Link, Outgoing, PayloadSlice, Received};
 use pmdt::runtime::{Backend, IoCore, Runtime, RuntimeStats};
 use pmdt::TransportConfig;
 
@@ -59,6 +59,9 @@ fn vdevs() -> Vec<String> {
         memif(4, "client"),
         memif(5, "server"),
         memif(5, "client"),
+        // MACs given: memif cannot change them once started.
+        memif(6, "server") + ",mac=02:00:00:00:0c:01",
+        memif(6, "client") + ",mac=02:00:00:00:0c:02",
     ]
 }
 
@@ -716,6 +719,91 @@ fn ports_without_multi_segs_send_single_segment_frames() {
             "copied behind the headers, not chained"
         );
         drop((buf, link));
+    });
+}
+
+/// A memif port told to omit the UDP checksum sends 0 in its place and sums
+/// no payload; the peer, computing as by default, accepts it and answers with
+/// a checksum. The frames are read as they arrived.
+#[test]
+fn memif_without_udp_checksums_sends_zero_and_is_accepted() {
+    on_main(|eal| {
+        let (ip_a, ip_b) = (Ipv4Addr::new(10, 12, 0, 1), Ipv4Addr::new(10, 12, 0, 2));
+        let (mac_a, mac_b) = ([2, 0, 0, 0, 12, 1], [2, 0, 0, 0, 12, 2]);
+        let open = |port: &str, ip, mac: [u8; 6], peer, peer_mac, udp: SoftwareUdpChecksum| {
+            let mut links = DpdkLink::open(
+                &eal,
+                &DpdkLinkConfig {
+                    port: port.into(),
+                    ip,
+                    pool_size: 1023,
+                    static_arp: vec![(peer, peer_mac)],
+                    software_udp_checksum: udp,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            let link = links.pop().unwrap();
+            assert_eq!(link.mac(), mac);
+            link
+        };
+        let mut a = open(
+            "net_memif12",
+            ip_a,
+            mac_a,
+            ip_b,
+            mac_b,
+            SoftwareUdpChecksum::Omit,
+        );
+        let mut b = open(
+            "net_memif13",
+            ip_b,
+            mac_b,
+            ip_a,
+            mac_a,
+            SoftwareUdpChecksum::Compute,
+        );
+        assert!(
+            !a.checksum_offloaded() && !b.checksum_offloaded(),
+            "memif offloads nothing"
+        );
+        let payload: Vec<u8> = (0..1200u32).map(|i| (i * 31 + 7) as u8).collect();
+        // Sends from `from` until `to` receives (the memif pair connects a
+        // moment after the ports start); the datagram and its UDP checksum.
+        let exchange = |from: &mut DpdkLink, to: &mut DpdkLink, dst: Ipv4Addr| {
+            let buf = from.pool().copy_from(&payload, payload.len()).unwrap();
+            let mut got: Vec<Received> = Vec::new();
+            let until = Instant::now() + Duration::from_secs(10);
+            while got.is_empty() && Instant::now() < until {
+                let now = Instant::now();
+                let pkt = Outgoing {
+                    to: SocketAddr::from((dst, 9000)),
+                    header: b"hdr",
+                    payload: Some(PayloadSlice {
+                        buf: &buf,
+                        start: 0,
+                        len: payload.len(),
+                    }),
+                };
+                assert!(from.send(now, pkt));
+                from.flush(now);
+                thread::sleep(Duration::from_millis(1));
+                to.recv(Instant::now(), &mut got, 32);
+            }
+            let r = got.pop().expect("the memif pair carried a datagram");
+            assert_eq!(r.payload()[..3], *b"hdr");
+            assert_eq!(r.payload()[3..], payload[..]);
+            let frame = r.buf.bytes();
+            let ck = u16::from_be_bytes([frame[r.start - 2], frame[r.start - 1]]);
+            drop((got, r, buf));
+            ck
+        };
+        assert_eq!(exchange(&mut a, &mut b, ip_b), 0, "no UDP checksum from a");
+        assert_ne!(exchange(&mut b, &mut a, ip_a), 0, "b computes its own");
+        let (sa, sb) = (a.stats(), b.stats());
+        assert_eq!(sa.tx_payload_sums_reused, 0, "a summed no payload");
+        assert_eq!(sa.rx_bad_checksum + sb.rx_bad_checksum, 0);
+        drop((a, b));
     });
 }
 

@@ -75,6 +75,24 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             |_, _| {},
         ));
     }
+    // The same without UDP checksums on either side: as Linux's loopback, which
+    // computes none for the kernel TCP cell below (`--no-udp-checksum`).
+    let mut pair = PairSpec::new(
+        Link::Memif(1500),
+        &["--rtc", "--no-udp-checksum", "-n", &bytes_arg(bytes)],
+        expect_bytes(bytes),
+    );
+    pair.recv_args
+        .extend(["--rtc".into(), "--no-udp-checksum".into()]);
+    r.cells.push(pmdt_cell(
+        ctx,
+        E,
+        CellSpec::new("pmdt-memif-1500-no-udp-checksum", g)
+            .param("mtu", 1500)
+            .param("bytes", bytes),
+        &pair,
+        |_, _| {},
+    ));
     let mut pair = PairSpec::new(
         Link::Udp,
         &["--rtc", "-n", &bytes_arg(udp_bytes)],
@@ -175,6 +193,12 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             "pmdt memif 1500 / kernel TCP (iperf3)",
             c,
             ("pmdt-memif-1500", g),
+            ("iperf3-tcp", g),
+        ),
+        Ratio::of(
+            "pmdt memif 1500 without UDP checksums / kernel TCP (iperf3; loopback computes no checksums either)",
+            c,
+            ("pmdt-memif-1500-no-udp-checksum", g),
             ("iperf3-tcp", g),
         ),
         Ratio::of(

@@ -173,12 +173,28 @@ fn parse_ipv4(frame: &[u8], src_mac: [u8; 6], ip: Ipv4Addr, verified: RxVerified
     }
 }
 
+/// How a datagram's UDP checksum is filled in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpChecksum {
+    /// Computed here over the headers and payload. `payload_sum`, when given,
+    /// is the payload's ones' complement sum already computed
+    /// ([`payload_sum::ones_complement_sum`](super::payload_sum)), so the
+    /// payload is not read here.
+    Software {
+        /// The payload's sum, if its writer took it.
+        payload_sum: Option<u16>,
+    },
+    /// Left to the port: the IPv4 checksum is 0 and the UDP field holds the
+    /// pseudo-header sum, as DPDK's checksum offload expects.
+    Offloaded,
+    /// None: the field is 0, which RFC 768 reserves for "not computed" (IPv4
+    /// only). The IPv4 header checksum is still written.
+    Omitted,
+}
+
 /// Writes Ethernet + IPv4 + UDP headers into `out[..HEADERS_LEN]` for a datagram
-/// whose UDP payload is `header` then `payload`. The UDP checksum covers both;
-/// `payload_sum`, when given, is the payload's ones' complement sum already
-/// computed ([`payload_sum::ones_complement_sum`](super::payload_sum)), so the
-/// payload is not read here. With `offload` the IPv4 checksum is left 0 and the
-/// UDP field holds the pseudo-header sum, as DPDK's checksum offload expects.
+/// whose UDP payload is `header` then `payload`, its UDP checksum as `checksum`
+/// says.
 #[allow(clippy::too_many_arguments)]
 pub fn write_udp_headers(
     out: &mut [u8],
@@ -188,8 +204,7 @@ pub fn write_udp_headers(
     dst: SocketAddrV4,
     header: &[u8],
     payload: &[u8],
-    payload_sum: Option<u16>,
-    offload: bool,
+    checksum: UdpChecksum,
 ) {
     let udp_len = (UDP_LEN + header.len() + payload.len()) as u16;
     out[0..6].copy_from_slice(&dst_mac);
@@ -200,7 +215,7 @@ pub fn write_udp_headers(
         udp_len,
         *src.ip(),
         *dst.ip(),
-        offload,
+        checksum == UdpChecksum::Offloaded,
     );
     let u = &mut out[ETH_LEN + IPV4_LEN..HEADERS_LEN];
     u[0..2].copy_from_slice(&src.port().to_be_bytes());
@@ -211,25 +226,28 @@ pub fn write_udp_headers(
         .add_4bytes(dst.ip().octets())
         .add_2bytes([0, IpNumber::UDP.0])
         .add_2bytes(udp_len.to_be_bytes());
-    let ck = if offload {
+    let ck = match checksum {
         // Folded pseudo-header sum, not complemented.
-        !pseudo.ones_complement()
-    } else {
-        let sum = payload_sum.unwrap_or_else(|| super::payload_sum::ones_complement_sum(payload));
-        // After an odd-length header every payload byte sits in the other half
-        // of its 16-bit word: the payload's sum is byte-swapped (RFC 1071).
-        let sum = if header.len() % 2 == 1 {
-            sum.swap_bytes()
-        } else {
-            sum
-        };
-        pseudo
-            .add_2bytes(src.port().to_be_bytes())
-            .add_2bytes(dst.port().to_be_bytes())
-            .add_2bytes(udp_len.to_be_bytes())
-            .add_slice(header)
-            .add_2bytes(sum.to_be_bytes())
-            .to_ones_complement_with_no_zero()
+        UdpChecksum::Offloaded => !pseudo.ones_complement(),
+        UdpChecksum::Omitted => 0,
+        UdpChecksum::Software { payload_sum } => {
+            let sum =
+                payload_sum.unwrap_or_else(|| super::payload_sum::ones_complement_sum(payload));
+            // After an odd-length header every payload byte sits in the other
+            // half of its 16-bit word: the payload's sum is byte-swapped (RFC 1071).
+            let sum = if header.len() % 2 == 1 {
+                sum.swap_bytes()
+            } else {
+                sum
+            };
+            pseudo
+                .add_2bytes(src.port().to_be_bytes())
+                .add_2bytes(dst.port().to_be_bytes())
+                .add_2bytes(udp_len.to_be_bytes())
+                .add_slice(header)
+                .add_2bytes(sum.to_be_bytes())
+                .to_ones_complement_with_no_zero()
+        }
     };
     u[6..8].copy_from_slice(&ck.to_be().to_be_bytes());
 }
@@ -319,12 +337,14 @@ mod tests {
     const MAC_A: [u8; 6] = [2, 0, 0, 0, 0, 1];
     const MAC_B: [u8; 6] = [2, 0, 0, 0, 0, 2];
 
-    fn udp_frame(payload: &[u8], offload: bool) -> Vec<u8> {
+    const SOFTWARE: UdpChecksum = UdpChecksum::Software { payload_sum: None };
+
+    fn udp_frame(payload: &[u8], checksum: UdpChecksum) -> Vec<u8> {
         let src = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 1), 4000);
         let dst = SocketAddrV4::new(Ipv4Addr::new(10, 0, 0, 2), 9000);
         let mut f = vec![0u8; HEADERS_LEN];
         let (a, b) = payload.split_at(payload.len().min(40));
-        write_udp_headers(&mut f, MAC_A, MAC_B, src, dst, a, b, None, offload);
+        write_udp_headers(&mut f, MAC_A, MAC_B, src, dst, a, b, checksum);
         f.extend_from_slice(payload);
         f
     }
@@ -338,9 +358,7 @@ mod tests {
             let header: Vec<u8> = (0..hlen as u8).map(|i| i ^ 0x5a).collect();
             let sum = super::super::payload_sum::ones_complement_sum(&payload);
             let (mut f, mut g) = (vec![0u8; HEADERS_LEN], vec![0u8; HEADERS_LEN]);
-            write_udp_headers(
-                &mut f, MAC_A, MAC_B, src, dst, &header, &payload, None, false,
-            );
+            write_udp_headers(&mut f, MAC_A, MAC_B, src, dst, &header, &payload, SOFTWARE);
             write_udp_headers(
                 &mut g,
                 MAC_A,
@@ -349,8 +367,9 @@ mod tests {
                 dst,
                 &header,
                 &payload,
-                Some(sum),
-                false,
+                UdpChecksum::Software {
+                    payload_sum: Some(sum),
+                },
             );
             assert_eq!(f, g, "header of {hlen} bytes");
             let mut all = header.clone();
@@ -366,7 +385,7 @@ mod tests {
     #[test]
     fn written_headers_parse_back_with_valid_checksums() {
         let payload: Vec<u8> = (0..1001u32).map(|i| (i * 7) as u8).collect();
-        let f = udp_frame(&payload, false);
+        let f = udp_frame(&payload, SOFTWARE);
         // Cross-check the split-payload UDP checksum against etherparse's own.
         let (uh, _) = UdpHeader::from_slice(&f[ETH_LEN + IPV4_LEN..]).unwrap();
         let expect = uh
@@ -384,6 +403,28 @@ mod tests {
                 len: payload.len()
             }
         );
+    }
+
+    /// Without a UDP checksum the field is 0, the IPv4 header's checksum is
+    /// still right, and the frame parses back (RFC 768: 0 means none computed),
+    /// a flipped payload bit included (nothing covers it: why omitting is only
+    /// for frames that stay in the host's memory).
+    #[test]
+    fn an_omitted_udp_checksum_is_zero_and_accepted() {
+        let payload: Vec<u8> = (0..1001u32).map(|i| (i * 7) as u8).collect();
+        let mut f = udp_frame(&payload, UdpChecksum::Omitted);
+        let (uh, _) = UdpHeader::from_slice(&f[ETH_LEN + IPV4_LEN..]).unwrap();
+        assert_eq!(uh.checksum, 0);
+        assert_eq!(
+            f[ETH_LEN..ETH_LEN + IPV4_LEN],
+            udp_frame(&payload, SOFTWARE)[ETH_LEN..ETH_LEN + IPV4_LEN],
+            "the IPv4 header is the same, its checksum included"
+        );
+        let ip = Ipv4Addr::new(10, 0, 0, 2);
+        let udp = |f: &[u8]| parse(f, MAC_B, ip, RxVerified::default());
+        assert!(matches!(udp(&f), Frame::Udp { len: 1001, .. }));
+        f[HEADERS_LEN + 5] ^= 0x40;
+        assert!(matches!(udp(&f), Frame::Udp { len: 1001, .. }));
     }
 
     /// The header written by hand is byte for byte the one etherparse builds,
@@ -415,13 +456,13 @@ mod tests {
     fn corrupted_truncated_and_foreign_frames_are_classified() {
         let payload = [1u8; 64];
         let ip = Ipv4Addr::new(10, 0, 0, 2);
-        let mut f = udp_frame(&payload, false);
+        let mut f = udp_frame(&payload, SOFTWARE);
         f[HEADERS_LEN + 5] ^= 0x40;
         assert_eq!(
             parse(&f, MAC_B, ip, RxVerified::default()),
             Frame::BadChecksum
         );
-        let f = udp_frame(&payload, false);
+        let f = udp_frame(&payload, SOFTWARE);
         assert_eq!(
             parse(&f[..30], MAC_B, ip, RxVerified::default()),
             Frame::Malformed
@@ -440,7 +481,7 @@ mod tests {
             Frame::NotForUs,
             "another IP"
         );
-        let mut bad_ip = udp_frame(&payload, false);
+        let mut bad_ip = udp_frame(&payload, SOFTWARE);
         bad_ip[ETH_LEN + 8] ^= 1; // TTL
         assert_eq!(
             parse(&bad_ip, MAC_B, ip, RxVerified::default()),

@@ -72,6 +72,8 @@ pub struct DpdkLinkConfig {
     pub pool_size: u32,
     /// Use the port's IPv4/UDP checksum offloads when it has them.
     pub checksum_offload: bool,
+    /// Sent datagrams' UDP checksum when the port does not offload it.
+    pub software_udp_checksum: SoftwareUdpChecksum,
     /// MTU to set (None: keep the device's). Above 1500 (jumbo frames) the mbufs
     /// grow to hold a whole frame.
     pub mtu: Option<u16>,
@@ -100,9 +102,38 @@ impl Default for DpdkLinkConfig {
             tx_desc: 1024,
             pool_size: 64 * 1024 - 1,
             checksum_offload: true,
+            software_udp_checksum: SoftwareUdpChecksum::Compute,
             mtu: None,
         }
     }
+}
+
+/// Whether sent datagrams carry a UDP checksum when the port cannot offload it
+/// (memif, TAP, net_ring).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SoftwareUdpChecksum {
+    /// Computed over every payload byte (the default).
+    #[default]
+    Compute,
+    /// Left out: the field is 0, which RFC 768 reserves for "not computed"
+    /// (the IPv4 header's own checksum is still written, and received
+    /// datagrams are verified as before). Only for ports whose frames never
+    /// leave the host's memory, such as memif between two processes: Linux's
+    /// loopback device skips the checksum in the same way. A frame that
+    /// crosses a wire or a switch is then protected by nothing but the link
+    /// layer's CRC.
+    Omit,
+}
+
+/// Who fills in a sent datagram's checksums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TxChecksum {
+    /// This code, over every payload byte (the writer's stamped sum if any).
+    Software,
+    /// The port.
+    Offloaded,
+    /// Nobody for UDP (see [`SoftwareUdpChecksum::Omit`]); IPv4's in software.
+    Omitted,
 }
 
 /// One queue pair of a started DPDK port, as a pmdt link.
@@ -119,7 +150,7 @@ pub struct DpdkLink {
     mac: [u8; 6],
     ip: Ipv4Addr,
     udp_port: u16,
-    offload: bool,
+    tx_checksum: TxChecksum,
     /// Whether the port sends chained mbufs (`MULTI_SEGS` enabled); otherwise the
     /// payload is copied behind the headers in one segment.
     multi_seg: bool,
@@ -188,10 +219,19 @@ impl DpdkLink {
             pc.mtu_required = false; // memif has no MTU setting and carries jumbo frames
         }
         let (rxqs, txqs) = port.configure(&pc, &pool)?;
-        payload_sum::register(eal)?;
         let need = (dpdk::sys::RTE_ETH_TX_OFFLOAD_IPV4_CKSUM
             | dpdk::sys::RTE_ETH_TX_OFFLOAD_UDP_CKSUM) as u64;
-        let offload = cfg.checksum_offload && port.enabled_tx_offloads() & need == need;
+        let tx_checksum = if cfg.checksum_offload && port.enabled_tx_offloads() & need == need {
+            TxChecksum::Offloaded
+        } else if cfg.software_udp_checksum == SoftwareUdpChecksum::Omit {
+            TxChecksum::Omitted
+        } else {
+            TxChecksum::Software
+        };
+        if tx_checksum == TxChecksum::Software {
+            // Writers sum their payloads only where the sum is of use.
+            payload_sum::register(eal)?;
+        }
         let multi_seg =
             port.enabled_tx_offloads() & dpdk::sys::RTE_ETH_TX_OFFLOAD_MULTI_SEGS as u64 != 0;
         if let Some(m) = cfg.mac {
@@ -213,7 +253,7 @@ impl DpdkLink {
                 mac,
                 ip: cfg.ip,
                 udp_port: cfg.udp_port,
-                offload,
+                tx_checksum,
                 multi_seg,
                 arp: ArpTable::with_static(&cfg.static_arp),
                 last_peer: None,
@@ -232,7 +272,7 @@ impl DpdkLink {
 
     /// Whether checksums are offloaded to the port.
     pub fn checksum_offloaded(&self) -> bool {
-        self.offload
+        self.tx_checksum == TxChecksum::Offloaded
     }
 
     /// Whether data packets leave as header + payload mbuf chains (the port offers
@@ -473,18 +513,23 @@ impl Link for DpdkLink {
         };
         // The payload's sum, when its writer stamped one for exactly this slice:
         // the checksum then reads no payload byte here.
-        let payload_sum = match pkt.payload {
-            Some(p) if !self.offload => p
-                .buf
-                .with(|pm: &Mbuf| {
-                    if p.start == 0 && p.len == pm.len() {
-                        payload_sum::stamped(pm)
-                    } else {
-                        None
-                    }
-                })
-                .flatten(),
-            _ => None,
+        let checksum = match self.tx_checksum {
+            TxChecksum::Offloaded => frame::UdpChecksum::Offloaded,
+            TxChecksum::Omitted => frame::UdpChecksum::Omitted,
+            TxChecksum::Software => frame::UdpChecksum::Software {
+                payload_sum: pkt
+                    .payload
+                    .and_then(|p| {
+                        p.buf.with(|pm: &Mbuf| {
+                            if p.start == 0 && p.len == pm.len() {
+                                payload_sum::stamped(pm)
+                            } else {
+                                None
+                            }
+                        })
+                    })
+                    .flatten(),
+            },
         };
         let inline = if chain.is_some() { 0 } else { payload.len() };
         let hdr_len = HEADERS_LEN + pkt.header.len();
@@ -494,22 +539,14 @@ impl Link for DpdkLink {
         };
         let src = SocketAddrV4::new(self.ip, self.udp_port);
         frame::write_udp_headers(
-            room,
-            self.mac,
-            dst_mac,
-            src,
-            dst,
-            pkt.header,
-            payload,
-            payload_sum,
-            self.offload,
+            room, self.mac, dst_mac, src, dst, pkt.header, payload, checksum,
         );
         room[HEADERS_LEN..hdr_len].copy_from_slice(pkt.header);
         if inline > 0 {
             room[hdr_len..].copy_from_slice(payload);
             self.stats.payload_copies += 1;
         }
-        if self.offload {
+        if self.tx_checksum == TxChecksum::Offloaded {
             let _ = m.set_tx_checksum_offload(TxChecksumOffload {
                 l2_len: frame::ETH_LEN as u8,
                 l3_len: frame::IPV4_LEN as u16,
@@ -525,7 +562,12 @@ impl Link for DpdkLink {
         }
         self.stats.tx_datagrams += 1;
         self.stats.tx_bytes += udp_payload as u64;
-        self.stats.tx_payload_sums_reused += payload_sum.is_some() as u64;
+        self.stats.tx_payload_sums_reused += matches!(
+            checksum,
+            frame::UdpChecksum::Software {
+                payload_sum: Some(_)
+            }
+        ) as u64;
         if resolved.is_some() {
             let _ = self.tx.push(m);
         } else {
