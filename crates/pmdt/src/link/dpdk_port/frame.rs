@@ -112,7 +112,7 @@ fn parse_ipv4(frame: &[u8], src_mac: [u8; 6], ip: Ipv4Addr, verified: RxVerified
         return Frame::NotForUs; // pmdt never sends fragments
     }
     // A correct header, its checksum included, sums to 0xffff.
-    if !verified.ip && super::payload_sum::ones_complement_sum(h.slice()) != 0xffff {
+    if !verified.ip && super::payload_sum::short_sum(h.slice()) != 0xffff {
         return Frame::BadChecksum;
     }
     let src = Ipv4Addr::from(h.source());
@@ -269,7 +269,7 @@ fn write_ipv4_header(out: &mut [u8], udp_len: u16, src: Ipv4Addr, dst: Ipv4Addr,
     out[12..16].copy_from_slice(&src.octets());
     out[16..20].copy_from_slice(&dst.octets());
     if !offload {
-        let sum = !super::payload_sum::ones_complement_sum(&out[..IPV4_LEN]);
+        let sum = !super::payload_sum::short_sum(&out[..IPV4_LEN]);
         out[10..12].copy_from_slice(&sum.to_be_bytes());
     }
 }
