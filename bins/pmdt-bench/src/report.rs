@@ -274,9 +274,7 @@ impl Report {
         let _ = writeln!(s, "```");
         s
     }
-}
 
-impl Report {
     /// What the core-to-core round trips around the runs say of the machine:
     /// the range, and the cells with a run at more than twice the fastest.
     fn machine_state(&self) -> Option<String> {
