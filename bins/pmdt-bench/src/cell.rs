@@ -46,7 +46,8 @@ pub struct Stat {
 }
 
 impl Stat {
-    fn of(mut v: Vec<f64>) -> Stat {
+    /// The median, extremes and runs of `v`.
+    pub fn of(mut v: Vec<f64>) -> Stat {
         let runs = v.clone();
         v.sort_by(|a, b| a.total_cmp(b));
         let n = v.len();

@@ -275,40 +275,48 @@ impl Report {
         s
     }
 
-    /// What the core-to-core round trips around the runs say of the machine:
-    /// the range, and the cells with a run at more than twice the fastest.
-    fn machine_state(&self) -> Option<String> {
-        let runs = |c: &Cell| {
-            c.metrics
-                .get(CORE_ROUND_TRIP)
-                .map(|st| st.runs.clone())
-                .unwrap_or_default()
-        };
-        let all: Vec<f64> = self.cells.iter().flat_map(runs).collect();
-        let fastest = all.iter().copied().reduce(f64::min)?;
-        let slowest = all.iter().copied().reduce(f64::max)?;
-        let slow: Vec<&str> = self
+    /// What the core-to-core round trips around the runs say of the machine
+    /// (see [`machine_state`]).
+    pub fn machine_state(&self) -> Option<String> {
+        let cells: Vec<(&str, Vec<f64>)> = self
             .cells
             .iter()
-            .filter(|c| runs(c).iter().any(|&ns| ns > 2.0 * fastest))
-            .map(|c| c.name.as_str())
+            .map(|c| {
+                let runs = c.metrics.get(CORE_ROUND_TRIP).map(|st| st.runs.clone());
+                (c.name.as_str(), runs.unwrap_or_default())
+            })
             .collect();
-        let mut s = format!(
-            "Core-to-core round trip around the runs (one cache line between the two \
-             pinned CPUs; a virtual machine's vCPU placement moves it): {} to {} ns.",
-            fmt_num(fastest),
-            fmt_num(slowest)
-        );
-        if !slow.is_empty() {
-            let _ = write!(
-                s,
-                " Cells with a run at more than twice the fastest, whose figures may \
-                 come from the machine's slow state: {}.",
-                slow.join(", ")
-            );
-        }
-        Some(s)
+        machine_state(&cells)
     }
+}
+
+/// What the core-to-core round trips around the runs of `cells` (name, round
+/// trips in ns) say of the machine: the range, and the cells with a run at more
+/// than twice the fastest. None without round trips.
+pub fn machine_state(cells: &[(&str, Vec<f64>)]) -> Option<String> {
+    let all = cells.iter().flat_map(|(_, r)| r.iter().copied());
+    let fastest = all.clone().reduce(f64::min)?;
+    let slowest = all.reduce(f64::max)?;
+    let slow: Vec<&str> = cells
+        .iter()
+        .filter(|(_, r)| r.iter().any(|&ns| ns > 2.0 * fastest))
+        .map(|(name, _)| *name)
+        .collect();
+    let mut s = format!(
+        "Core-to-core round trip around the runs (one cache line between the two \
+         pinned CPUs; a virtual machine's vCPU placement moves it): {} to {} ns.",
+        fmt_num(fastest),
+        fmt_num(slowest)
+    );
+    if !slow.is_empty() {
+        let _ = write!(
+            s,
+            " Cells with a run at more than twice the fastest, whose figures may \
+             come from the machine's slow state: {}.",
+            slow.join(", ")
+        );
+    }
+    Some(s)
 }
 
 /// `k=v k=v` of a cell's parameters.
@@ -318,4 +326,53 @@ pub fn params_text(c: &Cell) -> String {
         .map(|(k, v)| format!("{k}={}", v.to_string().trim_matches('"')))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::cell::Stat;
+
+    fn cell(name: &str, round_trips: &[f64]) -> Cell {
+        let mut metrics = BTreeMap::new();
+        if !round_trips.is_empty() {
+            metrics.insert(CORE_ROUND_TRIP.to_string(), Stat::of(round_trips.to_vec()));
+        }
+        Cell {
+            name: name.into(),
+            params: BTreeMap::new(),
+            primary: "goodput_gbps".into(),
+            metrics,
+            status: "ok".into(),
+            errors: Vec::new(),
+            runs: round_trips.len(),
+            commands: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
+    fn report(cells: Vec<Cell>) -> Report {
+        let mut r = Report::new("t", "test", &Machine::detect(), false, 3);
+        r.cells = cells;
+        r
+    }
+
+    /// The range of round trips, and the cells with a run at more than twice
+    /// the fastest named; nothing to say without round trips.
+    #[test]
+    fn the_machine_state_names_the_cells_with_slow_runs() {
+        let r = report(vec![
+            cell("fast", &[88.0, 95.0, 101.0]),
+            cell("straddled", &[90.0, 430.0, 92.0]),
+            cell("unmeasured", &[]),
+        ]);
+        let s = r.machine_state().unwrap();
+        assert!(s.contains("88.00 to 430.0 ns"), "{s}");
+        assert!(s.ends_with("slow state: straddled."), "{s}");
+        let r = report(vec![cell("fast", &[88.0, 120.0])]);
+        assert!(!r.machine_state().unwrap().contains("slow state"));
+        assert_eq!(report(vec![cell("unmeasured", &[])]).machine_state(), None);
+    }
 }
