@@ -24,7 +24,7 @@ use dpdk::{
 
 use arp_hold::ArpHold;
 pub use arp_table::ArpTable;
-use frame::{Frame, RxVerified, HEADERS_LEN};
+use frame::{Frame, RxVerified, UdpChecksum, HEADERS_LEN};
 
 use super::{Buffer, BufferPool, Link, LinkStats, Outgoing, Received};
 
@@ -125,17 +125,6 @@ pub enum SoftwareUdpChecksum {
     Omit,
 }
 
-/// Who fills in a sent datagram's checksums.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum TxChecksum {
-    /// This code, over every payload byte (the writer's stamped sum if any).
-    Software,
-    /// The port.
-    Offloaded,
-    /// Nobody for UDP (see [`SoftwareUdpChecksum::Omit`]); IPv4's in software.
-    Omitted,
-}
-
 /// One queue pair of a started DPDK port, as a pmdt link.
 pub struct DpdkLink {
     /// The port (kept open while a queue is in use; its device counters).
@@ -150,7 +139,9 @@ pub struct DpdkLink {
     mac: [u8; 6],
     ip: Ipv4Addr,
     udp_port: u16,
-    tx_checksum: TxChecksum,
+    /// How sent datagrams' UDP checksums are filled in (`Software` carries no
+    /// payload sum here: each datagram's comes from its payload's stamp).
+    tx_checksum: UdpChecksum,
     /// Whether the port sends chained mbufs (`MULTI_SEGS` enabled); otherwise the
     /// payload is copied behind the headers in one segment.
     multi_seg: bool,
@@ -222,13 +213,13 @@ impl DpdkLink {
         let need = (dpdk::sys::RTE_ETH_TX_OFFLOAD_IPV4_CKSUM
             | dpdk::sys::RTE_ETH_TX_OFFLOAD_UDP_CKSUM) as u64;
         let tx_checksum = if cfg.checksum_offload && port.enabled_tx_offloads() & need == need {
-            TxChecksum::Offloaded
+            UdpChecksum::Offloaded
         } else if cfg.software_udp_checksum == SoftwareUdpChecksum::Omit {
-            TxChecksum::Omitted
+            UdpChecksum::Omitted
         } else {
-            TxChecksum::Software
+            UdpChecksum::Software { payload_sum: None }
         };
-        if tx_checksum == TxChecksum::Software {
+        if matches!(tx_checksum, UdpChecksum::Software { .. }) {
             // Writers sum their payloads only where the sum is of use.
             payload_sum::register(eal)?;
         }
@@ -272,7 +263,7 @@ impl DpdkLink {
 
     /// Whether checksums are offloaded to the port.
     pub fn checksum_offloaded(&self) -> bool {
-        self.tx_checksum == TxChecksum::Offloaded
+        self.tx_checksum == UdpChecksum::Offloaded
     }
 
     /// Whether data packets leave as header + payload mbuf chains (the port offers
@@ -514,9 +505,7 @@ impl Link for DpdkLink {
         // The payload's sum, when its writer stamped one for exactly this slice:
         // the checksum then reads no payload byte here.
         let checksum = match self.tx_checksum {
-            TxChecksum::Offloaded => frame::UdpChecksum::Offloaded,
-            TxChecksum::Omitted => frame::UdpChecksum::Omitted,
-            TxChecksum::Software => frame::UdpChecksum::Software {
+            UdpChecksum::Software { .. } => UdpChecksum::Software {
                 payload_sum: pkt
                     .payload
                     .and_then(|p| {
@@ -530,6 +519,7 @@ impl Link for DpdkLink {
                     })
                     .flatten(),
             },
+            port_wide => port_wide,
         };
         let inline = if chain.is_some() { 0 } else { payload.len() };
         let hdr_len = HEADERS_LEN + pkt.header.len();
@@ -546,7 +536,7 @@ impl Link for DpdkLink {
             room[hdr_len..].copy_from_slice(payload);
             self.stats.payload_copies += 1;
         }
-        if self.tx_checksum == TxChecksum::Offloaded {
+        if self.tx_checksum == UdpChecksum::Offloaded {
             let _ = m.set_tx_checksum_offload(TxChecksumOffload {
                 l2_len: frame::ETH_LEN as u8,
                 l3_len: frame::IPV4_LEN as u16,
@@ -564,7 +554,7 @@ impl Link for DpdkLink {
         self.stats.tx_bytes += udp_payload as u64;
         self.stats.tx_payload_sums_reused += matches!(
             checksum,
-            frame::UdpChecksum::Software {
+            UdpChecksum::Software {
                 payload_sum: Some(_)
             }
         ) as u64;
