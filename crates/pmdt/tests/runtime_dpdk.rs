@@ -22,7 +22,7 @@ use dpdk::Eal;
 use pmdt::link::dpdk_port::{DpdkLink, DpdkLinkConfig, SoftwareUdpChecksum};
 use pmdt::link::impair::ImpairConfig;
 use pmdt::link::udp::UdpLinkConfig;
-use pmdt::link::{Link, Outgoing, PayloadSlice, Received};
+use pmdt::link::{Buffer, Link, Outgoing, PayloadSlice, Received};
 use pmdt::runtime::{Backend, IoCore, Runtime, RuntimeStats};
 use pmdt::TransportConfig;
 
@@ -678,6 +678,15 @@ fn two_queue_pairs(eal: Eal) {
     }
 }
 
+/// A datagram to `to`:9000 of `b"hdr"` then the first `len` bytes of `buf`.
+fn hdr_then(buf: &Buffer, len: usize, to: Ipv4Addr) -> Outgoing<'_> {
+    Outgoing {
+        to: SocketAddr::from((to, 9000)),
+        header: b"hdr",
+        payload: Some(PayloadSlice { buf, start: 0, len }),
+    }
+}
+
 /// Issue 11 item 27: a port without `RTE_ETH_TX_OFFLOAD_MULTI_SEGS` (net_null here)
 /// must not be handed header + payload chains (simple tx paths of real NICs send and
 /// free only the first segment): the payload is copied behind the headers. (Ports
@@ -701,16 +710,7 @@ fn ports_without_multi_segs_send_single_segment_frames() {
         assert!(!link.chains_payload(), "net_null offers no MULTI_SEGS");
         let now = Instant::now();
         let buf = link.pool().copy_from(b"payload bytes", 100).unwrap();
-        let pkt = Outgoing {
-            to: SocketAddr::from((peer, 9000)),
-            header: b"hdr",
-            payload: Some(PayloadSlice {
-                buf: &buf,
-                start: 0,
-                len: 13,
-            }),
-        };
-        assert!(link.send(now, pkt));
+        assert!(link.send(now, hdr_then(&buf, 13, peer)));
         link.flush(now);
         let st = link.stats();
         assert_eq!(st.tx_datagrams, 1);
@@ -776,16 +776,7 @@ fn memif_without_udp_checksums_sends_zero_and_is_accepted() {
             let until = Instant::now() + Duration::from_secs(10);
             while got.is_empty() && Instant::now() < until {
                 let now = Instant::now();
-                let pkt = Outgoing {
-                    to: SocketAddr::from((dst, 9000)),
-                    header: b"hdr",
-                    payload: Some(PayloadSlice {
-                        buf: &buf,
-                        start: 0,
-                        len: payload.len(),
-                    }),
-                };
-                assert!(from.send(now, pkt));
+                assert!(from.send(now, hdr_then(&buf, payload.len(), dst)));
                 from.flush(now);
                 thread::sleep(Duration::from_millis(1));
                 to.recv(Instant::now(), &mut got, 32);

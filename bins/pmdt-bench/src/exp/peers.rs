@@ -58,41 +58,34 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     // pmdt runs to completion here (`--rtc` on both sides): one core per side,
     // as the other tools run (the tools' default, the pipeline, is the mode
     // that holds up behind pmdt-wanem on one host; docs/RESULTS.md).
-    for mtu in [1500u16, 9000] {
-        let mut pair = PairSpec::new(
-            Link::Memif(mtu),
-            &["--rtc", "-n", &bytes_arg(bytes)],
-            expect_bytes(bytes),
-        );
+    // The last one without UDP checksums on either side: as Linux's loopback,
+    // which computes none for the kernel TCP cell below (`--no-udp-checksum`).
+    for (name, mtu, extra) in [
+        ("pmdt-memif-1500", 1500u16, &[][..]),
+        ("pmdt-memif-9000", 9000, &[]),
+        (
+            "pmdt-memif-1500-no-udp-checksum",
+            1500,
+            &["--no-udp-checksum"],
+        ),
+    ] {
+        let mut send = vec!["--rtc", "-n"];
+        let n = bytes_arg(bytes);
+        send.push(&n);
+        send.extend(extra);
+        let mut pair = PairSpec::new(Link::Memif(mtu), &send, expect_bytes(bytes));
         pair.recv_args.push("--rtc".into());
+        pair.recv_args.extend(extra.iter().map(|a| a.to_string()));
         r.cells.push(pmdt_cell(
             ctx,
             E,
-            CellSpec::new(format!("pmdt-memif-{mtu}"), g)
+            CellSpec::new(name, g)
                 .param("mtu", mtu)
                 .param("bytes", bytes),
             &pair,
             |_, _| {},
         ));
     }
-    // The same without UDP checksums on either side: as Linux's loopback, which
-    // computes none for the kernel TCP cell below (`--no-udp-checksum`).
-    let mut pair = PairSpec::new(
-        Link::Memif(1500),
-        &["--rtc", "--no-udp-checksum", "-n", &bytes_arg(bytes)],
-        expect_bytes(bytes),
-    );
-    pair.recv_args
-        .extend(["--rtc".into(), "--no-udp-checksum".into()]);
-    r.cells.push(pmdt_cell(
-        ctx,
-        E,
-        CellSpec::new("pmdt-memif-1500-no-udp-checksum", g)
-            .param("mtu", 1500)
-            .param("bytes", bytes),
-        &pair,
-        |_, _| {},
-    ));
     let mut pair = PairSpec::new(
         Link::Udp,
         &["--rtc", "-n", &bytes_arg(udp_bytes)],
