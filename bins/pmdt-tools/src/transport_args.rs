@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::{Args, ValueEnum};
-use pmdt::{CongestionKind, TransportConfig};
+use pmdt::{CongestionKind, Startup, TransportConfig};
 use serde::{Deserialize, Serialize};
 
 use crate::cli_error::CliError;
@@ -57,6 +57,13 @@ pub struct TransportArgs {
     /// Give up on a silent peer after this many seconds.
     #[arg(long, default_value_t = 10.0)]
     pub idle_timeout: f64,
+    /// Start at the rate the initial window's burst measures on the way
+    /// (packet-train dispersion) instead of doubling from 10 datagrams each round
+    /// trip (--cc bbr): about 4 round trips instead of 13 to fill 1 Gbit/s ×
+    /// 200 ms. For paths the transfer mostly has to itself: flows that start
+    /// together share less evenly at first.
+    #[arg(long)]
+    pub fast_start: bool,
 }
 
 impl TransportArgs {
@@ -88,6 +95,10 @@ impl TransportArgs {
             return Err(CliError::new("--rate applies to --cc paced only")
                 .hint("use --cc paced --rate 5gbit"));
         }
+        if self.fast_start && self.cc != Cc::Bbr {
+            return Err(CliError::new("--fast-start applies to --cc bbr only")
+                .hint("drop --cc (bbr is the default) or --fast-start"));
+        }
         if !(self.idle_timeout > 0.0 && self.idle_timeout < 3600.0) {
             return Err(CliError::new(
                 "--idle-timeout must be between 0 and 3600 seconds",
@@ -104,6 +115,11 @@ impl TransportArgs {
                     .max(self.buffer.0),
             )
             .with_congestion(congestion)
+            .with_startup(if self.fast_start {
+                Startup::FromInitialTrain
+            } else {
+                Startup::Doubling
+            })
             .with_idle_timeout(Duration::from_secs_f64(self.idle_timeout))
             .with_keepalive(Some(Duration::from_secs_f64(self.idle_timeout / 4.0)));
         t.validate()

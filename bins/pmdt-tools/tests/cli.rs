@@ -595,6 +595,11 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
             "--rate applies to --cc paced",
         ),
         (SEND, &["--cc", "paced", "--backend", "udp"], "needs --rate"),
+        (
+            SEND,
+            &["--fast-start", "--cc", "cubic", "--backend", "udp"],
+            "--fast-start applies to --cc bbr",
+        ),
         (SEND, &["-n", "lots", "--backend", "udp"], "is not a size"),
         (
             SEND,

@@ -34,6 +34,8 @@ pub struct TransportConfig {
     pub max_window_bytes: u64,
     /// Congestion/rate control.
     pub congestion: CongestionKind,
+    /// How a connection finds the path's rate at its start.
+    pub startup: Startup,
     /// Pace at window / srtt when the controller has no rate of its own.
     pub pacing: bool,
     /// Largest burst the pacer lets out at once, in packets.
@@ -60,6 +62,25 @@ pub struct TransportConfig {
     pub unsent_time: Option<Duration>,
 }
 
+/// How a connection finds the path's rate at its start (the BBR controller's
+/// Startup; the other controllers start from their initial window either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum Startup {
+    /// Double the rate each round trip from an initial window of 10 datagrams,
+    /// the initial window paced over the handshake's RTT (BBR's Startup, TCP's
+    /// slow start): 13 round trips to fill 1 Gbit/s × 200 ms.
+    #[default]
+    Doubling,
+    /// Send the initial window as one burst, read the bottleneck's rate from the
+    /// spacing of its acknowledgments (packet-train dispersion), send the next
+    /// round at that rate and go on doubling from what it delivered: about four
+    /// round trips to fill 1 Gbit/s × 200 ms. For paths a transfer mostly has to
+    /// itself: the train sees the bottleneck's capacity, not what other flows
+    /// leave, and flows that start together share less evenly at first.
+    FromInitialTrain,
+}
+
 impl Default for TransportConfig {
     fn default() -> Self {
         Self {
@@ -69,6 +90,7 @@ impl Default for TransportConfig {
             recv_buffer: 8 << 20,
             max_window_bytes: DEFAULT_MAX_WINDOW_BYTES,
             congestion: CongestionKind::Bbr,
+            startup: Startup::Doubling,
             pacing: true,
             pacing_burst_packets: 16,
             initial_rtt: Duration::from_millis(100),
@@ -107,6 +129,7 @@ with_setters!(TransportConfig {
     with_recv_buffer => recv_buffer: u64,
     with_max_window_bytes => max_window_bytes: u64,
     with_congestion => congestion: CongestionKind,
+    with_startup => startup: Startup,
     with_pacing => pacing: bool,
     with_pacing_burst_packets => pacing_burst_packets: u64,
     with_initial_rtt => initial_rtt: Duration,

@@ -40,7 +40,7 @@ mod stats;
 pub mod wire;
 
 pub use config::{
-    AddressValidation, ConfigError, EndpointConfig, TransportConfig, DEFAULT_MAX_UNPROVEN,
+    AddressValidation, ConfigError, EndpointConfig, Startup, TransportConfig, DEFAULT_MAX_UNPROVEN,
     DEFAULT_MAX_WINDOW_BYTES, MIN_PACED_RATE_BPS, RECV_WINDOW_PER_RTT, SEND_BUFFER_WINDOW_FACTOR,
 };
 pub use congestion::CongestionKind;

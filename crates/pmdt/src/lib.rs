@@ -28,6 +28,6 @@ pub use pmdt_proto as proto;
 pub use pmdt_proto::{
     wire, AddressValidation, CloseReason, ConfigError, CongestionKind, Connection,
     ConnectionHandle, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, Event, Side,
-    Transmit, TransportConfig, WriteError,
+    Startup, Transmit, TransportConfig, WriteError,
 };
 pub use runtime::{Backend, IoCore, Listener, Runtime, Stream};

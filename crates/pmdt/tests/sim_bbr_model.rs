@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use pmdt::proto::{CloseReason, ConnectionStats, ControllerState};
+use pmdt::proto::{CloseReason, ConnectionStats, ControllerState, Startup, TransportConfig};
 use pmdt::sim::{run_timed_send, ImpairConfig, TimedSendReport, TimedSendScenario};
 
 const TICK: Duration = Duration::from_millis(100);
@@ -148,4 +148,61 @@ fn five_percent_random_loss_keeps_the_link_full() {
         mean_pacing / 1e6
     );
     assert!(rate >= 0.975 * capacity, "{:.2} Mbit/s", rate / 1e6);
+}
+
+/// `Startup::FromInitialTrain` on a long path with pmdt-wanem's shallow buffer
+/// (1 MiB at 1 Gbit/s × 200 ms): the initial window's burst measures the
+/// bottleneck and the next round is sent at its rate, so the link fills in a few
+/// round trips where doubling from 10 datagrams takes 13; the model after Startup
+/// is the same link rate.
+#[test]
+fn a_start_from_the_initial_train_fills_a_long_path_sooner() {
+    let link = 1_000_000_000;
+    let p = path(link, 200, 0.0, 1 << 20);
+    let full = |startup: Startup| {
+        let r = run_timed_send(&TimedSendScenario {
+            seed: 1,
+            write_for: Duration::from_secs(6),
+            forward: p.clone(),
+            reverse: p.clone(),
+            transport: TransportConfig::default().with_startup(startup),
+            time_limit: Duration::from_secs(24),
+            sample_every: Some(TICK),
+            ..Default::default()
+        })
+        .expect("valid scenario");
+        assert_eq!(r.close, Some(CloseReason::Graceful));
+        assert_eq!(r.bytes, r.bytes_received);
+        let t = &r.sender_timeline;
+        // The first tick of the connection with data acknowledged at 80 % of the
+        // link or more.
+        let at = (0..t.len() - 1)
+            .find(|&i| acked_rate(t, i, i + 1) >= 0.8 * link as f64)
+            .expect("the link filled");
+        let bw = t[first_probe_bw(t)..]
+            .iter()
+            .map(|s| s.cc_bandwidth_bps)
+            .max()
+            .expect("ticks");
+        println!(
+            "{startup:?}: 80 % of the link at tick {at}, goodput {:.1} Mbit/s, bandwidth \
+             estimate {:.1} Mbit/s, retransmitted {}/{}",
+            r.goodput_bps / 1e6,
+            bw as f64 / 1e6,
+            r.sender.packets_retransmitted,
+            r.sender.packets_sent
+        );
+        (at, r.goodput_bps, bw)
+    };
+    let (doubling_at, doubling_goodput, _) = full(Startup::Doubling);
+    let (train_at, train_goodput, train_bw) = full(Startup::FromInitialTrain);
+    // The handshake takes a round trip (two ticks), the train another; then about
+    // three rounds of Startup.
+    assert!(train_at <= 12, "full at tick {train_at}");
+    assert!(
+        doubling_at >= train_at + 10,
+        "doubling full at tick {doubling_at}"
+    );
+    assert!(train_goodput > doubling_goodput * 1.1);
+    assert!(train_bw as f64 >= 0.9 * link as f64 * 1472.0 / 1514.0);
 }

@@ -55,8 +55,9 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         (
             &[0.0, 0.001, 0.01, 0.05],
             &[10, 100, 200],
-            // The default first, the others beside it.
-            &["bbr", "newreno", "cubic", "paced"],
+            // The default first, the others beside it (`bbr-fast-start`: the
+            // default controller with `--fast-start`).
+            &["bbr", "bbr-fast-start", "newreno", "cubic", "paced"],
             &LINKS,
             20.0,
         )
@@ -65,7 +66,18 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         for &(link_rate, link_mbps, paced_rate) in links {
             for &rtt in rtts {
                 for &loss in losses {
-                    let mut send = vec!["-t".to_string(), secs_arg(secs), "--cc".into(), cc.into()];
+                    let (cc_arg, fast_start) = cc
+                        .strip_suffix("-fast-start")
+                        .map_or((cc, false), |c| (c, true));
+                    let mut send = vec![
+                        "-t".to_string(),
+                        secs_arg(secs),
+                        "--cc".into(),
+                        cc_arg.into(),
+                    ];
+                    if fast_start {
+                        send.push("--fast-start".into());
+                    }
                     if cc == "paced" {
                         send.extend(["--rate".to_string(), paced_rate.into()]);
                     }

@@ -594,6 +594,37 @@ impl Bbr {
         self.max_bw = self.bw_rounds.iter().copied().max().unwrap_or(0);
     }
 
+    /// The initial window's train measured the bottleneck at `rate`: the next
+    /// round sends one BDP at that rate (the estimate is set so Startup's gain
+    /// paces at it, the window to its BDP), filling the pipe without a queue, and
+    /// that round's delivery rate, what the path really gives this flow, lets
+    /// Startup go on (its exits stand) instead of doubling from ten datagrams, a
+    /// round trip per step (13 of them to 1 Gbit/s × 200 ms). Not more than the
+    /// train's rate: the train sees the bottleneck's capacity, which other flows
+    /// may be using, and a shallow buffer overflows at once above it.
+    fn on_train_rate(&mut self, rate: u64) {
+        let Some(min_rtt) = self.min_rtt else {
+            return;
+        };
+        if self.mode != Mode::Startup || self.full_bw_reached {
+            return;
+        }
+        let seed = (rate as f64 / STARTUP_PACING_GAIN) as u64;
+        if seed <= self.max_bw {
+            return;
+        }
+        let slot = (self.round_count % BW_FILTER_ROUNDS as u64) as usize;
+        self.bw_rounds[slot] = self.bw_rounds[slot].max(seed);
+        self.max_bw = seed;
+        let bdp = (rate as f64 * min_rtt.as_secs_f64()) as u64;
+        self.cwnd = self.cwnd.max(bdp + self.quanta());
+        tracing::debug!(
+            train_rate = rate,
+            cwnd = self.cwnd,
+            "bbr: Startup from the initial train"
+        );
+    }
+
     fn update_min_rtt(&mut self, now: Instant, rs: &RateSample) {
         let sample = rs.rtt;
         if sample.is_zero() {
@@ -1082,6 +1113,9 @@ impl Controller for Bbr {
         self.update_max_bw(rs);
         self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);
+        if let Some(rate) = rs.train_rate {
+            self.on_train_rate(rate);
+        }
         self.bw_latest = self.bw_latest.max(rs.delivery_rate);
         self.inflight_latest = self.inflight_latest.max(rs.delivered);
         if self.inflight_too_high(rs) {
@@ -1158,6 +1192,7 @@ mod tests {
             lost: 0,
             tx_in_flight: in_flight,
             bytes_in_flight: in_flight,
+            train_rate: None,
         }
     }
 

@@ -10,6 +10,8 @@
 
 use std::time::{Duration, Instant};
 
+use super::initial_train::InitialTrain;
+
 /// The connection's delivery state when a packet was sent (draft §3.2, "P.delivered",
 /// "P.delivered_time", "P.first_sent_time", "P.is_app_limited"), kept with the packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -29,6 +31,8 @@ pub(crate) struct SendSnapshot {
     pub(crate) lost: u64,
     /// Bytes in flight when the packet was sent (itself included).
     pub(crate) tx_in_flight: u64,
+    /// Whether the packet is one of the initial window's train.
+    pub(crate) in_train: bool,
 }
 
 /// One delivery-rate sample, built per ack that acknowledged new data (draft §3.3).
@@ -65,6 +69,9 @@ pub(crate) struct RateSample {
     pub(crate) tx_in_flight: u64,
     /// Bytes in flight now (after the ack and loss detection).
     pub(crate) bytes_in_flight: u64,
+    /// The bottleneck's rate from the initial window's acknowledgments
+    /// ([`InitialTrain`]), bytes/s, on the one sample after the train was measured.
+    pub(crate) train_rate: Option<u64>,
 }
 
 /// Connection-wide delivery-rate state (draft §3.1, "C.delivered" …).
@@ -83,6 +90,9 @@ pub(crate) struct DeliveryRateSampler {
     acked_since_sample: u64,
     /// The newest packet acknowledged since the last sample: its snapshot and send time.
     newest: Option<(SendSnapshot, Instant)>,
+    /// The initial window's train and, once measured, its rate for the next sample.
+    train: InitialTrain,
+    train_rate: Option<u64>,
 }
 
 impl DeliveryRateSampler {
@@ -93,7 +103,9 @@ impl DeliveryRateSampler {
         now: Instant,
         bytes: u64,
         in_flight_before: u64,
+        data: bool,
     ) -> SendSnapshot {
+        let in_train = data && self.train.on_sent(now, bytes, self.delivered);
         if in_flight_before == 0 || self.first_sent_time.is_none() {
             self.first_sent_time = Some(now);
             self.delivered_time = Some(now);
@@ -106,6 +118,7 @@ impl DeliveryRateSampler {
             credit_limited: self.credit_limited_until != 0,
             lost: self.lost,
             tx_in_flight: in_flight_before + bytes,
+            in_train,
         }
     }
 
@@ -122,6 +135,33 @@ impl DeliveryRateSampler {
         self.credit_limited_until = (self.delivered + bytes_in_flight).max(1);
     }
 
+    /// A packet of the initial window's train (its snapshot's `in_train`), of
+    /// `bytes`, was declared lost (besides [`DeliveryRateSampler::on_lost`]).
+    pub(crate) fn on_train_lost(&mut self, bytes: u64) {
+        if let Some(rate) = self.train.on_lost(bytes) {
+            self.train_rate = Some(rate);
+        }
+    }
+
+    /// A sampler; `initial_train`: measure the initial window's train (see
+    /// [`InitialTrain`]; the connection then sends it as one burst).
+    pub(crate) fn new(initial_train: bool) -> Self {
+        Self {
+            train: if initial_train {
+                InitialTrain::Forming
+            } else {
+                InitialTrain::Done
+            },
+            ..Self::default()
+        }
+    }
+
+    /// Whether nothing was delivered yet: the initial window is still the only
+    /// flight (sent as one burst, the train [`InitialTrain`] reads).
+    pub(crate) fn nothing_delivered(&self) -> bool {
+        self.delivered == 0
+    }
+
     /// Whether samples are currently marked app-limited.
     #[cfg(test)]
     pub(crate) fn is_app_limited(&self) -> bool {
@@ -129,16 +169,23 @@ impl DeliveryRateSampler {
     }
 
     /// A packet of `bytes` sent at `sent` with snapshot `snap` was newly acknowledged
-    /// at `now` (draft §3.3, "UpdateRateSample").
+    /// at `now` (draft §3.3, "UpdateRateSample"); the peer received it at
+    /// `received_at` by its clock (µs, wrapping).
     pub(crate) fn on_acked(
         &mut self,
         now: Instant,
         sent: Instant,
         bytes: u64,
         snap: &SendSnapshot,
+        received_at: u32,
     ) {
         self.delivered += bytes;
         self.delivered_time = Some(now);
+        if snap.in_train {
+            if let Some(rate) = self.train.on_acked(received_at, bytes, self.delivered) {
+                self.train_rate = Some(rate);
+            }
+        }
         self.acked_since_sample += bytes;
         let newer = self.newest.is_none_or(|(n, n_sent)| {
             snap.delivered > n.delivered || (snap.delivered == n.delivered && sent > n_sent)
@@ -198,6 +245,7 @@ impl DeliveryRateSampler {
             lost: self.lost - snap.lost,
             tx_in_flight: snap.tx_in_flight,
             bytes_in_flight,
+            train_rate: self.train_rate.take(),
         };
         self.acked_since_sample = 0;
         self.lost_since_sample = 0;
@@ -220,13 +268,13 @@ mod tests {
         for i in 0..10u64 {
             snaps.push((
                 t0 + ms * i as u32,
-                s.on_sent(t0 + ms * i as u32, 1000, i * 1000),
+                s.on_sent(t0 + ms * i as u32, 1000, i * 1000, true),
             ));
         }
         let mut last = None;
         for (i, (sent, snap)) in snaps.iter().enumerate() {
             let now = t0 + ms * (100 + i as u32);
-            s.on_acked(now, *sent, 1000, snap);
+            s.on_acked(now, *sent, 1000, snap, 0);
             last = s.take_sample(now, Duration::from_millis(5), 0);
         }
         let r = last.unwrap();
@@ -244,9 +292,9 @@ mod tests {
         let t0 = Instant::now();
         let mut s = DeliveryRateSampler::default();
         s.on_app_limited(0);
-        let a = s.on_sent(t0, 1000, 0);
+        let a = s.on_sent(t0, 1000, 0, true);
         assert!(a.app_limited);
-        s.on_acked(t0 + Duration::from_millis(10), t0, 1000, &a);
+        s.on_acked(t0 + Duration::from_millis(10), t0, 1000, &a, 0);
         let r = s
             .take_sample(t0 + Duration::from_millis(10), Duration::ZERO, 0)
             .unwrap();
@@ -255,7 +303,7 @@ mod tests {
             !s.is_app_limited(),
             "cleared once the marked flight is delivered"
         );
-        let b = s.on_sent(t0 + Duration::from_millis(10), 1000, 0);
+        let b = s.on_sent(t0 + Duration::from_millis(10), 1000, 0, true);
         assert!(!b.app_limited);
     }
 }

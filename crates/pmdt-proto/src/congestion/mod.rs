@@ -9,6 +9,7 @@ mod bbr;
 mod cubic;
 pub(crate) mod delivery_rate;
 mod fixed;
+mod initial_train;
 mod new_reno;
 mod paced;
 

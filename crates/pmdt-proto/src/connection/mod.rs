@@ -23,7 +23,7 @@ use peer_fin::PeerFin;
 use sent::{Chunk, Sending, SentPacket, SentPackets};
 use timers::{Timer, TimerTable};
 
-use crate::config::TransportConfig;
+use crate::config::{Startup, TransportConfig};
 use crate::congestion::autotune::{self, RecvAutotune};
 use crate::congestion::{Controller, DeliveryRateSampler};
 use crate::pacer::Pacer;
@@ -84,6 +84,9 @@ const TIME_THRESHOLD: (u32, u32) = (9, 8);
 /// that stalls a sender whose credit covers the recurring 2-round ones. Two
 /// copies make a third loss as rare as a fourth, for p² of the traffic.
 const LOST_AGAIN_COPIES: usize = 2;
+/// Longest the initial window waits to be written whole (see
+/// `Connection::gathering_train`).
+const TRAIN_GATHER: Duration = Duration::from_millis(1);
 /// Pacing rate without a controller rate: this multiple of window / srtt, so
 /// pacing does not by itself limit the window (RFC 9002 §7.7, N = 1.25).
 const PACING_GAIN: (u128, u128) = (5, 4);
@@ -297,6 +300,9 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     recv_tune: RecvAutotune,
     pacer: Pacer,
     pacing_wait: Option<Instant>,
+    /// With `Startup::FromInitialTrain`: until when new data waits for the
+    /// initial window to be written (see `Connection::gathering_train`).
+    train_gather_until: Option<Instant>,
     send: S,
     send_next: u64,
     retransmit: VecDeque<Chunk>,
@@ -435,7 +441,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             probes: 0,
             rtt: RttEstimator::new(cfg.initial_rtt),
             cc: cfg.congestion.build(max_datagram),
-            rate_sampler: DeliveryRateSampler::default(),
+            rate_sampler: DeliveryRateSampler::new(cfg.startup == Startup::FromInitialTrain),
             window_packets: cfg.window_packets,
             recv_tune: RecvAutotune::with_capacity(window),
             pacer: Pacer::new(
@@ -443,6 +449,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 INITIAL_PACING_DATAGRAMS * cfg.max_datagram as u64,
             ),
             pacing_wait: None,
+            train_gather_until: None,
             send: p.storage,
             send_next: 0,
             retransmit: VecDeque::with_capacity(window),
@@ -1086,7 +1093,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 fin,
                 payload,
             } if !self.accept_data(*offset, *fin, payload, memory) => return,
-            Body::Ack(a) => self.on_ack(now, a),
+            Body::Ack(a) => self.on_ack(now, a, pkt.header.timestamp),
             _ => {}
         }
         if pkt.body.is_ack_eliciting() {
@@ -1233,7 +1240,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         true
     }
 
-    fn on_ack(&mut self, now: Instant, a: &wire::Ack) {
+    /// `peer_time`: the ack's header timestamp (the peer's clock, µs).
+    fn on_ack(&mut self, now: Instant, a: &wire::Ack, peer_time: u32) {
+        // When the peer received the newest packet this acknowledges, by its clock.
+        let received_at = peer_time.wrapping_sub(a.ack_delay_us);
         let largest = a.largest();
         let sent_end = self.send_next;
         if largest >= self.next_pn || a.data_cumulative > sent_end {
@@ -1269,7 +1279,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 self.acked_pns.insert_one(pn);
                 any_new = true;
                 self.rate_sampler
-                    .on_acked(now, p.time, p.size as u64, &p.rate);
+                    .on_acked(now, p.time, p.size as u64, &p.rate, received_at);
                 if pn == largest {
                     newly_largest = Some(p);
                 }
@@ -1370,6 +1380,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.sent.record_lost(pn, now);
             self.stats.losses_detected += 1;
             lost_bytes += p.size as u64;
+            if p.rate.in_train {
+                self.rate_sampler.on_train_lost(p.size as u64);
+            }
             last_time = last_time.max(p.time);
             if let Some(c) = p.chunk {
                 self.queue_retransmit(c, p.sending, !persistent);
@@ -1555,6 +1568,11 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         if !self.cfg.pacing || !self.rtt.has_sample() {
             return None;
         }
+        if self.cfg.startup == Startup::FromInitialTrain && self.rate_sampler.nothing_delivered() {
+            // The initial window leaves as one burst (as TCP's): the spacing the
+            // path gives it is the first bandwidth estimate (`InitialTrain`).
+            return None;
+        }
         let srtt = self.rtt.smoothed().as_nanos().max(1);
         let (num, den) = PACING_GAIN;
         Some(
@@ -1693,9 +1711,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.probes = self.probes.saturating_sub(1);
             let pn = self.next_pn;
             let t = self.control(now, Body::Keepalive, buf)?;
-            let rate = self
-                .rate_sampler
-                .on_sent(now, t.len as u64, self.sent.bytes_in_flight);
+            let rate =
+                self.rate_sampler
+                    .on_sent(now, t.len as u64, self.sent.bytes_in_flight, false);
             self.sent.on_sent(
                 pn,
                 SentPacket {
@@ -1778,6 +1796,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             retx = false;
             self.new_chunk(max_payload)
         };
+        if !retx && !probe && chunk.is_some() {
+            if let Some(until) = self.gathering_train(now) {
+                self.pacing_wait = Some(until);
+                self.note_blocked(now, Some(Blocked::Pacing));
+                return None;
+            }
+        }
         let chunk = match chunk {
             Some(c) => c,
             None if probe => match self.sent.oldest_chunk() {
@@ -1876,7 +1901,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         let rate = self
             .rate_sampler
-            .on_sent(now, size, self.sent.bytes_in_flight);
+            .on_sent(now, size, self.sent.bytes_in_flight, true);
         self.sent.on_sent(
             pn,
             SentPacket {
@@ -1939,6 +1964,25 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         let piece = self.send.contiguous_len(self.send_next);
         let credit = self.peer_max_data.saturating_sub(self.send_next);
         credit > 0 && piece <= max_payload && credit < piece
+    }
+
+    /// With `Startup::FromInitialTrain` the initial window leaves as one burst,
+    /// the train whose spacing on the path is the first bandwidth estimate: the
+    /// first new data waits until a window's worth is written, the stream's end
+    /// is, or [`TRAIN_GATHER`] passed since it was first ready. Returns until
+    /// when it waits. (A writer that produces a datagram per loop iteration
+    /// otherwise spaces the train out itself: 11 datagrams over 400 µs.)
+    fn gathering_train(&mut self, now: Instant) -> Option<Instant> {
+        if self.cfg.startup != Startup::FromInitialTrain
+            || !self.rate_sampler.nothing_delivered()
+            || self.send_next > 0
+            || self.fin != Fin::Open
+            || self.unsent() >= self.cc.window()
+        {
+            return None;
+        }
+        let until = *self.train_gather_until.get_or_insert(now + TRAIN_GATHER);
+        (now < until).then_some(until)
     }
 
     fn new_chunk(&self, max_payload: u64) -> Option<Chunk> {
