@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::flow_error::FlowError;
 use super::flows::{run_flows, Connects, FlowsReport, FlowsScenario, ReadersStart};
 use crate::link::impair_model::{GilbertElliott, ImpairConfig};
-use pmdt_proto::{CongestionKind, TransportConfig};
+use pmdt_proto::{CongestionKind, Startup, TransportConfig};
 
 /// The impairment mixes, one per path shape (both directions).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -273,6 +273,12 @@ impl SweepCase {
             1 => (4095, 4095),
             _ => (16383, 16383),
         };
+        // Drawn last, so the draws above stay what they were for every seed.
+        let startup = if controller == Controller::Bbr && rng.random_range(0..2) == 0 {
+            Startup::FromInitialTrain
+        } else {
+            Startup::Doubling
+        };
         let (forward, reverse) = mix.paths();
         let scenario = FlowsScenario {
             seed,
@@ -280,7 +286,9 @@ impl SweepCase {
             bytes_per_flow,
             forward,
             reverse,
-            transport: TransportConfig::default().with_congestion(congestion),
+            transport: TransportConfig::default()
+                .with_congestion(congestion)
+                .with_startup(startup),
             client_buffers,
             server_buffers,
             write_size,
