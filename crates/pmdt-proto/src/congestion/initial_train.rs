@@ -190,13 +190,19 @@ mod tests {
 
     const US: Duration = Duration::from_micros(1);
 
+    /// A train of `n` datagrams of 1000 bytes sent `apart` from `t0` on.
+    fn sent(t0: Instant, n: u32, apart: Duration) -> InitialTrain {
+        let mut train = InitialTrain::default();
+        for i in 0..n {
+            train.on_sent(t0 + apart * i, 1000, 0);
+        }
+        train
+    }
+
     /// Ten datagrams of 1000 bytes leave within 2 µs; a 1 Gbit/s bottleneck spaces
     /// them 8 µs apart and the receiver acknowledges every second one.
     fn ten_through_a_gigabit(t0: Instant) -> (InitialTrain, Option<u64>) {
-        let mut train = InitialTrain::default();
-        for i in 0..10u32 {
-            train.on_sent(t0 + US * i / 5, 1000, 0);
-        }
+        let mut train = sent(t0, 10, US / 5);
         let mut delivered = 0;
         let mut rate = None;
         for k in 0..5u32 {
@@ -220,11 +226,8 @@ mod tests {
     #[test]
     fn a_train_sent_slowly_measures_nothing() {
         let t0 = Instant::now();
-        let mut train = InitialTrain::default();
         // Paced 100 µs apart: the spread at the receiver is the sender's.
-        for i in 0..10u32 {
-            train.on_sent(t0 + US * 100 * i, 1000, 0);
-        }
+        let mut train = sent(t0, 10, US * 100);
         let mut out = None;
         for i in 0..10u32 {
             let now = 100_000 + 100 * i;
@@ -237,10 +240,7 @@ mod tests {
     #[test]
     fn a_lost_datagram_lowers_the_rate_and_the_train_settles_when_it_is_declared() {
         let t0 = Instant::now();
-        let mut train = InitialTrain::default();
-        for i in 0..10u32 {
-            train.on_sent(t0 + US * i / 5, 1000, 0);
-        }
+        let mut train = sent(t0, 10, US / 5);
         // The fourth datagram is lost behind the bottleneck; the others arrive 8
         // µs apart and are acknowledged one by one.
         let mut delivered = 0;
@@ -257,10 +257,7 @@ mod tests {
     #[test]
     fn a_small_train_measures_nothing() {
         let t0 = Instant::now();
-        let mut small = InitialTrain::default();
-        for _ in 0..3 {
-            small.on_sent(t0, 1000, 0);
-        }
+        let mut small = sent(t0, 3, Duration::ZERO);
         let mut out = None;
         for i in 0..3u32 {
             out = out.or(small.on_acked(10 * (i + 1), 1000, 1000 * (i as u64 + 1)));
@@ -271,10 +268,7 @@ mod tests {
     #[test]
     fn acknowledgments_all_at_once_measure_nothing() {
         let t0 = Instant::now();
-        let mut train = InitialTrain::default();
-        for _ in 0..10 {
-            train.on_sent(t0, 1000, 0);
-        }
+        let mut train = sent(t0, 10, Duration::ZERO);
         let mut out = None;
         for i in 0..10u64 {
             out = out.or(train.on_acked(30, 1000, 1000 * (i + 1)));
@@ -285,10 +279,7 @@ mod tests {
     #[test]
     fn datagrams_sent_after_the_first_acknowledgment_are_not_in_the_train() {
         let t0 = Instant::now();
-        let mut train = InitialTrain::default();
-        for _ in 0..10 {
-            train.on_sent(t0, 1000, 0);
-        }
+        let mut train = sent(t0, 10, Duration::ZERO);
         train.on_sent(t0 + US * 10, 1000, 2000);
         let InitialTrain::Measuring(t) = &train else {
             panic!("measuring");
