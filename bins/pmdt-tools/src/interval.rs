@@ -54,6 +54,11 @@ pub struct StreamInterval {
     pub pacing_rate: u64,
     /// The controller's state (BBR phases; `window_based` for the others).
     pub cc_state: pmdt::proto::ControllerState,
+    /// The controller's bottleneck bandwidth estimate at its end, bit/s (0: a
+    /// controller without a model, or no estimate yet).
+    pub bandwidth_estimate: u64,
+    /// The controller's round-trip propagation delay estimate, µs (0: none).
+    pub min_rtt: u64,
 }
 
 /// All flows in one interval (iperf3's `intervals[].sum`).
@@ -300,6 +305,8 @@ impl Meter {
                 snd_cwnd: s.cwnd,
                 pacing_rate: s.pacing_rate.saturating_mul(8),
                 cc_state: s.cc_state,
+                bandwidth_estimate: s.cc_bandwidth_bps,
+                min_rtt: s.cc_min_rtt_us,
             });
         }
         // Ended flows have given their last figures.

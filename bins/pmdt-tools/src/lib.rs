@@ -21,6 +21,7 @@ pub mod link_args;
 pub mod pattern;
 pub mod peer_addr;
 pub mod pool_split_arg;
+pub mod rate_schedule;
 pub mod report;
 pub mod round_trip;
 pub mod session;

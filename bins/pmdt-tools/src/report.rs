@@ -331,6 +331,8 @@ mod tests {
             snd_cwnd: 0,
             pacing_rate: 0,
             cc_state: Default::default(),
+            bandwidth_estimate: 0,
+            min_rtt: 0,
         };
         Interval {
             streams: vec![s; flows],

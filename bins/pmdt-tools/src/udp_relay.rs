@@ -14,7 +14,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::time::Instant;
 
 use pmdt::link::delay_line::DelayLine;
-use pmdt::link::impair_model::ImpairModel;
+use pmdt::link::impair_model::{ImpairConfigError, ImpairModel};
 
 use crate::wan_path::PathStats;
 
@@ -210,6 +210,16 @@ impl UdpRelay {
         }
     }
 
+    /// Changes the bottleneck rate of both impaired directions from now on.
+    pub fn set_rate(&mut self, rate_bps: u64) -> Result<(), ImpairConfigError> {
+        for d in [&mut self.a_to_b, &mut self.b_to_a] {
+            if let Some(m) = &mut d.model {
+                m.set_rate(Some(rate_bps))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Client→target counters.
     pub fn a_to_b(&self) -> &PathStats {
         &self.a_to_b.stats
@@ -293,6 +303,36 @@ mod tests {
             n += 1;
         }
         assert_eq!(n, s.forwarded);
+    }
+
+    #[test]
+    fn a_rate_change_reaches_both_impaired_directions() {
+        let model = |seed| {
+            ImpairModel::new(
+                ImpairConfig::default()
+                    .with_rate_bps(Some(1_000_000_000))
+                    .with_seed(seed),
+            )
+            .unwrap()
+        };
+        let target = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut r = UdpRelay::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            target.local_addr().unwrap(),
+            Some(model(1)),
+            Some(model(2)),
+        )
+        .unwrap();
+        r.set_rate(200_000_000).unwrap();
+        let rate = |d: &Direction| d.model.as_ref().unwrap().config().rate_bps;
+        assert_eq!(rate(&r.a_to_b), Some(200_000_000));
+        assert_eq!(rate(&r.b_to_a), Some(200_000_000));
+        assert!(r.set_rate(0).is_err(), "a zero rate is refused");
+        // An untouched direction (--one-way) stays untouched.
+        let (mut one_way, _, _) = relay(Some(ImpairConfig::default()));
+        one_way.set_rate(5_000_000).unwrap();
+        assert!(one_way.b_to_a.model.is_none());
+        assert_eq!(rate(&one_way.a_to_b), Some(5_000_000));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TxQueue};
 use pmdt::link::delay_line::DelayLine;
-use pmdt::link::impair_model::{BitFlip, ImpairModel, ImpairStats};
+use pmdt::link::impair_model::{BitFlip, ImpairConfigError, ImpairModel, ImpairStats};
 use serde::Serialize;
 
 use crate::arrival_spread::ArrivalSpread;
@@ -216,6 +216,14 @@ impl WanPath {
     /// When the next held frame is due.
     pub fn next_due(&self) -> Option<Instant> {
         self.held.next_due()
+    }
+
+    /// Changes the bottleneck rate from now on (a path without a model forwards
+    /// untouched and stays so).
+    pub fn set_rate(&mut self, rate_bps: u64) -> Result<(), ImpairConfigError> {
+        self.model
+            .as_mut()
+            .map_or(Ok(()), |m| m.set_rate(Some(rate_bps)))
     }
 }
 

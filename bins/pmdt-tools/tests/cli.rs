@@ -238,6 +238,60 @@ fn through_wanem_with_loss_reordering_and_duplication() {
     assert!(stderr(&wo).contains("frames written to the pcap file"));
 }
 
+/// `pmdt-wanem --rate-at`: the bottleneck's rate changes under a transfer,
+/// counted from the first frame. 4 MiB behind 2 Mbit/s would take 17 s; the
+/// change to 1 Gbit/s one second in lets it finish long before that, intact,
+/// and the report says when the change was made.
+#[test]
+fn through_wanem_the_rate_changes_under_a_transfer() {
+    let _g = serial();
+    let d = tmp("wanem-rate-at");
+    let (a, b) = (d.join("a.sock"), d.join("b.sock"));
+    let w = spawn(
+        WANEM,
+        &[
+            "--vdev",
+            &format!("net_memif0,role=server,socket={}", a.display()),
+            "--vdev",
+            &format!("net_memif1,role=server,socket={}", b.display()),
+            "--rate",
+            "2mbit",
+            "--rate-at",
+            "1=1gbit",
+            "--queue-bytes",
+            "64K",
+            "--file-prefix",
+            &format!("wanem-rate-at-{}", std::process::id()),
+            "--json",
+        ],
+    );
+    let wanem_guard = KillOnFailure::new(&w);
+    std::thread::sleep(Duration::from_millis(1500));
+    let r = spawn(RECV, &["--vdev", &memif("client", &b), "--json"]);
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = spawn(
+        SEND,
+        &["--vdev", &memif("client", &a), "-n", "4M", "--json"],
+    );
+    let (so, ro) =
+        finish_sender_then_receiver(s, Duration::from_secs(60), r, Duration::from_secs(30));
+    wanem_guard.disarm();
+    signal(&w, libc::SIGINT);
+    let wo = finish(w, Duration::from_secs(10));
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
+    assert_eq!(rj["bytes"], 4 << 20);
+    assert_eq!(rj["sha256"], sj["sha256"]);
+    let changes = wj["rate_changes"].as_array().expect("rate_changes");
+    assert_eq!(changes.len(), 1, "{wj}");
+    assert_eq!(changes[0]["rate_bps"], 1_000_000_000u64);
+    assert!(changes[0]["at_s"].as_f64().unwrap() >= 1.0, "{wj}");
+    let secs = sj["seconds"].as_f64().unwrap();
+    assert!(secs < 12.0, "the change did not take: {secs} s for 4 MiB");
+    assert!(stderr(&wo).contains("after the first frame: rate now 1.00 Gbit/s"));
+}
+
 /// `pmdt-wanem --corrupt`: bits flipped in UDP payloads on the way; the
 /// receiver's checksum rejects those frames and the transport retransmits, so
 /// the file arrives intact. `--mtu` above the tools' datagrams drops nothing.

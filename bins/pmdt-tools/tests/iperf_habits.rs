@@ -150,6 +150,8 @@ fn assert_interval(iv: &Value) {
         "rttvar",
         "snd_cwnd",
         "pacing_rate",
+        "bandwidth_estimate",
+        "min_rtt",
     ] {
         assert!(s[k].is_number(), "streams[0].{k}: {iv}");
     }

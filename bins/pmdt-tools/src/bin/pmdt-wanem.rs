@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use clap::{Args, Parser};
 use dpdk::{Eal, Mempool, MempoolConfig, Port, PortConfig};
-use pmdt::link::impair_model::{GilbertElliott, ImpairConfig, ImpairModel};
+use pmdt::link::impair_model::{GilbertElliott, ImpairConfig, ImpairConfigError, ImpairModel};
 use pmdt::runtime::{IdleBackoff, IdlePolicy};
 use pmdt_tools::cli_error::{self, CliError};
 use pmdt_tools::doc_gen::DocArgs;
@@ -26,6 +26,7 @@ use pmdt_tools::eal_args::EalArgs;
 use pmdt_tools::entry::ToolCli;
 use pmdt_tools::frame_capture::FrameCapture;
 use pmdt_tools::interrupt::Interrupt;
+use pmdt_tools::rate_schedule::{RateSchedule, RateStep};
 use pmdt_tools::report::JsonMode;
 use pmdt_tools::udp_relay::UdpRelay;
 use pmdt_tools::units::{BitRate, ByteSize};
@@ -79,6 +80,12 @@ struct ImpairArgs {
     /// Bottleneck rate, bits/s with decimal k/m/g (e.g. 1gbit = 10^9 bit/s).
     #[arg(long)]
     rate: Option<BitRate>,
+    /// Change the bottleneck rate SECS seconds after the first frame (the
+    /// traffic's start), e.g. `--rate-at 10=200mbit --rate-at 20=1gbit`: a link
+    /// that degrades and recovers under a transfer (repeatable; both impaired
+    /// directions; frames already queued keep their departure times).
+    #[arg(long, value_name = "SECS=RATE")]
+    rate_at: Vec<RateStep>,
     /// Bottleneck queue, bytes with 1024-based K/M/G (e.g. 1M).
     #[arg(long, default_value_t = ByteSize(1 << 20))]
     queue_bytes: ByteSize,
@@ -105,6 +112,7 @@ impl Default for ImpairArgs {
             corrupt: 0.0,
             mtu: None,
             rate: None,
+            rate_at: Vec::new(),
             queue_bytes: ByteSize(1 << 20),
             one_way: false,
             seed: 1,
@@ -194,6 +202,18 @@ struct Report {
     a_to_b: PathStats,
     b_to_a: PathStats,
     impairment: ImpairConfig,
+    /// The `--rate-at` changes made, when they were made.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    rate_changes: Vec<RateChange>,
+}
+
+/// A `--rate-at` change as it happened.
+#[derive(Serialize)]
+struct RateChange {
+    /// Seconds after the first frame.
+    at_s: f64,
+    /// The rate from then on, bits/s.
+    rate_bps: u64,
 }
 
 /// Ethernet header bytes before the IP datagram (DPDK mode sees frames).
@@ -292,6 +312,8 @@ trait Forwarder {
     fn next_due(&self) -> Option<Instant>;
     /// A→B and B→A counters.
     fn stats(&self) -> (&PathStats, &PathStats);
+    /// Changes the bottleneck rate of the impaired directions from now on.
+    fn set_rate(&mut self, rate_bps: u64) -> Result<(), ImpairConfigError>;
     /// Closes the frame capture, if any: how many frames it holds.
     fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
         None
@@ -318,6 +340,10 @@ impl Forwarder for DpdkPaths {
     fn stats(&self) -> (&PathStats, &PathStats) {
         (&self.ab.stats, &self.ba.stats)
     }
+    fn set_rate(&mut self, rate_bps: u64) -> Result<(), ImpairConfigError> {
+        self.ab.set_rate(rate_bps)?;
+        self.ba.set_rate(rate_bps)
+    }
     fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
         self.capture.take().map(FrameCapture::finish)
     }
@@ -332,6 +358,9 @@ impl Forwarder for UdpRelay {
     }
     fn stats(&self) -> (&PathStats, &PathStats) {
         (self.a_to_b(), self.b_to_a())
+    }
+    fn set_rate(&mut self, rate_bps: u64) -> Result<(), ImpairConfigError> {
+        UdpRelay::set_rate(self, rate_bps)
     }
 }
 
@@ -369,7 +398,7 @@ fn udp_relay(
     if cli.dry_run {
         pmdt_tools::report::print_dry_run(
             None,
-            serde_json::json!({ "udp_listen": listen, "udp_to": to, "impairment": imp }),
+            serde_json::json!({ "udp_listen": listen, "udp_to": to, "impairment": imp, "rate_at": cli.impair.rate_at }),
         );
         return Ok(None);
     }
@@ -418,7 +447,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     if cli.dry_run {
         pmdt_tools::report::print_dry_run(
             Some(&builder),
-            serde_json::json!({ "ports": names, "impairment": imp, "pcap": cli.pcap }),
+            serde_json::json!({ "ports": names, "impairment": imp, "rate_at": cli.impair.rate_at, "pcap": cli.pcap }),
         );
         return Ok(0);
     }
@@ -484,13 +513,34 @@ fn forward<F: Forwarder>(
     // Yields its core while frames flow and sleeps only when the path is quiet:
     // the ends usually poll on the same cores (see `IdleBackoff`).
     let mut idle = IdleBackoff::new(IdlePolicy::default());
+    let mut schedule = RateSchedule::new(&cli.impair.rate_at);
+    let mut rate_changes = Vec::new();
+    // When the first frame came (the `--rate-at` times count from it).
+    let mut traffic_start = None;
     while !stop.is_set() && end.is_none_or(|e| Instant::now() < e) {
         let now = Instant::now();
         if paths.poll(now) {
             idle.worked(now);
+            traffic_start.get_or_insert(now);
         } else {
-            // Never past the next delayed frame.
-            idle.idle(now, paths.next_due());
+            // Never past the next delayed frame, nor the next rate change.
+            let change = traffic_start.zip(schedule.next_at()).map(|(t, at)| t + at);
+            let wake = [paths.next_due(), change].into_iter().flatten().min();
+            idle.idle(now, wake);
+        }
+        if let Some(rate) = traffic_start.and_then(|t| schedule.due(now - t)) {
+            paths
+                .set_rate(rate)
+                .map_err(|e| CliError::new(format!("--rate-at: {e}")))?;
+            let at_s = (now - traffic_start.unwrap_or(now)).as_secs_f64();
+            eprintln!(
+                "{PROG}: {at_s:.3} s after the first frame: rate now {}",
+                pmdt_tools::units::fmt_rate(rate as f64)
+            );
+            rate_changes.push(RateChange {
+                at_s,
+                rate_bps: rate,
+            });
         }
         if now >= next_print {
             next_print += Duration::from_secs(1);
@@ -520,6 +570,7 @@ fn forward<F: Forwarder>(
         a_to_b: ab.clone(),
         b_to_a: ba.clone(),
         impairment: imp,
+        rate_changes,
     };
     eprintln!(
         "{PROG}: done after {:.1} s: A->B {:?}; B->A {:?}",
