@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::core_latency;
@@ -33,7 +33,7 @@ impl Sample {
 }
 
 /// A metric over the repeats.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Stat {
     /// Median of the runs.
     pub median: f64,
@@ -77,7 +77,7 @@ impl Stat {
 }
 
 /// A cell of an experiment.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cell {
     /// Short unique name within the experiment.
     pub name: String,

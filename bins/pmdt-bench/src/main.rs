@@ -3,11 +3,13 @@
 //! (dpdk-testpmd, iperf3, sockperf, a quinn harness) as separate processes with
 //! pinned cores, and writes JSON, CSV, a Markdown table and a PNG per experiment.
 
+mod adaptation;
 mod cell;
 mod core_latency;
 mod ctx;
 mod exp;
 mod machine;
+mod merge;
 mod peer;
 mod plot;
 mod pmdt_pair;
@@ -66,7 +68,7 @@ fn parse_secs(s: &str) -> Result<f64, String> {
 }
 
 /// The experiments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Subcommand)]
+#[derive(Debug, Clone, PartialEq, Eq, Subcommand)]
 enum Experiment {
     /// Raw memif, pmdt (memif 1500/9000, kernel UDP), iperf3 TCP/UDP, QUIC, sockperf.
     Peers,
@@ -80,6 +82,8 @@ enum Experiment {
     Seed004,
     /// Goodput vs loss × RTT × controller through pmdt-wanem.
     Loss,
+    /// A bottleneck that drops and recovers under a transfer; four flows sharing one.
+    Adapt,
     /// 1, 2, 16, 256, 1000 flows with default settings.
     Flows,
     /// One sender to 1..16 receivers (`pmdt-send --multi`), kernel UDP.
@@ -89,6 +93,14 @@ enum Experiment {
     /// Rewrites the README's Performance section (between its pmdt-bench markers)
     /// from the reports in --out.
     Readme,
+    /// Merges the reports of several results directories into --out, one report
+    /// per experiment: a cell of a later directory replaces the same cell of an
+    /// earlier one; the merged report names each run its cells come from.
+    Merge {
+        /// Results directories, oldest first.
+        #[arg(required = true, value_name = "DIR")]
+        dirs: Vec<std::path::PathBuf>,
+    },
 }
 
 type Runner = fn(&Ctx, &Machine) -> Report;
@@ -97,8 +109,8 @@ type Runner = fn(&Ctx, &Machine) -> Report;
 type Step = (&'static str, Runner, exp::Tools);
 
 impl Experiment {
-    fn plan(self) -> Vec<Step> {
-        let all: [(Experiment, Step); 8] = [
+    fn plan(&self) -> Vec<Step> {
+        let all: [(Experiment, Step); 9] = [
             (
                 Experiment::Peers,
                 ("peers", exp::peers::run, exp::peers::TOOLS),
@@ -121,6 +133,10 @@ impl Experiment {
             ),
             (Experiment::Loss, ("loss", exp::loss::run, exp::loss::TOOLS)),
             (
+                Experiment::Adapt,
+                ("adapt", exp::adapt::run, exp::adapt::TOOLS),
+            ),
+            (
                 Experiment::Flows,
                 ("flows", exp::flows::run, exp::flows::TOOLS),
             ),
@@ -130,7 +146,7 @@ impl Experiment {
             ),
         ];
         all.into_iter()
-            .filter(|(e, _)| self == Experiment::All || *e == self)
+            .filter(|(e, _)| *self == Experiment::All || e == self)
             .map(|(_, step)| step)
             .collect()
     }
@@ -146,6 +162,23 @@ fn main() {
                     "pmdt-bench: {} updated from {} report(s) in {}",
                     cli.readme.display(),
                     n,
+                    cli.out.display()
+                );
+                return;
+            }
+            Err(e) => {
+                eprintln!("pmdt-bench: error: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    if let Experiment::Merge { dirs } = &cli.experiment {
+        let invocation = std::env::args().collect::<Vec<_>>().join(" ");
+        match merge::merge(dirs, &cli.out, &invocation) {
+            Ok(names) => {
+                println!(
+                    "pmdt-bench: merged {} into {}",
+                    names.join(", "),
                     cli.out.display()
                 );
                 return;

@@ -45,6 +45,9 @@ pub struct PairSpec {
     pub wanem: Option<Vec<String>>,
     /// How long the sender should take (for the timeout).
     pub expected: Duration,
+    /// The sender's interval reports (`-i`), seconds: the time series
+    /// steady-state and adaptation figures are read from.
+    pub interval_s: f64,
 }
 
 impl PairSpec {
@@ -57,6 +60,7 @@ impl PairSpec {
             connections: 1,
             wanem: None,
             expected,
+            interval_s: 1.0,
         }
     }
 }
@@ -81,15 +85,18 @@ pub struct PairResult {
 }
 
 /// The `end` section of the tools' `--json` document (iperf3 -J's shape:
-/// `start`, `intervals`, `end`) with its `intervals` beside; pmdt-wanem's report
-/// as it is.
+/// `start`, `intervals`, `end`) with its `intervals` and `start` beside;
+/// pmdt-wanem's report as it is.
 fn summary_of(v: Value) -> Value {
     match v.get("end") {
         Some(end) if end.is_object() => {
             let mut s = end.clone();
-            // The one-second intervals too: steady-state figures come from them.
-            if let Some(iv) = v.get("intervals") {
-                s["intervals"] = iv.clone();
+            // The intervals too: steady-state and adaptation figures come from
+            // them, their times from the start (after `start.connect_seconds`).
+            for k in ["intervals", "start"] {
+                if let Some(x) = v.get(k) {
+                    s[k] = x.clone();
+                }
             }
             s
         }
@@ -157,7 +164,7 @@ pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResu
     send.args(["--json", "--no-hash"]);
     // Interval lines for the logs (the summaries are what is measured).
     recv.args(["-i", "1"]);
-    send.args(["-i", "1"]);
+    send.args(["-i", &spec.interval_s.to_string()]);
     let mut wanem = None;
     match spec.link {
         Link::Memif(mtu) => {

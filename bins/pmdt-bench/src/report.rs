@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cell::{fmt_num, Cell, CORE_ROUND_TRIP};
 use crate::machine::Machine;
@@ -14,7 +14,7 @@ use crate::machine::Machine;
 pub const NOT_RUN: &str = "not run (--only)";
 
 /// A ratio pmdt/peer from cells of one run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Ratio {
     /// What is compared.
     pub name: String,
@@ -70,7 +70,7 @@ impl Ratio {
 }
 
 /// An experiment's results.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     /// Experiment name (file stem).
     pub experiment: String,
@@ -95,6 +95,36 @@ pub struct Report {
     /// Metrics shown as table columns after the primary one.
     #[serde(skip)]
     pub columns: Vec<String>,
+    /// The runs a merged report's cells come from (`pmdt-bench merge`); empty
+    /// for a report of one run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parts: Vec<Part>,
+}
+
+/// One pmdt-bench run whose cells a merged report holds.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Part {
+    /// That run's command line.
+    pub invocation: String,
+    /// Its machine and revision.
+    pub machine: Machine,
+    /// Its runs per cell.
+    pub repeat: usize,
+    /// Whether it was a `--quick` run.
+    pub quick: bool,
+    /// The cells the merged report takes from it, in order.
+    pub cells: Vec<String>,
+}
+
+impl Part {
+    /// `24 cells (first … last)`.
+    pub fn cells_text(&self) -> String {
+        match self.cells.as_slice() {
+            [] => "no cells".into(),
+            [one] => format!("1 cell ({one})"),
+            [first, .., last] => format!("{} cells ({first} … {last})", self.cells.len()),
+        }
+    }
 }
 
 impl Report {
@@ -118,6 +148,7 @@ impl Report {
             references: Vec::new(),
             notes: Vec::new(),
             columns: Vec::new(),
+            parts: Vec::new(),
         }
     }
 
@@ -199,14 +230,36 @@ impl Report {
     fn markdown(&self) -> String {
         let mut s = String::new();
         let _ = writeln!(s, "# {}: {}\n", self.experiment, self.title);
-        let _ = writeln!(
-            s,
-            "Machine: {}.  \nRun: `{}`.  \nRuns per cell: {}{}. Figures are medians; spread is (max − min)/median over the runs.\n",
-            self.machine.line(),
-            self.invocation,
-            self.repeat,
-            if self.quick { " (--quick: tiny runs, a smoke test, not figures to quote)" } else { "" }
-        );
+        const QUICK: &str = " (--quick: tiny runs, a smoke test, not figures to quote)";
+        if self.parts.is_empty() {
+            let _ = writeln!(
+                s,
+                "Machine: {}.  \nRun: `{}`.  \nRuns per cell: {}{}. Figures are medians; spread is (max − min)/median over the runs.\n",
+                self.machine.line(),
+                self.invocation,
+                self.repeat,
+                if self.quick { QUICK } else { "" }
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "Merged by `{}` from {} runs; figures are medians, spread is (max − min)/median over a cell's runs:\n",
+                self.invocation,
+                self.parts.len()
+            );
+            for p in &self.parts {
+                let _ = writeln!(
+                    s,
+                    "- {}: `{}` on {}; {} run(s) per cell{}.",
+                    p.cells_text(),
+                    p.invocation,
+                    p.machine.line(),
+                    p.repeat,
+                    if p.quick { QUICK } else { "" }
+                );
+            }
+            s.push('\n');
+        }
         let _ = write!(s, "| cell | parameters | figure | spread |");
         for c in &self.columns {
             let _ = write!(s, " {c} |");

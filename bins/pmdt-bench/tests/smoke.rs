@@ -1,6 +1,7 @@
-//! Smoke test: `pmdt-bench <exp> --quick` for two cheap experiments writes its four
+//! Smoke test: `pmdt-bench <exp> --quick` for four cheap experiments writes its four
 //! files, they parse, and every cell either has a figure above zero or says why it
-//! failed. No speed is asserted. Needs root and hugepages (DPDK); skipped otherwise.
+//! failed; `merge` and `readme` rewrite them. No speed is asserted. Needs root and
+//! hugepages (DPDK); skipped otherwise.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -126,9 +127,27 @@ fn quick_experiments_write_honest_results() {
     }
     let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pmdt-bench-smoke");
     let _ = std::fs::remove_dir_all(&out);
-    for exp in ["seed003", "flows", "multi"] {
+    for exp in ["seed003", "flows", "multi", "adapt"] {
         run_quick(exp, &out);
         check_outputs(exp, &out);
+    }
+    // `merge` rewrites the reports of several runs as one per experiment, each
+    // naming the run its cells come from.
+    let merged = out.join("merged");
+    let o = Command::new(BENCH)
+        .args(["merge", "--out"])
+        .arg(&merged)
+        .arg(&out)
+        .output()
+        .expect("run pmdt-bench merge");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for exp in ["seed003", "flows", "multi", "adapt"] {
+        check_outputs(exp, &merged);
+        let json: Value = serde_json::from_str(
+            &std::fs::read_to_string(merged.join(format!("{exp}.json"))).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json["parts"].as_array().map(Vec::len), Some(1), "{exp}");
     }
     // The README's Performance section is regenerated from these reports, the
     // rest of the README kept (on a copy of the real README).

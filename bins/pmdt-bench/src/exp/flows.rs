@@ -21,18 +21,21 @@ const TIMED_SECS: f64 = 5.0;
 /// Tools this experiment needs.
 pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &[]);
 
+/// The metrics its table shows beside the primary figure.
+pub const COLUMNS: &[&str] = &[
+    "jain",
+    "flow_min_gbps",
+    "flow_max_gbps",
+    "completion_max_s",
+    "flows_failed",
+    "retransmitted",
+];
+
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     const E: &str = "flows";
     let mut r = Report::new(E, "many flows, default settings", m, ctx.quick, ctx.repeat);
-    r.columns(&[
-        "jain",
-        "flow_min_gbps",
-        "flow_max_gbps",
-        "completion_max_s",
-        "flows_failed",
-        "retransmitted",
-    ]);
+    r.columns(COLUMNS);
     let (counts, total): (&[usize], u64) = if ctx.quick {
         (&[1, 2], 32 << 20)
     } else {

@@ -24,6 +24,16 @@ pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv", "pmdt-wanem"],
 /// under each (90%, hand-set as RMDT's users would).
 const LINKS: [(&str, u64, &str); 2] = [("100mbit", 100, "90mbit"), ("1gbit", 1000, "900mbit")];
 
+/// The metrics its table shows beside the primary figure.
+pub const COLUMNS: &[&str] = &[
+    "of_link_pct",
+    "steady_pct",
+    "mathis_mbps",
+    "retransmitted",
+    "rtt_p50_us",
+    "wan_lost",
+];
+
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     const E: &str = "loss";
@@ -34,14 +44,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         ctx.quick,
         ctx.repeat,
     );
-    r.columns(&[
-        "of_link_pct",
-        "steady_pct",
-        "mathis_mbps",
-        "retransmitted",
-        "rtt_p50_us",
-        "wan_lost",
-    ]);
+    r.columns(COLUMNS);
     type Grid<'a> = (
         &'a [f64],
         &'a [u64],

@@ -1,6 +1,7 @@
 //! The experiments, one module each. Each builds a [`Report`](crate::report::Report) from cells; `main`
 //! writes it.
 
+pub mod adapt;
 pub mod flows;
 pub mod loss;
 pub mod multi;
@@ -18,6 +19,23 @@ use crate::pmdt_pair::{run_pair, sample_of, PairResult, PairSpec};
 
 /// The tools an experiment needs: pmdt's own (in the bin dir), peers (on PATH).
 pub type Tools = (&'static [&'static str], &'static [&'static str]);
+
+/// The metrics an experiment's table shows beside its primary figure (its
+/// module's `COLUMNS`), by experiment name; none for a name it does not know.
+pub fn columns(experiment: &str) -> &'static [&'static str] {
+    match experiment {
+        "peers" => peers::COLUMNS,
+        "seed000" => seed000::COLUMNS,
+        "seed002" => seed002::COLUMNS,
+        "seed003" => seed003::COLUMNS,
+        "seed004" => seed004::COLUMNS,
+        "loss" => loss::COLUMNS,
+        "adapt" => adapt::COLUMNS,
+        "flows" => flows::COLUMNS,
+        "multi" => multi::COLUMNS,
+        _ => &[],
+    }
+}
 
 /// Runs a pmdt pair `ctx.repeat` times as one cell; `extra` adds figures.
 pub fn pmdt_cell(

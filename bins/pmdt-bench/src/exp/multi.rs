@@ -19,6 +19,15 @@ use crate::report::{Ratio, Report};
 /// Tools this experiment needs.
 pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &[]);
 
+/// The metrics its table shows beside the primary figure.
+pub const COLUMNS: &[&str] = &[
+    "slowest_gbps",
+    "send_cpu_s",
+    "copies_per_byte",
+    "receivers_failed",
+    "retransmitted",
+];
+
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     const E: &str = "multi";
@@ -29,13 +38,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         ctx.quick,
         ctx.repeat,
     );
-    r.columns(&[
-        "slowest_gbps",
-        "send_cpu_s",
-        "copies_per_byte",
-        "receivers_failed",
-        "retransmitted",
-    ]);
+    r.columns(COLUMNS);
     let (counts, bytes): (&[usize], u64) = if ctx.quick {
         (&[1, 2], 16 << 20)
     } else {

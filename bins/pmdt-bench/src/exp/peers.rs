@@ -23,6 +23,18 @@ pub const TOOLS: crate::exp::Tools = (
 /// Messages per second of the rated request/response cells.
 const RR_RATE: u32 = 10_000;
 
+/// The metrics its table shows beside the primary figure.
+pub const COLUMNS: &[&str] = &[
+    "mpps",
+    "rtt_p50_us",
+    "rtt_p99_us",
+    "rtt_p99_9_us",
+    "retransmitted",
+    "lost_pct",
+    "send_io_load",
+    "recv_io_load",
+];
+
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     const E: &str = "peers";
@@ -33,16 +45,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         ctx.quick,
         ctx.repeat,
     );
-    r.columns(&[
-        "mpps",
-        "rtt_p50_us",
-        "rtt_p99_us",
-        "rtt_p99_9_us",
-        "retransmitted",
-        "lost_pct",
-        "send_io_load",
-        "recv_io_load",
-    ]);
+    r.columns(COLUMNS);
     let (bytes, udp_bytes, secs) = if ctx.quick {
         (64u64 << 20, 32u64 << 20, 2.0)
     } else {

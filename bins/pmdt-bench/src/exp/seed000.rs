@@ -17,6 +17,16 @@ pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &[]);
 /// UDP payload: pmdt's 40-byte data header + 1 KiB of data.
 const PAYLOAD: &str = "1064";
 
+/// The metrics its table shows beside the primary figure.
+pub const COLUMNS: &[&str] = &[
+    "goodput_gbps",
+    "rtt_p50_us",
+    "rtt_p99_us",
+    "jain",
+    "flow_min_gbps",
+    "retransmitted",
+];
+
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     const E: &str = "seed000";
@@ -27,14 +37,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         ctx.quick,
         ctx.repeat,
     );
-    r.columns(&[
-        "goodput_gbps",
-        "rtt_p50_us",
-        "rtt_p99_us",
-        "jain",
-        "flow_min_gbps",
-        "retransmitted",
-    ]);
+    r.columns(COLUMNS);
     let (sizes, windows, flows, secs): (&[u64], &[u64], &[usize], f64) = if ctx.quick {
         (&[10, 1000], &[16, 256], &[1, 4], 1.0)
     } else {

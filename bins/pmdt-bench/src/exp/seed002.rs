@@ -16,6 +16,17 @@ use crate::report::Report;
 /// Tools this experiment needs.
 pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &[]);
 
+/// The metrics its table shows beside the primary figure.
+pub const COLUMNS: &[&str] = &[
+    "client_median_mbps",
+    "client_rtt_p50_us",
+    "completion_max_s",
+    "server_cpu_os",
+    "recv_io_load",
+    "server_rss_mib",
+    "flows_failed",
+];
+
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     const E: &str = "seed002";
@@ -26,15 +37,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         ctx.quick,
         ctx.repeat,
     );
-    r.columns(&[
-        "client_median_mbps",
-        "client_rtt_p50_us",
-        "completion_max_s",
-        "server_cpu_os",
-        "recv_io_load",
-        "server_rss_mib",
-        "flows_failed",
-    ]);
+    r.columns(COLUMNS);
     let (clients, packets): (&[usize], &[u64]) = if ctx.quick {
         (&[10], &[100])
     } else {

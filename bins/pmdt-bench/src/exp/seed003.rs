@@ -12,6 +12,15 @@ use crate::report::{Ratio, Report};
 /// Tools this experiment needs.
 pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &["dpdk-testpmd"]);
 
+/// The metrics its table shows beside the primary figure.
+pub const COLUMNS: &[&str] = &[
+    "mpps",
+    "retransmitted",
+    "rtt_p50_us",
+    "send_io_load",
+    "recv_io_load",
+];
+
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     const E: &str = "seed003";
@@ -22,13 +31,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         ctx.quick,
         ctx.repeat,
     );
-    r.columns(&[
-        "mpps",
-        "retransmitted",
-        "rtt_p50_us",
-        "send_io_load",
-        "recv_io_load",
-    ]);
+    r.columns(COLUMNS);
     let (bytes, secs) = if ctx.quick {
         (32u64 << 20, 2.0)
     } else {

@@ -71,6 +71,9 @@ fn sweep(ctx: &Ctx, run: usize) -> SweepRun {
     Ok((v, command))
 }
 
+/// The metrics its table shows beside the primary figure.
+pub const COLUMNS: &[&str] = &["rmse_pp", "slope", "r2"];
+
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     const E: &str = "seed004";
@@ -81,7 +84,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         ctx.quick,
         ctx.repeat,
     );
-    r.columns(&["rmse_pp", "slope", "r2"]);
+    r.columns(COLUMNS);
     // One sweep per repeat; every cell reads the same runs.
     let runs: Vec<SweepRun> = (0..ctx.repeat.max(1)).map(|i| sweep(ctx, i)).collect();
     let pick = |i: usize| runs[i].clone();

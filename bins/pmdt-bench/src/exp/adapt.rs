@@ -1,0 +1,174 @@
+//! Adaptation and sharing end to end (issue 14's "Show" 4 and 5 through the
+//! real tools): a 1 Gbit/s bottleneck in pmdt-wanem drops to 200 Mbit/s under a
+//! transfer and recovers (`--rate-at`), and four flows share one bottleneck.
+//! Default settings; CUBIC beside the default controller.
+
+use std::time::Duration;
+
+use crate::adaptation::{self, sender_time, settle_s};
+use crate::cell::CellSpec;
+use crate::ctx::Ctx;
+use crate::exp::{pmdt_cell, secs_arg};
+use crate::machine::Machine;
+use crate::pmdt_pair::{num, Link, PairSpec};
+use crate::report::Report;
+use crate::steady_state;
+
+/// Tools this experiment needs.
+pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv", "pmdt-wanem"], &[]);
+
+/// The metrics its table shows beside the primary figure.
+pub const COLUMNS: &[&str] = &[
+    "down_s",
+    "up_s",
+    "low_pct",
+    "high_pct",
+    "jain",
+    "of_link_pct",
+    "retransmitted",
+    "wan_queue_drops",
+];
+
+/// The bottleneck's rates, bits/s.
+const HIGH: f64 = 1e9;
+const LOW: f64 = 200e6;
+/// How long the estimate must stay in the band to count as following, s.
+const HOLD_S: f64 = 1.0;
+/// The sender's interval reports, s (the adaptation figures' resolution).
+const INTERVAL_S: f64 = 0.2;
+
+/// Runs it.
+pub fn run(ctx: &Ctx, m: &Machine) -> Report {
+    const E: &str = "adapt";
+    let mut r = Report::new(
+        E,
+        "a bottleneck that drops and recovers under a transfer, and flows sharing one, through pmdt-wanem",
+        m,
+        ctx.quick,
+        ctx.repeat,
+    );
+    r.columns(COLUMNS);
+    // The drop and the recovery, seconds after the first frame, and the run.
+    let (down_at, up_at, secs) = if ctx.quick {
+        (2.0, 4.0, 8.0)
+    } else {
+        (10.0, 20.0, 30.0)
+    };
+    let rtts: &[u64] = if ctx.quick { &[40] } else { &[40, 100] };
+    let ccs: &[&str] = if ctx.quick {
+        &["bbr"]
+    } else {
+        &["bbr", "cubic"]
+    };
+    for &cc in ccs {
+        for &rtt in rtts {
+            let send = ["-t".to_string(), secs_arg(secs), "--cc".into(), cc.into()];
+            let send: Vec<&str> = send.iter().map(String::as_str).collect();
+            let mut pair = PairSpec::new(
+                Link::Memif(1500),
+                &send,
+                Duration::from_secs_f64(secs + 2.0 * rtt as f64 / 1e3),
+            );
+            pair.interval_s = INTERVAL_S;
+            pair.wanem = Some(wanem_args(rtt, &[(down_at, "200mbit"), (up_at, "1gbit")]));
+            r.cells.push(pmdt_cell(
+                ctx,
+                E,
+                CellSpec::new(format!("{cc}-drop-recover-rtt{rtt}"), "high_pct")
+                    .param("cc", cc)
+                    .param("rtt_ms", rtt)
+                    .param("rates", "1g→200m→1g"),
+                &pair,
+                |res, s| {
+                    let doc = &res.send;
+                    let (down, up) = (sender_time(doc, down_at), sender_time(doc, up_at));
+                    if let Some(t) = settle_s(doc, down, LOW, HOLD_S) {
+                        s.set("down_s", t);
+                    }
+                    if let Some(t) = settle_s(doc, up, HIGH, HOLD_S) {
+                        s.set("up_s", t);
+                    }
+                    // Goodput on each rate once 2 s have passed since the change.
+                    if let Some(g) = steady_state::goodput_bps(doc, down + 2.0, up) {
+                        s.set("low_pct", g / LOW * 100.0);
+                    }
+                    if let Some(g) = steady_state::goodput_bps(doc, up + 2.0, secs) {
+                        s.set("high_pct", g / HIGH * 100.0);
+                    }
+                    wan_drops(res, s);
+                },
+            ));
+        }
+    }
+    // Four flows of one controller through one 1 Gbit/s × 40 ms bottleneck.
+    let share_secs = if ctx.quick { 4.0 } else { 20.0 };
+    let send = [
+        "-t".to_string(),
+        secs_arg(share_secs),
+        "-P".into(),
+        "4".into(),
+    ];
+    let send: Vec<&str> = send.iter().map(String::as_str).collect();
+    let mut pair = PairSpec::new(
+        Link::Memif(1500),
+        &send,
+        Duration::from_secs_f64(share_secs + 0.08),
+    );
+    pair.connections = 4;
+    pair.wanem = Some(wanem_args(40, &[]));
+    r.cells.push(pmdt_cell(
+        ctx,
+        E,
+        CellSpec::new("bbr-share-4-flows-rtt40", "jain")
+            .param("cc", "bbr")
+            .param("rtt_ms", 40)
+            .param("flows", 4),
+        &pair,
+        |res, s| {
+            if let Some(g) = s.metrics.get("goodput_gbps").copied() {
+                s.set("of_link_pct", g * 1e9 / HIGH * 100.0);
+            }
+            wan_drops(res, s);
+        },
+    ));
+    r.notes = vec![
+        format!(
+            "drop-recover: pmdt-wanem at 1 Gbit/s with a 1 MiB queue, RTT/2 each way, `--rate-at {down_at}=200mbit --rate-at {up_at}=1gbit` (seconds after its first frame); the sender runs {secs} s with default settings but `--cc`, reporting every {INTERVAL_S} s."
+        ),
+        format!(
+            "down_s, up_s: seconds from the change until the sender's bandwidth estimate (its intervals' `bandwidth_estimate`) is within {:.2}–{:.2} × the new rate and stays there for {HOLD_S} s; the change is placed in the sender's time as early as it can have been (its connect time before the first frame), so these are never short. No figure: it never did (CUBIC has no estimate: its cells show goodput only).",
+            adaptation::BAND.0,
+            adaptation::BAND.1
+        ),
+        "low_pct, high_pct: goodput from 2 s after each change to the next (or the end), % of that rate (the payload ceiling is 95.1%).".into(),
+        format!("share: -P 4 for {share_secs} s through 1 Gbit/s × 40 ms; jain over the flows' goodput, of_link_pct their sum."),
+        "Target (issue #14): the rate follows within 2 s each way, no stall, no timeout; four flows Jain ≥ 0.95.".into(),
+    ];
+    r
+}
+
+/// pmdt-wanem's arguments: 1 Gbit/s, `rtt` ms, and the rate changes.
+fn wanem_args(rtt: u64, changes: &[(f64, &str)]) -> Vec<String> {
+    let mut a = vec![
+        "--delay-ms".to_string(),
+        (rtt as f64 / 2.0).to_string(),
+        "--rate".into(),
+        "1gbit".into(),
+    ];
+    for (at, rate) in changes {
+        a.push("--rate-at".into());
+        a.push(format!("{at}={rate}"));
+    }
+    a
+}
+
+/// The bottleneck's queue drops, sender to receiver.
+fn wan_drops(res: &crate::pmdt_pair::PairResult, s: &mut crate::cell::Sample) {
+    if let Some(d) = res
+        .wanem
+        .as_ref()
+        .and_then(|w| num(w, "a_to_b.queue_drops"))
+    {
+        s.set("wan_queue_drops", d);
+    }
+}
