@@ -528,11 +528,12 @@ fn forward<F: Forwarder>(
             let wake = [paths.next_due(), change].into_iter().flatten().min();
             idle.idle(now, wake);
         }
-        if let Some(rate) = traffic_start.and_then(|t| schedule.due(now - t)) {
+        let due = traffic_start.and_then(|t| Some((now - t, schedule.due(now - t)?)));
+        if let Some((since, rate)) = due {
             paths
                 .set_rate(rate)
                 .map_err(|e| CliError::new(format!("--rate-at: {e}")))?;
-            let at_s = (now - traffic_start.unwrap_or(now)).as_secs_f64();
+            let at_s = since.as_secs_f64();
             eprintln!(
                 "{PROG}: {at_s:.3} s after the first frame: rate now {}",
                 pmdt_tools::units::fmt_rate(rate as f64)
