@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::process::Command;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -143,18 +143,52 @@ fn file_over_memif_pipeline_arrives_intact() {
     assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
 }
 
+/// A transfer through pmdt-wanem over memif: the emulator with `impair`, then
+/// a receiver and a sender (each with its extra arguments and `--json`); the
+/// emulator is stopped with Ctrl-C once both ends finished. Returns the
+/// sender's, the receiver's and the emulator's output.
+fn through_wanem(
+    d: &std::path::Path,
+    impair: &[&str],
+    recv: &[&str],
+    send: &[&str],
+) -> (Output, Output, Output) {
+    let (a, b) = (d.join("a.sock"), d.join("b.sock"));
+    let prefix = format!(
+        "{}-{}",
+        d.file_name().unwrap().to_string_lossy(),
+        std::process::id()
+    );
+    let vdev_a = format!("net_memif0,role=server,socket={}", a.display());
+    let vdev_b = format!("net_memif1,role=server,socket={}", b.display());
+    let mut args = vec!["--vdev", &vdev_a, "--vdev", &vdev_b];
+    args.extend_from_slice(impair);
+    args.extend_from_slice(&["--file-prefix", &prefix, "--json"]);
+    let w = spawn(WANEM, &args);
+    // Runs until stopped below, however long a busy machine makes the
+    // transfer; killed if the test fails first.
+    let wanem_guard = KillOnFailure::new(&w);
+    std::thread::sleep(Duration::from_millis(1500));
+    let (mb, ma) = (memif("client", &b), memif("client", &a));
+    let r = spawn(RECV, &[&["--vdev", &mb][..], recv, &["--json"]].concat());
+    std::thread::sleep(Duration::from_millis(1500));
+    let s = spawn(SEND, &[&["--vdev", &ma][..], send, &["--json"]].concat());
+    let (so, ro) =
+        finish_sender_then_receiver(s, Duration::from_secs(60), r, Duration::from_secs(30));
+    wanem_guard.disarm();
+    signal(&w, libc::SIGINT);
+    let wo = finish(w, Duration::from_secs(10));
+    (so, ro, wo)
+}
+
 #[test]
 fn through_wanem_with_loss_reordering_and_duplication() {
     let _g = serial();
     let d = tmp("wanem");
-    let (a, b) = (d.join("a.sock"), d.join("b.sock"));
-    let w = spawn(
-        WANEM,
+    let pcap = d.join("wan.pcap");
+    let (so, ro, wo) = through_wanem(
+        &d,
         &[
-            "--vdev",
-            &format!("net_memif0,role=server,socket={}", a.display()),
-            "--vdev",
-            &format!("net_memif1,role=server,socket={}", b.display()),
             "--loss",
             "0.01",
             "--reorder",
@@ -166,36 +200,11 @@ fn through_wanem_with_loss_reordering_and_duplication() {
             "--queue-bytes",
             "2M",
             "--pcap",
-            d.join("wan.pcap").to_str().unwrap(),
-            "--file-prefix",
-            &format!("wanem-{}", std::process::id()),
-            "--json",
+            pcap.to_str().unwrap(),
         ],
+        &[],
+        &["-n", "8M", "--cc", "cubic"],
     );
-    // Runs until the test stops it (Ctrl-C below), however long a busy machine
-    // makes the transfer; killed if the test fails first.
-    let wanem_guard = KillOnFailure::new(&w);
-    std::thread::sleep(Duration::from_millis(1500));
-    let r = spawn(RECV, &["--vdev", &memif("client", &b), "--json"]);
-    std::thread::sleep(Duration::from_millis(1500));
-    let s = spawn(
-        SEND,
-        &[
-            "--vdev",
-            &memif("client", &a),
-            "-n",
-            "8M",
-            "--cc",
-            "cubic",
-            "--json",
-        ],
-    );
-    let (so, ro) =
-        finish_sender_then_receiver(s, Duration::from_secs(60), r, Duration::from_secs(30));
-    // Stop the emulator (Ctrl-C) and read its report.
-    wanem_guard.disarm();
-    signal(&w, libc::SIGINT);
-    let wo = finish(w, Duration::from_secs(10));
     assert!(so.status.success(), "sender: {}", stderr(&so));
     assert!(ro.status.success(), "receiver: {}", stderr(&ro));
     let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
@@ -209,7 +218,7 @@ fn through_wanem_with_loss_reordering_and_duplication() {
     assert_eq!(wj["impairment"]["queue_bytes"], 2 << 20, "--queue-bytes 2M");
     // --pcap: every forwarded frame (pcap header, then a record per frame).
     let forwarded = ab["forwarded"].as_u64().unwrap() + wj["b_to_a"]["forwarded"].as_u64().unwrap();
-    let pcap = std::fs::read(d.join("wan.pcap")).unwrap();
+    let pcap = std::fs::read(&pcap).unwrap();
     assert_eq!(&pcap[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "pcap magic");
     assert_eq!(
         u32::from_le_bytes(pcap[20..24].try_into().unwrap()),
@@ -246,38 +255,19 @@ fn through_wanem_with_loss_reordering_and_duplication() {
 fn through_wanem_the_rate_changes_under_a_transfer() {
     let _g = serial();
     let d = tmp("wanem-rate-at");
-    let (a, b) = (d.join("a.sock"), d.join("b.sock"));
-    let w = spawn(
-        WANEM,
+    let (so, ro, wo) = through_wanem(
+        &d,
         &[
-            "--vdev",
-            &format!("net_memif0,role=server,socket={}", a.display()),
-            "--vdev",
-            &format!("net_memif1,role=server,socket={}", b.display()),
             "--rate",
             "2mbit",
             "--rate-at",
             "1=1gbit",
             "--queue-bytes",
             "64K",
-            "--file-prefix",
-            &format!("wanem-rate-at-{}", std::process::id()),
-            "--json",
         ],
+        &[],
+        &["-n", "4M"],
     );
-    let wanem_guard = KillOnFailure::new(&w);
-    std::thread::sleep(Duration::from_millis(1500));
-    let r = spawn(RECV, &["--vdev", &memif("client", &b), "--json"]);
-    std::thread::sleep(Duration::from_millis(1500));
-    let s = spawn(
-        SEND,
-        &["--vdev", &memif("client", &a), "-n", "4M", "--json"],
-    );
-    let (so, ro) =
-        finish_sender_then_receiver(s, Duration::from_secs(60), r, Duration::from_secs(30));
-    wanem_guard.disarm();
-    signal(&w, libc::SIGINT);
-    let wo = finish(w, Duration::from_secs(10));
     assert!(so.status.success(), "sender: {}", stderr(&so));
     assert!(ro.status.success(), "receiver: {}", stderr(&ro));
     let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
@@ -299,54 +289,15 @@ fn through_wanem_the_rate_changes_under_a_transfer() {
 fn through_wanem_with_corruption_the_file_arrives_intact() {
     let _g = serial();
     let d = tmp("wanem-corrupt");
-    let (a, b) = (d.join("a.sock"), d.join("b.sock"));
     let src = d.join("src.bin");
     let want = random_file(&src, 4_000_000);
     let out = d.join("got.bin");
-    let w = spawn(
-        WANEM,
-        &[
-            "--vdev",
-            &format!("net_memif0,role=server,socket={}", a.display()),
-            "--vdev",
-            &format!("net_memif1,role=server,socket={}", b.display()),
-            "--corrupt",
-            "0.02",
-            "--mtu",
-            "1500",
-            "--file-prefix",
-            &format!("wanem-corrupt-{}", std::process::id()),
-            "--json",
-        ],
+    let (so, ro, wo) = through_wanem(
+        &d,
+        &["--corrupt", "0.02", "--mtu", "1500"],
+        &["-o", out.to_str().unwrap()],
+        &["-F", src.to_str().unwrap()],
     );
-    let wanem_guard = KillOnFailure::new(&w);
-    std::thread::sleep(Duration::from_millis(1500));
-    let r = spawn(
-        RECV,
-        &[
-            "--vdev",
-            &memif("client", &b),
-            "-o",
-            out.to_str().unwrap(),
-            "--json",
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(1500));
-    let s = spawn(
-        SEND,
-        &[
-            "--vdev",
-            &memif("client", &a),
-            "-F",
-            src.to_str().unwrap(),
-            "--json",
-        ],
-    );
-    let (so, ro) =
-        finish_sender_then_receiver(s, Duration::from_secs(60), r, Duration::from_secs(30));
-    wanem_guard.disarm();
-    signal(&w, libc::SIGINT);
-    let wo = finish(w, Duration::from_secs(10));
     assert!(so.status.success(), "sender: {}", stderr(&so));
     assert!(ro.status.success(), "receiver: {}", stderr(&ro));
     let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
