@@ -23,13 +23,7 @@ pub fn merge(dirs: &[PathBuf], out: &Path, invocation: &str) -> Result<Vec<Strin
     for name in crate::readme::ORDER {
         let mut reports = Vec::new();
         for d in dirs {
-            let path = d.join(format!("{name}.json"));
-            let Ok(raw) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            let r: Report = serde_json::from_str(&raw)
-                .map_err(|e| format!("{} is not a pmdt-bench report: {e}", path.display()))?;
-            reports.push(r);
+            reports.extend(crate::report::read::<Report>(d, name)?);
         }
         if reports.is_empty() {
             continue;

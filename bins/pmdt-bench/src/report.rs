@@ -343,6 +343,21 @@ impl Report {
     }
 }
 
+/// The report of `experiment` in the results directory `dir` (its
+/// `<experiment>.json`), as `T`; None where the directory has none.
+pub fn read<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    experiment: &str,
+) -> Result<Option<T>, String> {
+    let path = dir.join(format!("{experiment}.json"));
+    let Ok(raw) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    serde_json::from_str(&raw)
+        .map(Some)
+        .map_err(|e| format!("{} is not a pmdt-bench report: {e}", path.display()))
+}
+
 /// What the core-to-core round trips around the runs of `cells` (name, round
 /// trips in ns) say of the machine: the range, and the cells with a run at more
 /// than twice the fastest. None without round trips.

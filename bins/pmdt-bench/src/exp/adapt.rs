@@ -70,7 +70,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                 Duration::from_secs_f64(secs + 2.0 * rtt as f64 / 1e3),
             );
             pair.interval_s = INTERVAL_S;
-            pair.wanem = Some(wanem_args(rtt, &[(down_at, "200mbit"), (up_at, "1gbit")]));
+            pair.wanem = Some(wanem_args(rtt, &[(down_at, LOW), (up_at, HIGH)]));
             r.cells.push(pmdt_cell(
                 ctx,
                 E,
@@ -133,7 +133,9 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     ));
     r.notes = vec![
         format!(
-            "drop-recover: pmdt-wanem at 1 Gbit/s with a 1 MiB queue, RTT/2 each way, `--rate-at {down_at}=200mbit --rate-at {up_at}=1gbit` (seconds after its first frame); the sender runs {secs} s with default settings but `--cc`, reporting every {INTERVAL_S} s."
+            "drop-recover: pmdt-wanem at {} Mbit/s with a 1 MiB queue, RTT/2 each way, dropping to {} Mbit/s {down_at} s after its first frame and back {up_at} s after it (`--rate-at`); the sender runs {secs} s with default settings but `--cc`, reporting every {INTERVAL_S} s.",
+            HIGH / 1e6,
+            LOW / 1e6
         ),
         format!(
             "down_s, up_s: seconds from the change until the sender's bandwidth estimate (its intervals' `bandwidth_estimate`) is within {:.2}–{:.2} × the new rate and stays there for {HOLD_S} s; the change is placed in the sender's time as early as it can have been (its connect time before the first frame), so these are never short. No figure: it never did (CUBIC has no estimate: its cells show goodput only).",
@@ -147,17 +149,18 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     r
 }
 
-/// pmdt-wanem's arguments: 1 Gbit/s, `rtt` ms, and the rate changes.
-fn wanem_args(rtt: u64, changes: &[(f64, &str)]) -> Vec<String> {
+/// pmdt-wanem's arguments: [`HIGH`], `rtt` ms, and the rate changes (seconds,
+/// bits/s).
+fn wanem_args(rtt: u64, changes: &[(f64, f64)]) -> Vec<String> {
     let mut a = vec![
         "--delay-ms".to_string(),
         (rtt as f64 / 2.0).to_string(),
         "--rate".into(),
-        "1gbit".into(),
+        (HIGH as u64).to_string(),
     ];
     for (at, rate) in changes {
         a.push("--rate-at".into());
-        a.push(format!("{at}={rate}"));
+        a.push(format!("{at}={}", *rate as u64));
     }
     a
 }
