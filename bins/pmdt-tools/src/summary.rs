@@ -125,6 +125,9 @@ pub struct FlowSummary {
     /// Data this process sent: what held the sender back, and for how long.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limited_by: Option<SendLimits>,
+    /// Data this process sent: the congestion controller that paced it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<&'static str>,
 }
 
 /// Seconds a sending connection spent held back, by cause: why its rate is what
@@ -188,8 +191,11 @@ impl FlowSummary {
         self.out_of_window = s.out_of_window;
         self.pto_count = s.pto_count;
         self.rtt_us = RttSummary::from_hist(s.rtt_min_us, &s.rtt_histogram);
-        if self.direction == Direction::Send && self.round_trips.is_none() {
-            self.limited_by = SendLimits::from_stats(s);
+        if self.direction == Direction::Send {
+            self.congestion = Some(s.congestion.name());
+            if self.round_trips.is_none() {
+                self.limited_by = SendLimits::from_stats(s);
+            }
         }
         self
     }
@@ -492,13 +498,14 @@ impl Summary {
         }
         for f in self.flows.iter().filter(|_| per_flow) {
             eprintln!(
-                "  flow {} {} {}: {} bytes, {}, sha256 {}{}{}{}{}{}",
+                "  flow {} {} {}{}: {} bytes, {}, sha256 {}{}{}{}{}{}",
                 f.flow,
                 match f.direction {
                     Direction::Send => "to",
                     Direction::Receive => "from",
                 },
                 f.peer,
+                f.congestion.map(|c| format!(" ({c})")).unwrap_or_default(),
                 f.bytes,
                 fmt_rate(f.goodput_bps),
                 if f.sha256.is_empty() { "-" } else { &f.sha256 },

@@ -282,6 +282,33 @@ fn through_wanem_the_rate_changes_under_a_transfer() {
     assert!(stderr(&wo).contains("after the first frame: rate now 1.00 Gbit/s"));
 }
 
+/// `--cc bbr,cubic -P 2`: the flows take the listed controllers in turn and
+/// share one emulated bottleneck; each arrives intact and says which
+/// controller paced it.
+#[test]
+fn through_wanem_flows_of_two_controllers_share_the_path() {
+    let _g = serial();
+    let d = tmp("wanem-cc-list");
+    let (so, ro, wo) = through_wanem(
+        &d,
+        &["--rate", "200mbit", "--delay-ms", "2", "--loss", "0.001"],
+        &["-N", "2"],
+        &["-n", "8M", "-P", "2", "--cc", "bbr,cubic"],
+    );
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
+    assert_eq!(rj["bytes"], 8 << 20, "{rj}");
+    let flows = sj["flows"].as_array().unwrap();
+    let ccs: Vec<_> = flows.iter().map(|f| f["congestion"].as_str()).collect();
+    assert_eq!(ccs, [Some("bbr"), Some("cubic")], "{sj}");
+    for f in flows {
+        assert_eq!(f["receipt"]["matches"], true, "{f}");
+    }
+    assert!(wj["a_to_b"]["forwarded"].as_u64().unwrap() > 0, "{wj}");
+    assert!(stderr(&so).contains("(cubic)"), "{}", stderr(&so));
+}
+
 /// `pmdt-wanem --corrupt`: bits flipped in UDP payloads on the way; the
 /// receiver's checksum rejects those frames and the transport retransmits, so
 /// the file arrives intact. `--mtu` above the tools' datagrams drops nothing.

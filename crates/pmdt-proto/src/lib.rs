@@ -23,6 +23,7 @@
 
 mod config;
 mod congestion;
+mod connect_options;
 mod connection;
 mod cookie;
 mod endpoint;
@@ -44,6 +45,7 @@ pub use config::{
     DEFAULT_MAX_WINDOW_BYTES, MIN_PACED_RATE_BPS, RECV_WINDOW_PER_RTT, SEND_BUFFER_WINDOW_FACTOR,
 };
 pub use congestion::CongestionKind;
+pub use connect_options::ConnectOptions;
 pub use connection::{
     CloseReason, Connection, Event, PayloadRef, Side, StorageWrite, Transmit, WriteError,
     PROTOCOL_VIOLATION_CODE, REFUSED_CODE,

@@ -64,6 +64,8 @@ pub struct ConnectionStats {
     pub blocked_app_us: u64,
     /// Every RTT sample, for percentiles.
     pub rtt_histogram: crate::rtt_histogram::RttHistogram,
+    /// The congestion controller this connection runs.
+    pub congestion: crate::congestion::CongestionKind,
     /// The congestion controller's state.
     pub cc_state: ControllerState,
     /// The controller's bottleneck bandwidth estimate, bits/s (0: none).

@@ -26,7 +26,7 @@ pub mod sim;
 
 pub use pmdt_proto as proto;
 pub use pmdt_proto::{
-    wire, AddressValidation, CloseReason, ConfigError, CongestionKind, Connection,
+    wire, AddressValidation, CloseReason, ConfigError, CongestionKind, ConnectOptions, Connection,
     ConnectionHandle, ConnectionStats, Endpoint, EndpointConfig, EndpointStats, Event, Side,
     Startup, Transmit, TransportConfig, WriteError,
 };

@@ -430,6 +430,13 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
     }
     let interval = cli.output.interval()?;
+    if !cli.transport.cc.is_single() {
+        return Err(CliError::new(format!(
+            "--cc {}: the receiver's accepted flows all use one controller",
+            cli.transport.cc
+        ))
+        .hint("give the list to pmdt-send, which opens the flows"));
+    }
     let transport = cli.transport.config(cli.link.effective_mtu())?;
     cli.link.check_memory(
         &transport,
@@ -481,7 +488,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             "protocol": "pmdt",
             "listening": rt.local_addr().to_string(),
             "connections": args.connections,
-            "congestion": format!("{:?}", transport.congestion),
+            "congestion": cli.transport.cc.to_string(),
             "interval": interval.map_or(0.0, |d| d.as_secs_f64()),
             "hash": !args.no_hash,
         }),

@@ -644,6 +644,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         )
         .hint("e.g. pmdt-send --multi -c 10.0.0.2 -c 10.0.0.3 -F data.bin"));
     }
+    if args.multi && !cli.transport.cc.is_single() {
+        return Err(CliError::new(format!(
+            "--cc {}: --multi sends one stream, so one controller",
+            cli.transport.cc
+        )));
+    }
     if args.rr {
         check_round_trips(args)?;
     }
@@ -710,7 +716,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             "duration": planned.first().and_then(|j| j.seconds),
             "reverse": args.reverse,
             "bidir": args.bidir,
-            "congestion": format!("{:?}", transport.congestion),
+            "congestion": cli.transport.cc.to_string(),
             "interval": interval.map_or(0.0, |d| d.as_secs_f64()),
             "hash": !args.no_hash,
             "rr": args.rr.then(|| json!({
@@ -773,7 +779,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         let addr = to[k % to.len()];
         let stream = rt
-            .connect_timeout(addr, Some(connect_timeout))
+            .connect_with(
+                addr,
+                cli.transport.options_of_flow(k),
+                Some(connect_timeout),
+            )
             .map_err(|e| cli_error::from_io(&format!("cannot connect to {addr}"), &e))?;
         let c = Connected {
             flow: job.flow,

@@ -115,6 +115,17 @@ pub enum CongestionKind {
 }
 
 impl CongestionKind {
+    /// The controller's name, as the tools spell it (`bbr`, `cubic`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Fixed { .. } => "fixed",
+            Self::Paced { .. } => "paced",
+            Self::NewReno => "newreno",
+            Self::Cubic => "cubic",
+            Self::Bbr => "bbr",
+        }
+    }
+
     /// Builds the controller for a connection with datagrams of `mss` payload bytes.
     pub(crate) fn build(&self, mss: u64) -> Box<dyn Controller> {
         match *self {

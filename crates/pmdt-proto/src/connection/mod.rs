@@ -576,6 +576,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         s.bytes_in_flight = self.sent.bytes_in_flight;
         s.stream_bytes_acked = self.send.start();
         let model = self.cc.model();
+        s.congestion = self.cfg.congestion;
         s.cc_state = model.state;
         s.cc_bandwidth_bps = model.bandwidth.saturating_mul(8);
         s.cc_min_rtt_us = model.min_rtt.map_or(0, |d| d.as_micros() as u64);

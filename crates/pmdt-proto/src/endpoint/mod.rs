@@ -19,7 +19,8 @@ use std::time::Instant;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::{AddressValidation, ConfigError, EndpointConfig};
+use crate::config::{AddressValidation, ConfigError, EndpointConfig, TransportConfig};
+use crate::connect_options::ConnectOptions;
 use crate::connection::{
     CloseReason, Connection, ConnectionParams, Event, Side, Transmit, REFUSED_CODE,
 };
@@ -260,6 +261,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         side: Side,
         remote: SocketAddr,
         peer: Option<HandshakeParams>,
+        cfg: Arc<TransportConfig>,
     ) -> Connection<S, R> {
         let local_cid = self.new_cid();
         let initial_pn = self.rng.random::<u32>() as u64;
@@ -268,12 +270,12 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             local_cid,
             remote_cid: peer.map_or(0, |p| p.src_cid),
             remote,
-            cfg: self.transport.clone(),
             epoch: self.epoch,
             now,
             initial_pn,
-            storage: (self.storage)(self.transport.send_buffer),
-            recv_storage: (self.recv_storage)(self.transport.recv_buffer),
+            storage: (self.storage)(cfg.send_buffer),
+            recv_storage: (self.recv_storage)(cfg.recv_buffer),
+            cfg,
             peer,
         });
         if let Some(bytes) = self.initial_recv_budget {
@@ -295,8 +297,23 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
 
     /// Opens a connection to `remote` (client).
     pub fn connect(&mut self, now: Instant, remote: SocketAddr) -> ConnectionHandle {
-        let conn = self.new_connection(now, Side::Client, remote, None);
+        let cfg = self.transport.clone();
+        let conn = self.new_connection(now, Side::Client, remote, None, cfg);
         self.insert(conn, None, PeerAddress::Proven)
+    }
+
+    /// Opens a connection to `remote` (client) with its own controller or
+    /// startup: the endpoint's transport configuration with `options` applied,
+    /// refused when the result would not be valid.
+    pub fn connect_with(
+        &mut self,
+        now: Instant,
+        remote: SocketAddr,
+        options: &ConnectOptions,
+    ) -> Result<ConnectionHandle, ConfigError> {
+        let cfg = Arc::new(options.apply(&self.transport)?);
+        let conn = self.new_connection(now, Side::Client, remote, None, cfg);
+        Ok(self.insert(conn, None, PeerAddress::Proven))
     }
 
     /// Next accepted incoming connection (server): one whose client proved its
@@ -497,7 +514,8 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             self.send_retry(remote, params.src_cid, secs);
             return;
         };
-        let mut conn = self.new_connection(now, Side::Server, remote, Some(*params));
+        let cfg = self.transport.clone();
+        let mut conn = self.new_connection(now, Side::Server, remote, Some(*params), cfg);
         conn.handle_packet(now, pkt, len, memory);
         let h = self.insert(conn, Some((remote, params.src_cid)), address);
         tracing::debug!(%remote, handle = h.0, ?address, "connection accepted");

@@ -9,6 +9,7 @@
 //!
 //! Receivers are ordinary: they accept a connection and read a stream.
 
+use pmdt_proto::ConnectOptions;
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
@@ -254,7 +255,11 @@ impl Runtime {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         self.loops[i]
             .control
-            .send(Control::Connect { to, reply: tx })
+            .send(Control::Connect {
+                to,
+                options: ConnectOptions::default(),
+                reply: tx,
+            })
             .map_err(|_| {
                 io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
             })?;

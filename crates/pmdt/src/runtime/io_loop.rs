@@ -27,13 +27,15 @@ use super::stream::Stream;
 use super::stream_progress::{AppWrites, Delivery};
 use crate::link::{Buffer, BufferPool, Link, Outgoing, PayloadSlice, Received};
 use pmdt_proto::{
-    CloseReason, ConnectionHandle, Endpoint, Event, SendStorage, StorageWrite, WriteError,
+    CloseReason, ConnectOptions, ConnectionHandle, Endpoint, Event, SendStorage, StorageWrite,
+    WriteError,
 };
 
 /// Requests from application threads (control path only; data goes through rings).
 pub(crate) enum Control {
     Connect {
         to: SocketAddr,
+        options: ConnectOptions,
         reply: SyncSender<std::io::Result<Stream>>,
     },
     Listen {
@@ -585,9 +587,9 @@ impl IoLoop {
         let mut any = false;
         loop {
             match self.control.try_recv() {
-                Ok(Control::Connect { to, reply }) => {
+                Ok(Control::Connect { to, options, reply }) => {
                     any = true;
-                    let _ = reply.send(self.open(now, to));
+                    let _ = reply.send(self.open(now, to, &options));
                 }
                 Ok(Control::Listen { accept }) => {
                     any = true;
@@ -602,8 +604,14 @@ impl IoLoop {
         }
     }
 
-    /// Opens a connection to `to`; its stream reports when it is established.
-    pub fn open(&mut self, now: Instant, to: SocketAddr) -> std::io::Result<Stream> {
+    /// Opens a connection to `to` with `options` applied to the transport
+    /// configuration; its stream reports when it is established.
+    pub fn open(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        options: &ConnectOptions,
+    ) -> std::io::Result<Stream> {
         if self.shutting_down.is_some() {
             return Err(std::io::Error::other("runtime shutting down"));
         }
@@ -613,7 +621,10 @@ impl IoLoop {
                 self.cfg.max_connections
             )));
         }
-        let h = self.ep.connect(now, to);
+        let h = self
+            .ep
+            .connect_with(now, to, options)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
         Ok(self.new_stream(h, to))
     }
 

@@ -49,6 +49,7 @@ mod telemetry;
 #[cfg(test)]
 mod transfer_load_tests;
 
+use pmdt_proto::ConnectOptions;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -217,11 +218,27 @@ impl Runtime {
     /// Like [`Runtime::connect`], with a limit on the wait (`None`: the transport's
     /// own handshake timeout decides).
     pub fn connect_timeout(&self, to: SocketAddr, timeout: Option<Duration>) -> io::Result<Stream> {
+        self.connect_with(to, ConnectOptions::default(), timeout)
+    }
+
+    /// Like [`Runtime::connect_timeout`], the connection with its own controller
+    /// or startup (e.g. CUBIC flows beside the default BBR ones). Options that
+    /// make the transport configuration invalid are refused (`InvalidInput`).
+    pub fn connect_with(
+        &self,
+        to: SocketAddr,
+        options: ConnectOptions,
+        timeout: Option<Duration>,
+    ) -> io::Result<Stream> {
         let i = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % self.loops.len();
         let (tx, rx) = mpsc::sync_channel(1);
         self.loops[i]
             .control
-            .send(Control::Connect { to, reply: tx })
+            .send(Control::Connect {
+                to,
+                options,
+                reply: tx,
+            })
             .map_err(|_| {
                 io::Error::new(io::ErrorKind::NotConnected, "the runtime has shut down")
             })?;

@@ -47,6 +47,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use pmdt_proto::ConnectOptions;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -129,7 +130,19 @@ impl Session {
     /// peer's datagram size, which sizes the packet buffers written), and
     /// [`Stream::is_established`] tells when it has.
     pub fn connect(&mut self, now: Instant, to: SocketAddr) -> io::Result<Stream> {
-        self.lp.open(now, to)
+        self.lp.open(now, to, &ConnectOptions::default())
+    }
+
+    /// Like [`Session::connect`], the connection with its own controller or
+    /// startup; options that make the transport configuration invalid are
+    /// refused (`InvalidInput`).
+    pub fn connect_with(
+        &mut self,
+        now: Instant,
+        to: SocketAddr,
+        options: &ConnectOptions,
+    ) -> io::Result<Stream> {
+        self.lp.open(now, to, options)
     }
 
     /// Accepts incoming connections from now on (up to the builder's accept

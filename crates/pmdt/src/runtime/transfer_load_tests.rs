@@ -160,7 +160,10 @@ fn a_transfers_reports_count_its_datagrams_and_its_last_stays_readable() {
     // and usually less than one statistics period.
     const CHUNK: usize = 8_000;
     let data = vec![7u8; 40 * CHUNK];
-    let mut sender = client.lp.open(Instant::now(), sa).expect("open");
+    let mut sender = client
+        .lp
+        .open(Instant::now(), sa, &Default::default())
+        .expect("open");
     let began = Instant::now();
     let mut receiver: Option<Stream> = None;
     let (mut written, mut got, mut buf) = (0, 0, vec![0u8; 64 * 1024]);
