@@ -17,6 +17,12 @@
 //! - **ProbeRTT**: when no fresh minimum RTT was seen for 5 s, halves the data in
 //!   flight for 200 ms to let the queue drain and measure it.
 //!
+//! Beside a queue another flow keeps standing (a loss-based flow filling the
+//! buffer; this one, cruising at its estimate, builds none), probes wait 2 s or
+//! more, as long as such a flow takes to regrow after the loss a probe causes
+//! (BBRv3's Reno coexistence), and the window covers that queue's delay: probing
+//! every few rounds took a CUBIC flow's share of a shallow buffer probe by probe.
+//!
 //! Loss is not congestion by itself: random loss barely changes the delivery rate,
 //! which is what the model tracks. Loss counts only when it is high in the flight it
 //! hit: above [`LOSS_THRESH`] (the draft's 2 %) while the RTT shows a standing queue
@@ -137,6 +143,22 @@ const MAX_GENTLE_UP_ROUNDS: u64 = 8;
 /// pipe filled, as low as half the link: this regains it in a few rounds, not
 /// cycles.
 const UP_STILL_GROWING: f64 = PROBE_FOUND_MORE;
+/// Rounds Drain lasts at most (Startup's queue drains in about two at its
+/// gain).
+const MAX_DRAIN_ROUNDS: u64 = 3;
+/// Time between probes while another flow keeps a queue standing (BBRv3's
+/// bw_probe_wait, 2-3 s).
+const SHARED_PROBE_WAIT: Duration = Duration::from_secs(2);
+/// How long this flow's own congestion (its loss said its rate overshot the
+/// path) keeps it from taking a standing queue for another flow's.
+const OWN_CONGESTION_MEMORY: Duration = Duration::from_secs(4);
+/// A round's delivery rate at least this share of the estimate it paced at
+/// means its queue is not this flow's making.
+const SHARED_DELIVERY_SHARE: f64 = 0.9;
+/// Extra rounds drawn per cycle on top of it.
+const SHARED_PROBE_WAIT_JITTER: u64 = 8;
+/// Most Cruise rounds between probes while sharing.
+const MAX_SHARED_CRUISE_ROUNDS: u64 = 200;
 /// Rounds whose loss rate the random-loss floor is the minimum of (random loss
 /// is in every round; a queue's overflow only in some).
 const LOSS_FLOOR_ROUNDS: usize = 8;
@@ -340,6 +362,10 @@ pub(crate) struct Bbr {
     latest_rtt: Duration,
     /// RTT when the current ProbeBW Up began.
     probe_start_rtt: Duration,
+    /// The last round's queue was another flow's (see `update_shared_queue`).
+    shared_queue: bool,
+    /// When this flow's loss last said its rate overshot the path.
+    congested_at: Option<Instant>,
     /// Smallest RTT sample of the current and of the previous round.
     round_min_rtt: Option<Duration>,
     prev_round_min_rtt: Option<Duration>,
@@ -403,6 +429,8 @@ impl Bbr {
             probe_base_loss: 0.0,
             latest_rtt: Duration::ZERO,
             probe_start_rtt: Duration::ZERO,
+            shared_queue: false,
+            congested_at: None,
             round_min_rtt: None,
             prev_round_min_rtt: None,
             bytes_in_flight: 0,
@@ -711,6 +739,56 @@ impl Bbr {
         lost > flight * p + (flight * PROBE_LOSS_EXCESS).max(noise)
     }
 
+    /// Whether `round_min` (a round's smallest RTT) shows any queue: Startup's
+    /// margin over the minimum.
+    fn standing_queue(&self, round_min: Option<Duration>) -> bool {
+        round_min.zip(self.min_rtt).is_some_and(|(r, min)| {
+            r > min + min.mul_f64(STARTUP_QUEUE_RTT_FRACTION).max(QUEUE_RTT_FLOOR)
+        })
+    }
+
+    /// At a round's end: whether the queue every RTT of it showed is another
+    /// flow's (cruising at its estimate after Down this one builds none),
+    /// typically a loss-based one's that fills the buffer until it drops. Not
+    /// when this flow met congestion of its own lately (its loss says its rate
+    /// overshot the path, e.g. a bottleneck that slowed down: the queue is its
+    /// own, and it must go on probing to find the path's rate again), nor when
+    /// it delivered less than it paced (a queue of its own growing).
+    ///
+    /// Beside such a flow, each probe overflows the buffer and takes a share
+    /// of the link from it (the other backs off, this one's estimate rises
+    /// into the gap): probing every few rounds, a CUBIC flow beside this one
+    /// got 2-5 % of a 1 Gbit/s × 40 ms link with a 0.2-BDP buffer. So, as
+    /// BBRv3's Reno coexistence does, the next probe waits as long as such a
+    /// flow takes to regrow ([`SHARED_PROBE_WAIT`]), and the window covers the
+    /// queue's delay too ([`Self::cwnd_bdp`]).
+    fn update_shared_queue(&mut self, now: Instant) {
+        let delivering_its_pace =
+            self.prev_bw_latest as f64 >= self.bw() as f64 * SHARED_DELIVERY_SHARE;
+        let congested_lately = self
+            .congested_at
+            .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY);
+        self.shared_queue = matches!(self.mode, Mode::ProbeBw(_))
+            && delivering_its_pace
+            && !congested_lately
+            && self.standing_queue(self.prev_round_min_rtt);
+        if !self.shared_queue
+            || self.mode != Mode::ProbeBw(Phase::Cruise)
+            || self.rounds_in_phase() < 1
+        {
+            return;
+        }
+        let rtt = self
+            .min_rtt
+            .unwrap_or(Duration::from_millis(1))
+            .as_secs_f64();
+        let coexist = (SHARED_PROBE_WAIT.as_secs_f64() / rtt).ceil() as u64
+            + (self.next_round_delivered / self.mss) % (SHARED_PROBE_WAIT_JITTER + 1);
+        self.cruise_rounds = self
+            .cruise_rounds
+            .max(coexist.min(MAX_SHARED_CRUISE_ROUNDS));
+    }
+
     /// A probe overflowed the queue: the flight goes back to the pipe (the flight
     /// at which the queue overflowed is not known: the loss shows a round late,
     /// the flight still growing), the probe ends, and the next one approaches the
@@ -779,6 +857,7 @@ impl Bbr {
         if !self.overshoot.is_behind(rs) {
             return;
         }
+        self.congested_at = Some(now);
         if !self.congested_in_round {
             // Once per round, at the first signal (BBRv3 waits for the round's end;
             // acting now saves a round, which at a collapsed rate and a full queue
@@ -815,13 +894,7 @@ impl Bbr {
     /// answer such a queue.
     fn end_round_loss(&mut self) {
         let total = self.round_acked + self.round_lost;
-        let queued = self
-            .round_min_rtt
-            .zip(self.min_rtt)
-            .is_some_and(|(r, min)| {
-                r > min + min.mul_f64(STARTUP_QUEUE_RTT_FRACTION).max(QUEUE_RTT_FLOOR)
-            });
-        if !queued {
+        if !self.standing_queue(self.round_min_rtt) {
             let rate = if total == 0 {
                 0.0
             } else {
@@ -906,7 +979,12 @@ impl Bbr {
                 }
             }
             Mode::Drain => {
-                if inflight <= self.bdp_multiple(1.0) {
+                // Drained, or for long enough: beside another flow's standing
+                // queue the flight never gets down to the BDP (the packets
+                // wait in that queue), and Drain's third of the rate would
+                // bring the estimate down round after round.
+                if inflight <= self.bdp_multiple(1.0) || self.rounds_in_phase() >= MAX_DRAIN_ROUNDS
+                {
                     self.enter(now, Mode::ProbeBw(Phase::Down));
                 }
             }
@@ -1050,13 +1128,29 @@ impl Bbr {
             self.cwnd = self.cwnd.max(prior);
         }
         // Draft: BBRUpdateMaxInflight (BDP × gain + ack aggregation + quanta).
-        let target = self.bdp_multiple(self.cwnd_gain) + self.extra_acked + self.window_quanta();
+        let target = self.cwnd_bdp() + self.extra_acked + self.window_quanta();
         if self.full_bw_reached {
             self.cwnd = (self.cwnd + rs.newly_acked).min(target);
         } else if self.cwnd < target || rs.total_delivered < INITIAL_CWND_PACKETS * self.mss {
             self.cwnd += rs.newly_acked;
         }
         self.cwnd = self.cwnd.max(self.min_cwnd());
+    }
+
+    /// The window's share of the model: `cwnd_gain` BDPs, the BDP over the last
+    /// round's smallest RTT while another flow keeps a queue standing in
+    /// ProbeBW. Behind that queue this flow's packets wait too, so a window of
+    /// the propagation delay's BDP would hold its rate to a fraction of its
+    /// estimate (2 BDPs against a 2-BDP queue: two thirds), and the estimate
+    /// would follow it down; the rate stays the pacer's.
+    fn cwnd_bdp(&self) -> u64 {
+        let bdp = self.bdp_multiple(self.cwnd_gain);
+        match (self.prev_round_min_rtt, self.min_rtt) {
+            (Some(round), Some(min)) if self.shared_queue && !min.is_zero() => {
+                (bdp as f64 * round.as_secs_f64() / min.as_secs_f64()) as u64
+            }
+            _ => bdp,
+        }
     }
 
     /// The window after the bounds (draft: BBRBoundCwndForModel / ProbeRTT).
@@ -1104,6 +1198,7 @@ impl Controller for Bbr {
             self.end_round_loss();
             self.end_round_bounds();
             self.prev_round_min_rtt = self.round_min_rtt.take();
+            self.update_shared_queue(now);
         }
         if !rs.rtt.is_zero() {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt)));
