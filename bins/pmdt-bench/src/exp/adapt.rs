@@ -25,6 +25,8 @@ pub const COLUMNS: &[&str] = &[
     "high_pct",
     "jain",
     "of_link_pct",
+    "bbr_pct",
+    "cubic_pct",
     "retransmitted",
     "wan_queue_drops",
 ];
@@ -131,6 +133,58 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             wan_drops(res, s);
         },
     ));
+    // One BBR flow beside one CUBIC flow, through a shallow (the default 1 MiB,
+    // 0.2 BDP) and a deep (1 BDP) queue: BBR v1 tends to take a shallow queue's
+    // link, CUBIC a deep one's.
+    let send = [
+        "-t".to_string(),
+        secs_arg(share_secs),
+        "-P".into(),
+        "2".into(),
+        "--cc".into(),
+        "bbr,cubic".into(),
+    ];
+    let send: Vec<&str> = send.iter().map(String::as_str).collect();
+    let queues: &[(&str, &str)] = if ctx.quick {
+        &[("1M", "shallow")]
+    } else {
+        &[("1M", "shallow"), ("5M", "deep")]
+    };
+    for &(queue, depth) in queues {
+        let mut pair = PairSpec::new(
+            Link::Memif(1500),
+            &send,
+            Duration::from_secs_f64(share_secs + 0.08),
+        );
+        pair.connections = 2;
+        pair.interval_s = INTERVAL_S;
+        let mut wan = wanem_args(40, &[]);
+        wan.extend(["--queue-bytes".into(), queue.into()]);
+        pair.wanem = Some(wan);
+        let from = share_secs / 4.0;
+        r.cells.push(pmdt_cell(
+            ctx,
+            E,
+            CellSpec::new(format!("bbr-vs-cubic-{depth}-queue-rtt40"), "max_share_pct")
+                .param("cc", "bbr,cubic")
+                .param("rtt_ms", 40)
+                .param("queue", queue),
+            &pair,
+            |res, s| {
+                let share = |flow| {
+                    steady_state::flow_goodput_bps(&res.send, flow, from, share_secs)
+                        .map(|g| g / HIGH * 100.0)
+                };
+                if let (Some(b), Some(c)) = (share(1), share(2)) {
+                    s.set("bbr_pct", b)
+                        .set("cubic_pct", c)
+                        .set("max_share_pct", b.max(c))
+                        .set("of_link_pct", b + c);
+                }
+                wan_drops(res, s);
+            },
+        ));
+    }
     r.notes = vec![
         format!(
             "drop-recover: pmdt-wanem at {} Mbit/s with a 1 MiB queue, RTT/2 each way, dropping to {} Mbit/s {down_at} s after its first frame and back {up_at} s after it (`--rate-at`); the sender runs {secs} s with default settings but `--cc`, reporting every {INTERVAL_S} s.",
@@ -144,7 +198,8 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         ),
         "low_pct, high_pct: goodput from 2 s after each change to the next (or the end), % of that rate (the payload ceiling is 95.1%).".into(),
         format!("share: -P 4 for {share_secs} s through 1 Gbit/s × 40 ms; jain over the flows' goodput, of_link_pct their sum."),
-        "Target (issue #14): the rate follows within 2 s each way, no stall, no timeout; four flows Jain ≥ 0.95.".into(),
+        format!("bbr-vs-cubic: -P 2 --cc bbr,cubic for {share_secs} s through 1 Gbit/s × 40 ms (BDP 5 MB) with a 1 MiB or a 5 MiB queue; bbr_pct, cubic_pct: each flow's goodput from {} s to the end, % of the link; max_share_pct the larger.", share_secs / 4.0),
+        "Target (issue #14): the rate follows within 2 s each way, no stall, no timeout; four flows Jain ≥ 0.95; beside one CUBIC flow neither takes more than 75% of the link.".into(),
     ];
     r
 }
