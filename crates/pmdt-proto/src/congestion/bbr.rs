@@ -157,8 +157,9 @@ const OWN_CONGESTION_MEMORY: Duration = Duration::from_secs(4);
 const SHARED_DELIVERY_SHARE: f64 = 0.9;
 /// Extra rounds drawn per cycle on top of it.
 const SHARED_PROBE_WAIT_JITTER: u64 = 8;
-/// Most Cruise rounds between probes while sharing.
-const MAX_SHARED_CRUISE_ROUNDS: u64 = 200;
+/// Most Cruise rounds between probes while sharing (BBRv3's Reno coexistence
+/// bound, 63).
+const MAX_SHARED_CRUISE_ROUNDS: u64 = 63;
 /// Rounds whose loss rate the random-loss floor is the minimum of (random loss
 /// is in every round; a queue's overflow only in some).
 const LOSS_FLOOR_ROUNDS: usize = 8;
@@ -778,15 +779,19 @@ impl Bbr {
         {
             return;
         }
+        // BBRv3 probes after 2-3 s or after as many rounds as its window holds
+        // packets (at most 63), whichever comes first: a Reno flow of the
+        // same window regrows in that many rounds, and a flow whose estimate
+        // is low (an early Startup exit) still probes every few rounds.
         let rtt = self
             .min_rtt
             .unwrap_or(Duration::from_millis(1))
             .as_secs_f64();
-        let coexist = (SHARED_PROBE_WAIT.as_secs_f64() / rtt).ceil() as u64
+        let by_time = (SHARED_PROBE_WAIT.as_secs_f64() / rtt).ceil() as u64;
+        let by_window = (self.bdp_multiple(1.0) / self.mss).min(MAX_SHARED_CRUISE_ROUNDS);
+        let coexist = by_time.min(by_window)
             + (self.next_round_delivered / self.mss) % (SHARED_PROBE_WAIT_JITTER + 1);
-        self.cruise_rounds = self
-            .cruise_rounds
-            .max(coexist.min(MAX_SHARED_CRUISE_ROUNDS));
+        self.cruise_rounds = self.cruise_rounds.max(coexist);
     }
 
     /// A probe overflowed the queue: the flight goes back to the pipe (the flight
