@@ -322,13 +322,15 @@ fn four_flows_from_their_initial_trains_share_less_evenly() {
     assert!(train <= doubling);
 }
 
-#[test]
-fn bbr_and_cubic_share_a_bottleneck() {
-    let (forward, reverse) = path(100_000_000, Duration::from_millis(20), 0.0, 1.0);
+/// One BBR and one CUBIC flow over `rate_bps` × `rtt` with a queue of
+/// `queue_bdps` BDPs, `bytes` each: BBR's share of the bytes both delivered
+/// in steady state (from the warm-up to the first completion).
+fn bbr_share_beside_cubic(rate_bps: u64, rtt: Duration, queue_bdps: f64, bytes: u64) -> f64 {
+    let (forward, reverse) = path(rate_bps, rtt, 0.0, queue_bdps);
     let r = run_bulk(&BulkScenario {
         flows: 2,
         flow_congestion: vec![CongestionKind::Bbr, CongestionKind::Cubic],
-        ..scenario(forward, reverse, 25 << 20)
+        ..scenario(forward, reverse, bytes)
     })
     .unwrap();
     trace(&r.flows[0]);
@@ -341,14 +343,21 @@ fn bbr_and_cubic_share_a_bottleneck() {
                 .saturating_sub(f.bytes_at_warmup) as f64
         })
         .collect();
-    let total: f64 = shares.iter().sum();
-    let bbr = shares[0] / total;
+    let bbr = shares[0] / shares.iter().sum::<f64>();
     println!(
-        "BBR vs CUBIC over 100 Mbit/s × 20 ms, 1 BDP queue: BBR {:.1}%, CUBIC {:.1}% of the \
-         steady-state bytes",
+        "BBR vs CUBIC over {} Mbit/s × {} ms, {queue_bdps} BDP queue: BBR {:.1}%, CUBIC {:.1}% \
+         of the steady-state bytes",
+        rate_bps / 1_000_000,
+        rtt.as_millis(),
         bbr * 100.0,
         (1.0 - bbr) * 100.0
     );
+    bbr
+}
+
+#[test]
+fn bbr_and_cubic_share_a_bottleneck() {
+    let bbr = bbr_share_beside_cubic(100_000_000, Duration::from_millis(20), 1.0, 25 << 20);
     assert!((0.25..=0.75).contains(&bbr), "BBR share {bbr}");
 }
 
@@ -359,28 +368,30 @@ fn bbr_and_cubic_share_a_bottleneck() {
 /// waits between probes as long as CUBIC takes to regrow.
 #[test]
 fn bbr_beside_cubic_in_a_shallow_buffer_leaves_it_a_share() {
-    let (forward, reverse) = path(100_000_000, Duration::from_millis(100), 0.0, 0.2);
-    let r = run_bulk(&BulkScenario {
-        flows: 2,
-        flow_congestion: vec![CongestionKind::Bbr, CongestionKind::Cubic],
-        ..scenario(forward, reverse, 150_000_000)
-    })
-    .unwrap();
-    assert!(r.all_delivered && r.all_closed_gracefully);
-    let shares: Vec<f64> = r
-        .flows
-        .iter()
-        .map(|f| {
-            f.bytes_at_first_completion
-                .saturating_sub(f.bytes_at_warmup) as f64
-        })
-        .collect();
-    let bbr = shares[0] / shares.iter().sum::<f64>();
-    println!(
-        "BBR vs CUBIC over 100 Mbit/s × 100 ms, 0.2 BDP queue: BBR {:.1}% of the steady-state bytes",
-        bbr * 100.0
-    );
+    let bbr = bbr_share_beside_cubic(100_000_000, Duration::from_millis(100), 0.2, 150_000_000);
     assert!((0.25..=0.75).contains(&bbr), "BBR share {bbr}");
+}
+
+/// The shares in other buffers and paths (docs/RESULTS.md, session 24):
+/// `SIM_SHARE=RATE_BPS,RTT_MS,QUEUE_BDPS,BYTES cargo test --release -p pmdt
+/// --no-default-features --test sim_bbr shares_on_other_paths -- --ignored --nocapture`.
+#[test]
+#[ignore = "a measurement on a path given in SIM_SHARE"]
+fn shares_on_other_paths() {
+    let spec = std::env::var("SIM_SHARE").expect("SIM_SHARE=RATE_BPS,RTT_MS,QUEUE_BDPS,BYTES");
+    let v: Vec<f64> = spec
+        .split(',')
+        .map(|x| x.trim().parse().expect("a number"))
+        .collect();
+    let [rate, rtt, queue, bytes] = v[..] else {
+        panic!("SIM_SHARE takes four numbers");
+    };
+    bbr_share_beside_cubic(
+        rate as u64,
+        Duration::from_secs_f64(rtt / 1e3),
+        queue,
+        bytes as u64,
+    );
 }
 
 /// The issue's large case: 10 Gbit/s × 100 ms × 0.5 % loss, 4 GB. About 20 s of
