@@ -58,6 +58,11 @@ impl CcList {
         self.0.iter().all(|c| *c == self.0[0])
     }
 
+    /// How many controllers the list names.
+    pub fn count(&self) -> usize {
+        self.0.len()
+    }
+
     /// Whether some flow uses `cc`.
     pub fn contains(&self, cc: Cc) -> bool {
         self.0.contains(&cc)
@@ -75,7 +80,15 @@ impl std::str::FromStr for CcList {
     fn from_str(s: &str) -> Result<Self, String> {
         let v = s
             .split(',')
-            .map(|name| Cc::from_str(name.trim(), true))
+            .map(|name| {
+                Cc::from_str(name.trim(), true).map_err(|_| {
+                    format!(
+                        "unknown controller '{}' (one of fixed, paced, newreno, cubic, bbr; \
+                         a list separates them with commas)",
+                        name.trim()
+                    )
+                })
+            })
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self(v))
     }
@@ -188,6 +201,13 @@ impl TransportArgs {
             .with_keepalive(Some(Duration::from_secs_f64(self.idle_timeout / 4.0)));
         t.validate()
             .map_err(|e| CliError::new(format!("invalid transport options: {e}")))?;
+        // Every controller of a list, not only the first flow's: a bad one
+        // must fail here, not at its flow's connect.
+        for i in 1..self.cc.count() {
+            self.options_of_flow(i)
+                .apply(&t)
+                .map_err(|e| CliError::new(format!("--cc {}: {e}", self.cc.of_flow(i).name())))?;
+        }
         Ok(t)
     }
 
@@ -294,7 +314,19 @@ mod tests {
     #[test]
     fn an_unknown_controller_is_named() {
         let e = "bbr,vegas".parse::<CcList>().unwrap_err();
-        assert!(e.contains("vegas"), "{e}");
+        assert!(e.contains("unknown controller 'vegas'"), "{e}");
+        assert!(e.contains("cubic"), "the choices: {e}");
+        assert!("bbr,".parse::<CcList>().unwrap_err().contains("''"));
+    }
+
+    #[test]
+    fn a_bad_controller_later_in_the_list_fails_with_the_options() {
+        let a = TransportArgs {
+            rate: Some(BitRate(1000)),
+            ..args("bbr,paced")
+        };
+        let e = a.config(1500).unwrap_err().to_string();
+        assert!(e.contains("--cc paced") && e.contains("1000"), "{e}");
     }
 
     #[test]

@@ -692,6 +692,23 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
             &["--max-buffer", "512000000", "--pool-size", "4095"],
             "raise --memory-mb",
         ),
+        (SEND, &["--cc", "bbr,vegas"], "unknown controller 'vegas'"),
+        (
+            SEND,
+            &["--cc", "bbr,cubic"],
+            "names 2 controllers for 1 flow(s)",
+        ),
+        (
+            SEND,
+            &["--cc", "bbr,cubic", "-P", "2", "-R"],
+            "with -R the receiver sends",
+        ),
+        (
+            SEND,
+            &["--cc", "bbr,paced", "-P", "2", "--rate", "1k"],
+            "--cc paced",
+        ),
+        (RECV, &["--cc", "bbr,cubic"], "one controller"),
         (WANEM, &["--loss", "2"], "probability"),
         (
             WANEM,

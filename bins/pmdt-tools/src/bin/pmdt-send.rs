@@ -644,11 +644,26 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         )
         .hint("e.g. pmdt-send --multi -c 10.0.0.2 -c 10.0.0.3 -F data.bin"));
     }
-    if args.multi && !cli.transport.cc.is_single() {
-        return Err(CliError::new(format!(
-            "--cc {}: --multi sends one stream, so one controller",
-            cli.transport.cc
-        )));
+    if !cli.transport.cc.is_single() {
+        let cc = &cli.transport.cc;
+        if args.multi {
+            return Err(CliError::new(format!(
+                "--cc {cc}: --multi sends one stream, so one controller"
+            )));
+        }
+        if args.reverse {
+            return Err(CliError::new(format!(
+                "--cc {cc}: with -R the receiver sends, with its own --cc"
+            )));
+        }
+        if cc.count() > args.flows {
+            return Err(CliError::new(format!(
+                "--cc {cc} names {} controllers for {} flow(s)",
+                cc.count(),
+                args.flows
+            ))
+            .hint(format!("-P {} gives each one a flow", cc.count())));
+        }
     }
     if args.rr {
         check_round_trips(args)?;

@@ -18,10 +18,12 @@
 //!   flight for 200 ms to let the queue drain and measure it.
 //!
 //! Beside a queue another flow keeps standing (a loss-based flow filling the
-//! buffer; this one, cruising at its estimate, builds none), probes wait 2 s or
-//! more, as long as such a flow takes to regrow after the loss a probe causes
-//! (BBRv3's Reno coexistence), and the window covers that queue's delay: probing
-//! every few rounds took a CUBIC flow's share of a shallow buffer probe by probe.
+//! buffer; this one, cruising at its estimate, builds none), probes wait as long
+//! as such a flow takes to regrow after the loss a probe causes: 2 s, or as many
+//! rounds as the window holds packets (at most 63), whichever comes first
+//! (BBRv3's Reno coexistence), and the window target covers that queue's delay:
+//! probing every few rounds took a CUBIC flow's share of a shallow buffer probe
+//! by probe.
 //!
 //! Loss is not congestion by itself: random loss barely changes the delivery rate,
 //! which is what the model tracks. Loss counts only when it is high in the flight it
@@ -147,7 +149,8 @@ const UP_STILL_GROWING: f64 = PROBE_FOUND_MORE;
 /// gain).
 const MAX_DRAIN_ROUNDS: u64 = 3;
 /// Time between probes while another flow keeps a queue standing (BBRv3's
-/// bw_probe_wait, 2-3 s).
+/// bw_probe_wait, 2-3 s), counted in rounds of the minimum RTT, unless the
+/// window's packets make fewer rounds ([`MAX_SHARED_CRUISE_ROUNDS`]).
 const SHARED_PROBE_WAIT: Duration = Duration::from_secs(2);
 /// How long this flow's own congestion (its loss said its rate overshot the
 /// path) keeps it from taking a standing queue for another flow's.
@@ -155,7 +158,8 @@ const OWN_CONGESTION_MEMORY: Duration = Duration::from_secs(4);
 /// A round's delivery rate at least this share of the estimate it paced at
 /// means its queue is not this flow's making.
 const SHARED_DELIVERY_SHARE: f64 = 0.9;
-/// Extra rounds drawn per cycle on top of it.
+/// Extra rounds on top of the shared probe wait, from the round's delivered
+/// count (so flows do not probe in lockstep).
 const SHARED_PROBE_WAIT_JITTER: u64 = 8;
 /// Most Cruise rounds between probes while sharing (BBRv3's Reno coexistence
 /// bound, 63).
@@ -761,8 +765,9 @@ impl Bbr {
     /// into the gap): probing every few rounds, a CUBIC flow beside this one
     /// got 2-5 % of a 1 Gbit/s × 40 ms link with a 0.2-BDP buffer. So, as
     /// BBRv3's Reno coexistence does, the next probe waits as long as such a
-    /// flow takes to regrow ([`SHARED_PROBE_WAIT`]), and the window covers the
-    /// queue's delay too ([`Self::cwnd_bdp`]).
+    /// flow takes to regrow ([`SHARED_PROBE_WAIT`], or fewer rounds for a small
+    /// window), and the window target covers the queue's delay too
+    /// ([`Self::cwnd_bdp`]; `inflight_hi`, where a probe set it, still bounds it).
     fn update_shared_queue(&mut self, now: Instant) {
         let delivering_its_pace =
             self.prev_bw_latest as f64 >= self.bw() as f64 * SHARED_DELIVERY_SHARE;
