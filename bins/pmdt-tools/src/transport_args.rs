@@ -28,15 +28,10 @@ pub enum Cc {
 }
 
 impl Cc {
-    /// The `--cc` spelling.
-    fn name(self) -> &'static str {
-        match self {
-            Self::Fixed => "fixed",
-            Self::Paced => "paced",
-            Self::Newreno => "newreno",
-            Self::Cubic => "cubic",
-            Self::Bbr => "bbr",
-        }
+    /// The `--cc` spelling (clap's name for the value).
+    fn name(self) -> String {
+        self.to_possible_value()
+            .map_or_else(String::new, |v| v.get_name().to_string())
     }
 }
 
@@ -82,10 +77,12 @@ impl std::str::FromStr for CcList {
             .split(',')
             .map(|name| {
                 Cc::from_str(name.trim(), true).map_err(|_| {
+                    let choices: Vec<String> =
+                        Cc::value_variants().iter().map(|c| c.name()).collect();
                     format!(
-                        "unknown controller '{}' (one of fixed, paced, newreno, cubic, bbr; \
-                         a list separates them with commas)",
-                        name.trim()
+                        "unknown controller '{}' (one of {}; a list separates them with commas)",
+                        name.trim(),
+                        choices.join(", ")
                     )
                 })
             })
@@ -96,7 +93,7 @@ impl std::str::FromStr for CcList {
 
 impl std::fmt::Display for CcList {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let names: Vec<&str> = self.0.iter().map(|c| c.name()).collect();
+        let names: Vec<String> = self.0.iter().map(|c| c.name()).collect();
         f.write_str(&names.join(","))
     }
 }

@@ -311,7 +311,13 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         remote: SocketAddr,
         options: &ConnectOptions,
     ) -> Result<ConnectionHandle, ConfigError> {
-        let cfg = Arc::new(options.apply(&self.transport)?);
+        // Without overrides the connection shares the endpoint's configuration,
+        // as `connect` does (the runtime opens every connection through here).
+        let cfg = if *options == ConnectOptions::default() {
+            self.transport.clone()
+        } else {
+            Arc::new(options.apply(&self.transport)?)
+        };
         let conn = self.new_connection(now, Side::Client, remote, None, cfg);
         Ok(self.insert(conn, None, PeerAddress::Proven))
     }
