@@ -23,7 +23,8 @@
 //! rounds as the window holds packets (at most 63), whichever comes first
 //! (BBRv3's Reno coexistence), and the window target covers that queue's delay:
 //! probing every few rounds took a CUBIC flow's share of a shallow buffer probe
-//! by probe.
+//! by probe. A probe keeps what it finds spare, not what its own queue takes: a
+//! rate measured while the probe's queue grows is scaled by how much it grew.
 //!
 //! Loss is not congestion by itself: random loss barely changes the delivery rate,
 //! which is what the model tracks. Loss counts only when it is high in the flight it
@@ -367,6 +368,10 @@ pub(crate) struct Bbr {
     latest_rtt: Duration,
     /// RTT when the current ProbeBW Up began.
     probe_start_rtt: Duration,
+    /// From ProbeBW Up until a round after it (its packets acknowledged): the
+    /// smallest RTT of the round before Up, which the probe's own queue adds to
+    /// ([`Self::probe_discounted`]).
+    probe_base_rtt: Option<Duration>,
     /// The last round's queue was another flow's (see `update_shared_queue`).
     shared_queue: bool,
     /// When this flow's loss last said its rate overshot the path.
@@ -434,6 +439,7 @@ impl Bbr {
             probe_base_loss: 0.0,
             latest_rtt: Duration::ZERO,
             probe_start_rtt: Duration::ZERO,
+            probe_base_rtt: None,
             shared_queue: false,
             congested_at: None,
             round_min_rtt: None,
@@ -502,6 +508,9 @@ impl Bbr {
         };
         self.pacing_gain = pacing;
         self.cwnd_gain = cwnd;
+        if !matches!(mode, Mode::ProbeBw(Phase::Up | Phase::Down | Phase::Cruise)) {
+            self.probe_base_rtt = None;
+        }
         match mode {
             Mode::ProbeBw(Phase::Cruise) => {
                 // A per-flow, deterministic draw (no RNG in the controller).
@@ -535,6 +544,7 @@ impl Bbr {
             Mode::ProbeBw(Phase::Up) => {
                 self.up_rounds = 0;
                 self.probe_start_rtt = self.latest_rtt;
+                self.probe_base_rtt = Some(self.prev_round_min_rtt.unwrap_or(self.latest_rtt));
                 self.probe_base_loss = self.last_round_loss;
                 self.bw_at_probe = self.max_bw;
             }
@@ -621,10 +631,33 @@ impl Bbr {
         if self.round_start {
             self.bw_rounds[slot] = 0;
         }
-        if rs.delivery_rate > 0 && (!rs.is_app_limited || rs.delivery_rate >= self.max_bw) {
-            self.bw_rounds[slot] = self.bw_rounds[slot].max(rs.delivery_rate);
+        let rate = self.probe_discounted(rs);
+        if rate > 0 && (!rs.is_app_limited || rate >= self.max_bw) {
+            self.bw_rounds[slot] = self.bw_rounds[slot].max(rate);
         }
         self.max_bw = self.bw_rounds.iter().copied().max().unwrap_or(0);
+    }
+
+    /// A sample's rate without what a probe's own queue gave it. While ProbeBW
+    /// Up pushes into a full bottleneck, the queue grows and this flow's packets take a larger
+    /// share of its output: the rate rises by what other flows lose, not by
+    /// spare capacity (beside a CUBIC flow in a 0.2-BDP buffer, each probe raised
+    /// the estimate 2-5 % and, probe after probe, BBR took 80 % of the link). The
+    /// probe's packets are acknowledged through Down and the round after it. A
+    /// probe into spare capacity builds no queue and keeps its whole sample; one
+    /// that builds a queue keeps the sample scaled by the RTT before it (the
+    /// smallest of the round before Up, plus [`QUEUE_RTT_FLOOR`] for jitter and a
+    /// poll loop's bursts) over the sample's RTT. A link this flow alone fills
+    /// gives it no more than it had either way.
+    fn probe_discounted(&self, rs: &RateSample) -> u64 {
+        let Some(base) = self.probe_base_rtt else {
+            return rs.delivery_rate;
+        };
+        let allowed = base + QUEUE_RTT_FLOOR;
+        if rs.rtt <= allowed {
+            return rs.delivery_rate;
+        }
+        (rs.delivery_rate as f64 * allowed.as_secs_f64() / rs.rtt.as_secs_f64()) as u64
     }
 
     /// The initial window's train measured the bottleneck at `rate`: the next
@@ -1009,6 +1042,10 @@ impl Bbr {
                 }
             }
             Mode::ProbeBw(Phase::Cruise) => {
+                if self.rounds_in_phase() >= 1 {
+                    // The probe's last packets are acknowledged.
+                    self.probe_base_rtt = None;
+                }
                 let grew = self.max_bw as f64 >= self.bw_at_probe as f64 * PROBE_FOUND_MORE
                     && self.bw_at_probe > 0;
                 if self.round_start && (grew || self.rounds_in_phase() >= self.cruise_rounds) {
@@ -1580,6 +1617,37 @@ mod tests {
         assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
         assert_eq!(hi1, (hi0 as f64 * (1.0 + GENTLE_HI_STEP)) as u64);
         assert_eq!(hi2, (hi1 as f64 * (1.0 + 2.0 * GENTLE_HI_STEP)) as u64);
+    }
+
+    /// A probe's sample counts in full while the RTT shows no queue of the
+    /// probe's own (spare capacity), scaled by the RTT before it over the
+    /// sample's once it does (a larger share of a full bottleneck's output,
+    /// taken from other flows), and in full again once the probe's packets are
+    /// acknowledged.
+    #[test]
+    fn a_probe_keeps_what_it_found_spare_not_what_its_queue_took() {
+        let (mut b, mut t, mut d) = cruising(8_000_000);
+        until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let mut mid_round = |b: &mut Bbr, rate: u64, rtt_ms: u64| {
+            let mut s = sample(rate, d - rate / 20, d + 10_000, rtt_ms, rate / 10);
+            d += 10_000;
+            s.newly_acked = 10_000;
+            b.on_rate_sample(t, &s, &rtt);
+        };
+        mid_round(&mut b, 9_000_000, 101);
+        assert_eq!(b.max_bw, 9_000_000, "spare capacity");
+        mid_round(&mut b, 10_000_000, 125);
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Down), "the probe queues");
+        // 10 MB/s × (100 + 2 ms) / 125 ms: 8.16 MB/s, below what the filter has.
+        assert_eq!(b.max_bw, 9_000_000, "the probe's own queue");
+        // A round into Cruise, the probe's packets are all acknowledged.
+        while b.mode != Mode::ProbeBw(Phase::Cruise) || b.rounds_in_phase() < 1 {
+            rounds(&mut b, &mut t, &mut d, 8_000_000, 1);
+        }
+        assert!(b.probe_base_rtt.is_none());
+        rounds(&mut b, &mut t, &mut d, 9_500_000, 1);
+        assert_eq!(b.max_bw, 9_500_000);
     }
 
     /// Under 5 % random loss an Up flight losing its usual share is not an

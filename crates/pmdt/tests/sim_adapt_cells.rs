@@ -1,0 +1,189 @@
+//! `pmdt-bench adapt`'s BBR cells in the simulator: the same paths (pmdt-wanem's
+//! 1 MiB drop-tail queue, or 5 MiB; 1 Gbit/s; RTT 40 or 100 ms), the same
+//! durations and the same figures, in virtual time. The real tools' figures
+//! (docs/bench/latest) move with this VM's speed; these do not, so a change to
+//! the controller is checked here first. Each case simulates 20-30 s of a
+//! 1 Gbit/s path: about a minute of CPU in a release build, so they are not in
+//! CI: `cargo test --release -p pmdt --no-default-features --test
+//! sim_adapt_cells -- --ignored --nocapture` (`SIM_SEED=n` for another draw).
+
+use std::time::Duration;
+
+use pmdt::sim::{run_bulk, BulkReport, BulkScenario, FlowReport, ImpairConfig};
+use pmdt::{CongestionKind, TransportConfig};
+
+/// Sampling interval of the timelines.
+const TICK: Duration = Duration::from_millis(100);
+/// The bottleneck's rate in every cell.
+const LINK_BPS: u64 = 1_000_000_000;
+/// pmdt-wanem's default queue.
+const WANEM_QUEUE: u64 = 1 << 20;
+
+/// A `rate_bps` bottleneck with `rtt` (split evenly) and a drop-tail queue of
+/// `queue` bytes.
+fn path(rate_bps: u64, rtt: Duration, queue: u64) -> (ImpairConfig, ImpairConfig) {
+    let fwd = ImpairConfig::default()
+        .with_delay(rtt / 2)
+        .with_rate_bps(Some(rate_bps))
+        .with_queue_bytes(queue);
+    let rev = ImpairConfig::default().with_delay(rtt / 2);
+    (fwd, rev)
+}
+
+/// `flows` flows that never run out of data, for `secs` seconds.
+fn timed(flows: usize, rtt: Duration, queue: u64, secs: u64) -> BulkScenario {
+    let (forward, reverse) = path(LINK_BPS, rtt, queue);
+    BulkScenario {
+        seed: std::env::var("SIM_SEED").map_or(21, |v| v.parse().expect("SIM_SEED: an integer")),
+        flows,
+        bytes_per_flow: 64 << 30,
+        forward,
+        reverse,
+        transport: TransportConfig::default(),
+        time_limit: Duration::from_secs(secs),
+        sample_every: Some(TICK),
+        ..Default::default()
+    }
+}
+
+/// Distinct bytes arrived at the receiver from `from` seconds to the end,
+/// bits/s.
+fn goodput_from(f: &FlowReport, from: f64) -> f64 {
+    let t = &f.arrived_timeline;
+    let i = (from / TICK.as_secs_f64()) as usize;
+    let (start, end) = (t[i.saturating_sub(1)], t[t.len() - 1]);
+    let ticks = t.len() - i;
+    (end - start) as f64 * 8.0 / (TICK * ticks as u32).as_secs_f64()
+}
+
+/// With `SIM_TRACE=1`, the flow's model every tick.
+fn trace(name: &str, f: &FlowReport) {
+    if std::env::var("SIM_TRACE").is_err() {
+        return;
+    }
+    let t = &f.arrived_timeline;
+    for (i, st) in f.sender_timeline.iter().enumerate() {
+        let prev = if i == 0 { 0 } else { t[i - 1] };
+        println!(
+            "  {name} t={:.1}s arrived {:.0} Mbit/s {:?} bw {:.0} pacing {:.0} Mbit/s cwnd {} \
+             in flight {} retx {} srtt {} µs min {} µs",
+            (i + 1) as f64 * TICK.as_secs_f64(),
+            (t[i] - prev) as f64 * 8.0 / TICK.as_secs_f64() / 1e6,
+            st.cc_state,
+            st.cc_bandwidth_bps as f64 / 1e6,
+            st.pacing_rate as f64 * 8.0 / 1e6,
+            st.cwnd,
+            st.bytes_in_flight,
+            st.packets_retransmitted,
+            st.rtt_smoothed_us,
+            st.cc_min_rtt_us,
+        );
+    }
+}
+
+fn jain(x: &[f64]) -> f64 {
+    let sum: f64 = x.iter().sum();
+    let sq: f64 = x.iter().map(|v| v * v).sum();
+    sum * sum / (x.len() as f64 * sq)
+}
+
+/// `bbr-vs-cubic-*-queue-rtt40`: each flow's goodput from 5 s to 20 s, % of
+/// the link.
+fn bbr_vs_cubic(queue: u64) -> (f64, f64) {
+    let r = run_bulk(&BulkScenario {
+        flow_congestion: vec![CongestionKind::Bbr, CongestionKind::Cubic],
+        ..timed(2, Duration::from_millis(40), queue, 20)
+    })
+    .unwrap();
+    trace("bbr", &r.flows[0]);
+    trace("cubic", &r.flows[1]);
+    let pct = |f: &FlowReport| goodput_from(f, 5.0) / LINK_BPS as f64 * 100.0;
+    let (bbr, cubic) = (pct(&r.flows[0]), pct(&r.flows[1]));
+    println!(
+        "bbr-vs-cubic, {} KiB queue, 1 Gbit/s × 40 ms: BBR {bbr:.1}%, CUBIC {cubic:.1}% of the link",
+        queue >> 10
+    );
+    (bbr, cubic)
+}
+
+#[test]
+#[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
+fn bbr_vs_cubic_shallow_queue() {
+    let (bbr, cubic) = bbr_vs_cubic(WANEM_QUEUE);
+    assert!(bbr.max(cubic) <= 75.0, "BBR {bbr:.1}%, CUBIC {cubic:.1}%");
+}
+
+#[test]
+#[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
+fn bbr_vs_cubic_deep_queue() {
+    let (bbr, cubic) = bbr_vs_cubic(5 * WANEM_QUEUE);
+    assert!(bbr.max(cubic) <= 75.0, "BBR {bbr:.1}%, CUBIC {cubic:.1}%");
+}
+
+/// `bbr-share-4-flows-rtt40`: Jain over the four flows' goodput for 20 s.
+#[test]
+#[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
+fn bbr_share_4_flows() {
+    let r = run_bulk(&timed(4, Duration::from_millis(40), WANEM_QUEUE, 20)).unwrap();
+    let g: Vec<f64> = r.flows.iter().map(|f| goodput_from(f, 0.0)).collect();
+    let j = jain(&g);
+    println!(
+        "bbr-share-4-flows, 1 MiB queue, 1 Gbit/s × 40 ms: Jain {j:.4}, flows {:?} Mbit/s",
+        g.iter().map(|v| (v / 1e6).round()).collect::<Vec<_>>()
+    );
+    assert!(j >= 0.95, "Jain {j:.4}");
+}
+
+/// Seconds from `from` until the sender's bandwidth estimate is within
+/// 0.8-1.25 × `target` and stays there for a second (pmdt-bench's down_s/up_s).
+fn settles(f: &FlowReport, from: f64, target: u64) -> Option<f64> {
+    let per_s = (1.0 / TICK.as_secs_f64()) as usize;
+    let start = (from / TICK.as_secs_f64()) as usize;
+    let tl = &f.sender_timeline;
+    (start..tl.len().saturating_sub(per_s))
+        .find(|&i| {
+            tl[i..i + per_s].iter().all(|s| {
+                let bw = s.cc_bandwidth_bps as f64;
+                bw >= 0.8 * target as f64 && bw <= 1.25 * target as f64
+            })
+        })
+        .map(|i| (i + 1 - start) as f64 * TICK.as_secs_f64())
+}
+
+/// `bbr-drop-recover-rtt*`: 1 Gbit/s, 200 Mbit/s from 10 s, 1 Gbit/s from 20 s.
+fn drop_recover(rtt_ms: u64) -> (Option<f64>, Option<f64>, BulkReport) {
+    let low = 200_000_000;
+    let r = run_bulk(&BulkScenario {
+        rate_changes: vec![
+            (Duration::from_secs(10), Some(low)),
+            (Duration::from_secs(20), Some(LINK_BPS)),
+        ],
+        ..timed(1, Duration::from_millis(rtt_ms), WANEM_QUEUE, 30)
+    })
+    .unwrap();
+    let f = &r.flows[0];
+    let (down, up) = (settles(f, 10.0, low), settles(f, 20.0, LINK_BPS));
+    println!(
+        "bbr-drop-recover-rtt{rtt_ms}: down_s {down:?}, up_s {up:?}, last 8 s {:.0} Mbit/s, \
+         PTOs {}",
+        goodput_from(f, 22.0) / 1e6,
+        f.sender.pto_count
+    );
+    (down, up, r)
+}
+
+#[test]
+#[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
+fn bbr_drop_recover_rtt40() {
+    let (down, up, r) = drop_recover(40);
+    assert!(down.is_some_and(|t| t <= 2.0) && up.is_some_and(|t| t <= 2.0));
+    assert_eq!(r.flows[0].sender.pto_count, 0);
+}
+
+#[test]
+#[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
+fn bbr_drop_recover_rtt100() {
+    let (down, up, r) = drop_recover(100);
+    assert!(down.is_some_and(|t| t <= 2.0) && up.is_some_and(|t| t <= 2.0));
+    assert_eq!(r.flows[0].sender.pto_count, 0);
+}
