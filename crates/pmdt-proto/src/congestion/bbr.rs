@@ -985,12 +985,18 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start {
             return;
         }
-        // Every RTT sample of the last round showed a queue: the pipe is full and
-        // Startup is only queueing (a HyStart-like delay signal, checked first so
-        // app-limited rounds count too).
-        if self
-            .prev_round_min_rtt
-            .is_some_and(|r| self.queue_visible(r))
+        // Every RTT sample of the last round showed a queue while the estimate
+        // stopped doubling: the pipe is full and Startup is only queueing (a
+        // HyStart-like delay signal, checked first so app-limited rounds count
+        // too). A queue while the estimate still grows is another flow's, or
+        // the first round's (the peer accepting the connection): through
+        // pmdt-wanem beside CUBIC in slow start, Startup ended in its first
+        // round at 1 Mbit/s and the flow got 2 % of the link for 20 s.
+        let growing = self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH;
+        if !growing
+            && self
+                .prev_round_min_rtt
+                .is_some_and(|r| self.queue_visible(r))
         {
             tracing::debug!(
                 bw = self.max_bw,
@@ -1384,6 +1390,31 @@ mod tests {
         // quanta of two datagrams (more would only queue at the bottleneck).
         assert_eq!(b.window_quanta(), b.quanta());
         assert_eq!(b.quanta(), 6 * 1000);
+    }
+
+    /// Every RTT of a round above the minimum ends Startup only once the
+    /// estimate stops doubling: another flow's queue (or a first round the peer
+    /// was slow to acknowledge) while this flow's rate still doubles does not.
+    #[test]
+    fn a_queue_while_the_rate_still_doubles_does_not_end_startup() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let mut round = |b: &mut Bbr, rate: u64, rtt_ms: u64| {
+            t += Duration::from_millis(rtt_ms);
+            let prior = d;
+            d += rate / 10;
+            b.on_rate_sample(t, &sample(rate, prior, d, rtt_ms, rate / 10), &rtt);
+        };
+        round(&mut b, 1_000_000, 100);
+        for r in [2u64, 4, 8, 16] {
+            round(&mut b, r * 1_000_000, 110);
+            assert_eq!(b.mode, Mode::Startup, "{r} MB/s");
+        }
+        round(&mut b, 16_000_000, 110);
+        round(&mut b, 16_000_000, 110);
+        assert!(b.full_bw_reached, "a queue and no more growth");
     }
 
     /// 60 bursts of acks at `rate` on a 10 µs path, a burst of `period`'s worth
