@@ -653,7 +653,8 @@ impl Bbr {
     ///   sample; one that builds a queue keeps it scaled by the RTT before it (the
     ///   smallest of the round before Up, plus [`QUEUE_RTT_FLOOR`] for jitter and
     ///   a poll loop's bursts) over the sample's RTT.
-    /// - Cruising (and Refill) at the estimate itself, at most the estimate: a
+    /// - Cruising (and Refill) at the estimate itself on a path of a
+    ///   millisecond or more, at most the estimate: a
     ///   flow paced at a rate delivers no faster. Samples above it are the
     ///   noise of the send and ack clocks (a poll loop catching up its pacing
     ///   schedule in a burst, acks released in a batch), and a maximum filter
@@ -668,7 +669,13 @@ impl Bbr {
             }
             return (rs.delivery_rate as f64 * allowed.as_secs_f64() / rs.rtt.as_secs_f64()) as u64;
         }
-        if matches!(self.mode, Mode::ProbeBw(Phase::Cruise | Phase::Refill)) && self.max_bw > 0 {
+        // Not on a path of microseconds, where a poll loop's bursts are most of
+        // the RTT and the window, not the pace, is what the estimate sizes.
+        let long_path = self.min_rtt.is_some_and(|m| m >= MAX_BATCHING_DELAY);
+        if matches!(self.mode, Mode::ProbeBw(Phase::Cruise | Phase::Refill))
+            && self.max_bw > 0
+            && long_path
+        {
             return rs.delivery_rate.min(self.max_bw);
         }
         rs.delivery_rate
