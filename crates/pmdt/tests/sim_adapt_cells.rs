@@ -7,6 +7,8 @@
 //! CI: `cargo test --release -p pmdt --no-default-features --test
 //! sim_adapt_cells -- --ignored --nocapture` (`SIM_SEED=n` for another draw).
 
+mod sim_trace;
+
 use std::time::Duration;
 
 use pmdt::sim::{run_bulk, BulkReport, BulkScenario, FlowReport, ImpairConfig};
@@ -56,31 +58,6 @@ fn goodput_from(f: &FlowReport, from: f64) -> f64 {
     (end - start) as f64 * 8.0 / (TICK * ticks as u32).as_secs_f64()
 }
 
-/// With `SIM_TRACE=1`, the flow's model every tick.
-fn trace(name: &str, f: &FlowReport) {
-    if std::env::var("SIM_TRACE").is_err() {
-        return;
-    }
-    let t = &f.arrived_timeline;
-    for (i, st) in f.sender_timeline.iter().enumerate() {
-        let prev = if i == 0 { 0 } else { t[i - 1] };
-        println!(
-            "  {name} t={:.1}s arrived {:.0} Mbit/s {:?} bw {:.0} pacing {:.0} Mbit/s cwnd {} \
-             in flight {} retx {} srtt {} µs min {} µs",
-            (i + 1) as f64 * TICK.as_secs_f64(),
-            (t[i] - prev) as f64 * 8.0 / TICK.as_secs_f64() / 1e6,
-            st.cc_state,
-            st.cc_bandwidth_bps as f64 / 1e6,
-            st.pacing_rate as f64 * 8.0 / 1e6,
-            st.cwnd,
-            st.bytes_in_flight,
-            st.packets_retransmitted,
-            st.rtt_smoothed_us,
-            st.cc_min_rtt_us,
-        );
-    }
-}
-
 fn jain(x: &[f64]) -> f64 {
     let sum: f64 = x.iter().sum();
     let sq: f64 = x.iter().map(|v| v * v).sum();
@@ -101,8 +78,8 @@ fn bbr_vs_cubic(queue: u64) -> (f64, f64) {
         ..timed(2, Duration::from_millis(40), queue, share_secs())
     })
     .unwrap();
-    trace("bbr", &r.flows[0]);
-    trace("cubic", &r.flows[1]);
+    sim_trace::print_timeline("bbr ", &r.flows[0], TICK);
+    sim_trace::print_timeline("cubic ", &r.flows[1], TICK);
     let from = share_secs() as f64 / 4.0;
     let pct = |f: &FlowReport| goodput_from(f, from) / LINK_BPS as f64 * 100.0;
     let (bbr, cubic) = (pct(&r.flows[0]), pct(&r.flows[1]));

@@ -4,6 +4,8 @@
 //! `SIM_TRACE=1` for a per-100 ms timeline of the sender's model, `SIM_SEED=n` for
 //! another draw of the losses (21 by default).
 
+mod sim_trace;
+
 use std::time::Duration;
 
 use pmdt::proto::ControllerState;
@@ -80,26 +82,7 @@ fn steady_goodput(f: &FlowReport) -> f64 {
 }
 
 fn trace(f: &FlowReport) {
-    if std::env::var("SIM_TRACE").is_err() {
-        return;
-    }
-    for (i, st) in f.sender_timeline.iter().enumerate() {
-        println!(
-            "  t={:.1}s arrived {:.0} Mbit/s {:?} bw {:.0} Mbit/s pacing {:.0} Mbit/s cwnd {} \
-             in flight {} retx {} pto {} srtt {} min {}",
-            (i + 1) as f64 * TICK.as_secs_f64(),
-            tick_rate(f, i) / 1e6,
-            st.cc_state,
-            st.cc_bandwidth_bps as f64 / 1e6,
-            st.pacing_rate as f64 * 8.0 / 1e6,
-            st.cwnd,
-            st.bytes_in_flight,
-            st.packets_retransmitted,
-            st.pto_count,
-            st.rtt_smoothed_us,
-            st.cc_min_rtt_us,
-        );
-    }
+    sim_trace::print_timeline("", f, TICK);
 }
 
 /// Runs one transfer with default settings; returns (steady goodput, report).
