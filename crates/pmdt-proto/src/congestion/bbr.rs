@@ -641,26 +641,24 @@ impl Bbr {
         self.max_bw = self.bw_rounds.iter().copied().max().unwrap_or(0);
     }
 
-    /// What a sample may add to the bandwidth filter: only what a probe found.
+    /// What a sample may add to the bandwidth filter: a probe's samples (ProbeBW
+    /// Up until a round after it, when its packets are acknowledged) without
+    /// what the probe's own queue gave them. Pushing into a full bottleneck, the
+    /// queue grows and this flow's packets take a larger share of its output:
+    /// the rate rises by what other flows lose, not by spare capacity (beside a
+    /// CUBIC flow in a 0.2-BDP buffer each probe raised the estimate 2-5 %, and
+    /// probe after probe BBR took 80 % of the link). A probe into spare
+    /// capacity builds no queue and keeps its whole sample; one that builds a
+    /// queue keeps it scaled by the RTT before it (the smallest of the round
+    /// before Up, plus [`QUEUE_RTT_FLOOR`] for jitter and a poll loop's bursts)
+    /// over the sample's RTT.
     ///
-    /// - A probe's samples (ProbeBW Up until a round after it, when its packets
-    ///   are acknowledged), without what the probe's own queue gave them. Pushing
-    ///   into a full bottleneck, the queue grows and this flow's packets take a
-    ///   larger share of its output: the rate rises by what other flows lose, not
-    ///   by spare capacity (beside a CUBIC flow in a 0.2-BDP buffer each probe
-    ///   raised the estimate 2-5 %, and probe after probe BBR took 80 % of the
-    ///   link). A probe into spare capacity builds no queue and keeps its whole
-    ///   sample; one that builds a queue keeps it scaled by the RTT before it (the
-    ///   smallest of the round before Up, plus [`QUEUE_RTT_FLOOR`] for jitter and
-    ///   a poll loop's bursts) over the sample's RTT.
-    /// - Cruising (and Refill) at the estimate itself on a path of a
-    ///   millisecond or more, at most the estimate: a
-    ///   flow paced at a rate delivers no faster. Samples above it are the
-    ///   noise of the send and ack clocks (a poll loop catching up its pacing
-    ///   schedule in a burst, acks released in a batch), and a maximum filter
-    ///   over noisy samples climbs round after round at gain 1, the pacing rate
-    ///   following it: through the real tools BBR's estimate rose 3-8 % a second
-    ///   while it cruised beside CUBIC, 3 % above what it delivered.
+    /// Samples outside probes count as they are. Capping Cruise's samples at
+    /// the estimate (a flow paced at a rate delivers no faster; through the
+    /// real tools the estimate rose 3-8 % a second between probes beside CUBIC)
+    /// took a sender sharing its core (4 ms on, 6 ms off) from 96 % of the link
+    /// to 76 %: the bursts that catch up its pacing schedule are what hold its
+    /// estimate.
     fn filter_sample(&self, rs: &RateSample) -> u64 {
         if let Some(base) = self.probe_base_rtt {
             let allowed = base + QUEUE_RTT_FLOOR;
@@ -668,15 +666,6 @@ impl Bbr {
                 return rs.delivery_rate;
             }
             return (rs.delivery_rate as f64 * allowed.as_secs_f64() / rs.rtt.as_secs_f64()) as u64;
-        }
-        // Not on a path of microseconds, where a poll loop's bursts are most of
-        // the RTT and the window, not the pace, is what the estimate sizes.
-        let long_path = self.min_rtt.is_some_and(|m| m >= MAX_BATCHING_DELAY);
-        if matches!(self.mode, Mode::ProbeBw(Phase::Cruise | Phase::Refill))
-            && self.max_bw > 0
-            && long_path
-        {
-            return rs.delivery_rate.min(self.max_bw);
         }
         rs.delivery_rate
     }
@@ -1673,24 +1662,6 @@ mod tests {
         assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
         assert_eq!(hi1, (hi0 as f64 * (1.0 + GENTLE_HI_STEP)) as u64);
         assert_eq!(hi2, (hi1 as f64 * (1.0 + 2.0 * GENTLE_HI_STEP)) as u64);
-    }
-
-    /// Cruising at its estimate, a flow delivers no faster: a sample above it
-    /// (the send and ack clocks' noise) does not raise the estimate or the
-    /// pacing rate.
-    #[test]
-    fn cruise_samples_above_the_estimate_do_not_raise_it() {
-        let (mut b, mut t, mut d) = cruising(8_000_000);
-        // Past the round that acknowledges the last probe's packets.
-        rounds(&mut b, &mut t, &mut d, 8_000_000, 1);
-        assert!(b.probe_base_rtt.is_none());
-        let rtt = RttEstimator::new(Duration::from_millis(100));
-        let mut s = sample(8_400_000, d - 400_000, d + 10_000, 100, 800_000);
-        s.newly_acked = 10_000;
-        b.on_rate_sample(t, &s, &rtt);
-        assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
-        assert_eq!(b.max_bw, 8_000_000);
-        assert_eq!(b.pacing_rate, Some(8_000_000));
     }
 
     /// A probe's sample counts in full while the RTT shows no queue of the
