@@ -11,7 +11,7 @@ mod sim_trace;
 
 use std::time::Duration;
 
-use pmdt::sim::{run_bulk, BulkReport, BulkScenario, FlowReport, ImpairConfig};
+use pmdt::sim::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport, ImpairConfig};
 use pmdt::{CongestionKind, TransportConfig};
 
 /// Sampling interval of the timelines.
@@ -53,15 +53,10 @@ fn timed(flows: usize, rtt: Duration, queue: u64, secs: u64) -> BulkScenario {
 fn goodput_from(f: &FlowReport, from: f64) -> f64 {
     let t = &f.arrived_timeline;
     let i = (from / TICK.as_secs_f64()) as usize;
-    let (start, end) = (t[i.saturating_sub(1)], t[t.len() - 1]);
+    let start = if i == 0 { 0 } else { t[i - 1] };
+    let end = t[t.len() - 1];
     let ticks = t.len() - i;
     (end - start) as f64 * 8.0 / (TICK * ticks as u32).as_secs_f64()
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let sum: f64 = x.iter().sum();
-    let sq: f64 = x.iter().map(|v| v * v).sum();
-    sum * sum / (x.len() as f64 * sq)
 }
 
 /// How long the BBR-beside-CUBIC cells run: 20 s as pmdt-bench's, or
@@ -112,7 +107,7 @@ fn bbr_vs_cubic_deep_queue() {
 fn bbr_share_4_flows() {
     let r = run_bulk(&timed(4, Duration::from_millis(40), WANEM_QUEUE, 20)).unwrap();
     let g: Vec<f64> = r.flows.iter().map(|f| goodput_from(f, 0.0)).collect();
-    let j = jain(&g);
+    let j = jain_index(&g);
     println!(
         "bbr-share-4-flows, 1 MiB queue, 1 Gbit/s × 40 ms: Jain {j:.4}, flows {:?} Mbit/s",
         g.iter().map(|v| (v / 1e6).round()).collect::<Vec<_>>()

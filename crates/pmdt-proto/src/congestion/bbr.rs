@@ -994,9 +994,9 @@ impl Bbr {
         // for the estimate to stop growing too let Startup overshoot a shallow
         // buffer by another round (1 Gbit/s × 200 ms at 5 % loss: 80 % of the
         // link in steady state instead of 86 %).
-        let growing = self.round_count <= STARTUP_EARLY_ROUNDS
+        let early_growth = self.round_count <= STARTUP_EARLY_ROUNDS
             && self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH;
-        if !growing
+        if !early_growth
             && self
                 .prev_round_min_rtt
                 .is_some_and(|r| self.queue_visible(r))
