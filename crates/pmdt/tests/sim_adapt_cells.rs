@@ -101,18 +101,45 @@ fn bbr_vs_cubic_deep_queue() {
     assert!(bbr.max(cubic) <= 75.0, "BBR {bbr:.1}%, CUBIC {cubic:.1}%");
 }
 
+/// Four BBR flows through 1 Gbit/s × 40 ms with pmdt-wanem's queue, flow `i`
+/// starting at `i × start_every`; Jain over their goodput from `from` seconds.
+fn bbr_share_4(start_every: Duration, from: f64) -> f64 {
+    let r = run_bulk(&BulkScenario {
+        start_every,
+        ..timed(4, Duration::from_millis(40), WANEM_QUEUE, 20)
+    })
+    .unwrap();
+    for (i, f) in r.flows.iter().enumerate() {
+        sim_trace::print_timeline(&format!("flow {} ", i + 1), f, TICK);
+    }
+    let g: Vec<f64> = r.flows.iter().map(|f| goodput_from(f, from)).collect();
+    let j = jain_index(&g);
+    println!(
+        "bbr-share-4-flows, starts {start_every:?} apart, 1 MiB queue, 1 Gbit/s × 40 ms: Jain \
+         {j:.4} from {from} s, flows {:?} Mbit/s",
+        g.iter().map(|v| (v / 1e6).round()).collect::<Vec<_>>()
+    );
+    j
+}
+
 /// `bbr-share-4-flows-rtt40`: Jain over the four flows' goodput for 20 s.
 #[test]
 #[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
 fn bbr_share_4_flows() {
-    let r = run_bulk(&timed(4, Duration::from_millis(40), WANEM_QUEUE, 20)).unwrap();
-    let g: Vec<f64> = r.flows.iter().map(|f| goodput_from(f, 0.0)).collect();
-    let j = jain_index(&g);
-    println!(
-        "bbr-share-4-flows, 1 MiB queue, 1 Gbit/s × 40 ms: Jain {j:.4}, flows {:?} Mbit/s",
-        g.iter().map(|v| (v / 1e6).round()).collect::<Vec<_>>()
-    );
+    let j = bbr_share_4(Duration::ZERO, 0.0);
     assert!(j >= 0.95, "Jain {j:.4}");
+}
+
+/// The same four flows joining one by one, 2 s apart: those already running
+/// must make room (Jain over the last 10 s). Before flows yielded to a queue
+/// they keep standing together: 0.38 (771, 98, 75 and 24 Mbit/s); with it
+/// 0.55. Short of the 0.95 simultaneous starts reach: what is left is in
+/// docs/RESULTS.md ("Session 26").
+#[test]
+#[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
+fn bbr_share_4_flows_joining() {
+    let j = bbr_share_4(Duration::from_secs(2), 10.0);
+    assert!(j >= 0.5, "Jain {j:.4}");
 }
 
 /// Seconds from `from` until the sender's bandwidth estimate is within

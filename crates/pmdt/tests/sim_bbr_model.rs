@@ -147,7 +147,9 @@ fn five_percent_random_loss_keeps_the_link_full() {
         "paced at {:.1} Mbit/s",
         mean_pacing / 1e6
     );
-    assert!(rate >= 0.975 * capacity, "{:.2} Mbit/s", rate / 1e6);
+    // 0.97: a standing queue of its own in Cruise (pacing at bw / (1 − loss)) is
+    // yielded to once per Cruise, about 0.2 % of the link here.
+    assert!(rate >= 0.97 * capacity, "{:.2} Mbit/s", rate / 1e6);
 }
 
 /// `Startup::FromInitialTrain` on a long path with pmdt-wanem's shallow buffer

@@ -45,6 +45,9 @@ pub struct BulkScenario {
     /// Clear the forward link's counters at this virtual time, so
     /// [`BulkReport::forward_link`] covers only what follows (steady state).
     pub link_stats_from: Option<Duration>,
+    /// Flow `i`'s application writes its first byte at `i × start_every` (all
+    /// connect at once): flows that join a bottleneck already in use.
+    pub start_every: Duration,
 }
 
 impl Default for BulkScenario {
@@ -61,6 +64,7 @@ impl Default for BulkScenario {
             rate_changes: Vec::new(),
             sample_every: None,
             link_stats_from: None,
+            start_every: Duration::ZERO,
         }
     }
 }
@@ -275,6 +279,12 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
         if let Some(at) = stats_reset {
             step_limit = step_limit.min(net.start + at);
         }
+        if let Some(at) = (1..flows.len() as u32)
+            .map(|i| sc.start_every * i)
+            .find(|&at| at > net.elapsed())
+        {
+            step_limit = step_limit.min(net.start + at);
+        }
         let mut progressed = net.step(step_limit);
         if step_limit < limit && net.now() >= step_limit {
             progressed = true;
@@ -320,6 +330,9 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
         }
         // Client application: write the pattern, then close.
         for (i, f) in flows.iter_mut().enumerate() {
+            if elapsed < sc.start_every * i as u32 {
+                continue;
+            }
             let ep = net.endpoint(f.node);
             while f.written < total_stream {
                 // Generate only what the connection takes now: the pattern costs
