@@ -133,8 +133,9 @@ fn bbr_share_4_flows() {
 /// The same four flows joining one by one, 2 s apart: those already running
 /// must make room (Jain over the last 10 s). Before flows yielded to a queue
 /// they keep standing together: 0.38 (771, 98, 75 and 24 Mbit/s); with it
-/// 0.55. Short of the 0.95 simultaneous starts reach: what is left is in
-/// docs/RESULTS.md ("Session 26").
+/// 0.55, and 0.63 with `inflight_hi` regrown in equal steps for every flow.
+/// Short of the 0.95 simultaneous starts reach: the first flow still comes
+/// down by about 20 Mbit/s a second (docs/RESULTS.md, "Session 26").
 #[test]
 #[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
 fn bbr_share_4_flows_joining() {

@@ -138,11 +138,15 @@ const PROBE_LOSS_EXCESS: f64 = 0.01;
 /// … and at least this many standard deviations of the floor's binomial noise in
 /// a flight of that size (random loss alone must not end probes).
 const PROBE_LOSS_SIGMAS: f64 = 4.0;
-/// After a probe overflowed, Up raises `inflight_hi` by this share of it in its
+/// After a probe overflowed, Up raises `inflight_hi` by this many packets in its
 /// first round and doubles the step each round (BBRv3's
-/// BBRProbeInflightHiUpward: 1, 2, 4, … packets), up to [`INFLIGHT_HI_GROWTH`].
-const GENTLE_HI_STEP: f64 = 1.0 / 128.0;
-/// Longest a gentle Up lasts, rounds (its steps reach the Up target in six).
+/// BBRProbeInflightHiUpward: 1, 2, 4, … packets), at most by
+/// [`INFLIGHT_HI_GROWTH`] a round. The same steps for every flow, whatever its
+/// share: a flow below its share regains it faster, relatively, than one above
+/// it (additive increase against the bounds' multiplicative decrease). Steps
+/// of 1/128 of the bound, doubling, kept every flow's share where it was.
+const GENTLE_FIRST_STEP_PACKETS: u64 = 1;
+/// Longest a gentle Up lasts, rounds.
 const MAX_GENTLE_UP_ROUNDS: u64 = 8;
 /// Growth of the estimate over a ProbeBW Up that counts as "still finding
 /// bandwidth": Up starts over at once (its gain compounds, 1.2× per round) instead
@@ -242,7 +246,7 @@ enum Phase {
 enum UpGrowth {
     /// By [`INFLIGHT_HI_GROWTH`] a round: nothing says where the pipe ends.
     Fast,
-    /// From [`GENTLE_HI_STEP`], doubling: the last probe overflowed the queue just
+    /// From [`GENTLE_FIRST_STEP_PACKETS`], doubling: the last probe overflowed the queue just
     /// above the pipe, and the next one approaches it in small steps.
     Gentle,
 }
@@ -1098,15 +1102,16 @@ impl Bbr {
             Mode::ProbeBw(Phase::Up) => {
                 if self.round_start {
                     self.up_rounds += 1;
-                    let growth = match self.up_growth {
-                        UpGrowth::Fast => INFLIGHT_HI_GROWTH,
-                        UpGrowth::Gentle => (1.0
-                            + GENTLE_HI_STEP * f64::from(1u32 << (self.up_rounds - 1).min(16)))
-                        .min(INFLIGHT_HI_GROWTH),
-                    };
+                    let step =
+                        (GENTLE_FIRST_STEP_PACKETS * self.mss) << (self.up_rounds - 1).min(16);
+                    let up_growth = self.up_growth;
                     if let Some(hi) = self.inflight_hi.as_mut() {
                         // BBRv3's BBRProbeInflightHiUpward: exponential growth.
-                        *hi = (*hi as f64 * growth) as u64;
+                        let most = (*hi as f64 * INFLIGHT_HI_GROWTH) as u64;
+                        *hi = match up_growth {
+                            UpGrowth::Fast => most,
+                            UpGrowth::Gentle => (*hi + step).min(most),
+                        };
                     }
                 }
                 let elapsed = self.phase_start.is_some_and(|t| {
@@ -1787,16 +1792,18 @@ mod tests {
             "not congestion"
         );
         assert_eq!(b.max_bw, 8_000_000);
-        // The next Up: the step doubles per round, from 1/128 of the bound.
+        // The next Up: the step doubles per round, from one packet, whatever
+        // the bound.
         until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
         let hi0 = b.inflight_hi.unwrap();
         lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
         let hi1 = b.inflight_hi.unwrap();
         lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
         let hi2 = b.inflight_hi.unwrap();
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
+        let hi3 = b.inflight_hi.unwrap();
         assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
-        assert_eq!(hi1, (hi0 as f64 * (1.0 + GENTLE_HI_STEP)) as u64);
-        assert_eq!(hi2, (hi1 as f64 * (1.0 + 2.0 * GENTLE_HI_STEP)) as u64);
+        assert_eq!((hi1 - hi0, hi2 - hi1, hi3 - hi2), (1000, 2000, 4000));
     }
 
     /// A probe's sample counts in full while the RTT shows no queue of the
