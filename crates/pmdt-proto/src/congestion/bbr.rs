@@ -396,8 +396,9 @@ pub(crate) struct Bbr {
     round_min_rtt: Option<Duration>,
     prev_round_min_rtt: Option<Duration>,
     bytes_in_flight: u64,
-    /// The rate a yield to a standing queue left, until the queue drains or the
-    /// next probe.
+    /// The rate a yield to a standing queue left, until the next probe
+    /// (lifting it once the queue drained gave the room back to the largest
+    /// flow).
     queue_yield: Option<u64>,
     /// When a round's RTT last showed no standing queue.
     queue_drained_at: Option<Instant>,
