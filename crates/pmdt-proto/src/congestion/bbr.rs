@@ -1443,14 +1443,7 @@ mod tests {
 
     /// Feeds one sample per round at the given delivery rate.
     fn rounds(b: &mut Bbr, t: &mut Instant, delivered: &mut u64, rate: u64, n: usize) {
-        let rtt = RttEstimator::new(Duration::from_millis(100));
-        for _ in 0..n {
-            *t += Duration::from_millis(100);
-            let prior = *delivered;
-            *delivered += rate / 10;
-            let s = sample(rate, prior, *delivered, 100, rate / 10);
-            b.on_rate_sample(*t, &s, &rtt);
-        }
+        queued_rounds(b, t, delivered, rate, 100, n);
     }
 
     #[test]
