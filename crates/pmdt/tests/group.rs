@@ -46,15 +46,18 @@ fn source(len: u64) -> Vec<u8> {
 }
 
 fn receiver() -> Runtime {
-    receiver_with(transport())
+    receiver_with(transport(), UdpLinkConfig::default().pool_buffers)
 }
 
-fn receiver_with(t: TransportConfig) -> Runtime {
+/// A receiver with a packet pool of `pool_buffers`: it delivers to its reader
+/// ahead of the reads by at most half its share of that pool.
+fn receiver_with(t: TransportConfig, pool_buffers: usize) -> Runtime {
     Runtime::builder()
         .transport(t)
         .shutdown_timeout(Duration::from_millis(200))
         .backend(Backend::Udp(UdpLinkConfig {
             bind: "127.0.0.1:0".parse().unwrap(),
+            pool_buffers,
             ..Default::default()
         }))
         .start()
@@ -393,13 +396,15 @@ fn a_lagging_member_is_dropped_with_its_offset_and_the_others_finish() {
     let len = 24_000_000u64;
     let data = source(len);
     let t = small_windows();
-    let rx = [(); 3].map(|_| receiver_with(t.clone()));
+    let rx_pool_buffers = 4096;
+    let rx = [(); 3].map(|_| receiver_with(t.clone(), rx_pool_buffers));
     // The two fast readers keep within LOCKSTEP_SLACK of each other; the third
     // reads a prefix, then stops reading until it has been dropped. So whatever
     // the scheduling, the lag of each member is bounded or not by construction:
     // the group's data was taken by a member with no backlog, which holds at most
     // `in_flight` beyond what its reader read (its writer's share, its send
-    // storage, its receiver's window), so a fast member is never more than
+    // storage, its receiver's window, and what its receiver delivered ahead of
+    // the reads: half its share of its pool), so a fast member is never more than
     // `fast_lag` behind, and the stalled one is `max_lag` behind long before the
     // end.
     let (pa, pb) = lockstep_pair();
@@ -413,14 +418,16 @@ fn a_lagging_member_is_dropped_with_its_offset_and_the_others_finish() {
         .collect();
     let pool_buffers = 16 * 1024;
     let payload = t.max_payload();
+    let read_ahead = MemoryBudget::of_pool(rx_pool_buffers as u64, payload, 1).recv_credit / 2;
     // The writer's share grows as members leave; two stay active to the end.
     let share = MemoryBudget::of_pool(pool_buffers as u64, payload, 2);
-    let in_flight = share.write_ahead + payload + t.max_window_bytes * 2;
+    let in_flight = share.write_ahead + payload + t.max_window_bytes * 2 + read_ahead;
     let fast_lag = LOCKSTEP_SLACK + READ_BUF as u64 + in_flight;
     let max_lag = 8 << 20;
     assert!(fast_lag < max_lag, "a fast member may lag {fast_lag}");
     let one_left = MemoryBudget::of_pool(pool_buffers as u64, payload, 1);
-    let stalled_holds = prefix + one_left.write_ahead + payload + t.max_window_bytes * 2;
+    let stalled_holds =
+        prefix + one_left.write_ahead + payload + t.max_window_bytes * 2 + read_ahead;
     assert!(
         max_lag + stalled_holds < len,
         "the stalled member gets dropped"

@@ -46,7 +46,10 @@ pub enum LagPolicy {
     /// distance behind the fastest member. A member whose receiver stalls briefly
     /// (descheduled, a pause in its application) falls behind by the fastest
     /// member's rate times the stall: choose `max_lag` to cover the longest stall
-    /// to be tolerated at the group's rate.
+    /// to be tolerated at the group's rate. Receivers also deliver ahead of
+    /// their readers (up to half their share of receive memory, whatever their
+    /// receive window): members whose readers read at the same pace can differ
+    /// by that much, so `max_lag` must exceed it too.
     DropLagging {
         /// Largest backlog tolerated, bytes.
         max_lag: u64,
