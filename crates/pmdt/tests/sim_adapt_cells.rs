@@ -5,7 +5,10 @@
 //! the controller is checked here first. Each case simulates 20-30 s of a
 //! 1 Gbit/s path: about a minute of CPU in a release build, so they are not in
 //! CI: `cargo test --release -p pmdt --no-default-features --test
-//! sim_adapt_cells -- --ignored --nocapture` (`SIM_SEED=n` for another draw).
+//! sim_adapt_cells -- --ignored --nocapture` (`SIM_SEED=n` for another draw,
+//! `SIM_TRACE=1` for the senders' timelines, `SIM_RISE_MS=n` to bring the
+//! bottleneck of the drop-and-recover cells back `n` ms after 20 s: how long
+//! the rise takes to find depends on where in its probe cycle the flow is).
 
 mod sim_trace;
 
@@ -159,19 +162,26 @@ fn settles(f: &FlowReport, from: f64, target: u64) -> Option<f64> {
         .map(|i| (i + 1 - start) as f64 * TICK.as_secs_f64())
 }
 
-/// `bbr-drop-recover-rtt*`: 1 Gbit/s, 200 Mbit/s from 10 s, 1 Gbit/s from 20 s.
+/// `bbr-drop-recover-rtt*`: 1 Gbit/s, 200 Mbit/s from 10 s, 1 Gbit/s from 20 s
+/// (plus `SIM_RISE_MS`).
 fn drop_recover(rtt_ms: u64) -> (Option<f64>, Option<f64>, BulkReport) {
     let low = 200_000_000;
+    let rise_ms: u64 = std::env::var("SIM_RISE_MS").map_or(0, |v| {
+        v.parse()
+            .expect("SIM_RISE_MS: milliseconds, a whole number")
+    });
+    let rise = Duration::from_secs(20) + Duration::from_millis(rise_ms);
     let r = run_bulk(&BulkScenario {
-        rate_changes: vec![
-            (Duration::from_secs(10), Some(low)),
-            (Duration::from_secs(20), Some(LINK_BPS)),
-        ],
+        rate_changes: vec![(Duration::from_secs(10), Some(low)), (rise, Some(LINK_BPS))],
         ..timed(1, Duration::from_millis(rtt_ms), WANEM_QUEUE, 30)
     })
     .unwrap();
     let f = &r.flows[0];
-    let (down, up) = (settles(f, 10.0, low), settles(f, 20.0, LINK_BPS));
+    sim_trace::print_timeline("", f, TICK);
+    let (down, up) = (
+        settles(f, 10.0, low),
+        settles(f, rise.as_secs_f64(), LINK_BPS),
+    );
     println!(
         "bbr-drop-recover-rtt{rtt_ms}: down_s {down:?}, up_s {up:?}, last 8 s {:.0} Mbit/s, \
          PTOs {}",

@@ -232,6 +232,27 @@ enum Mode {
     ProbeRtt,
 }
 
+/// Whether the acknowledgements arriving are for packets a probe sent (BBRv3's
+/// `bw_probe_samples`): only their loss says where the pipe's edge is, so only
+/// they may set `inflight_hi`, once per probe. Losses of packets sent after
+/// the probe, while its queue still overflows, went out at ever smaller
+/// flights: each lowered `inflight_hi` again, down to 0.83 BDP after one probe
+/// at 1 Gbit/s × 100 ms, and it took the gentle regrowth eight seconds to
+/// climb back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProbeFeedback {
+    /// No probe's packets are being acknowledged (or the probe's loss already
+    /// set `inflight_hi`).
+    Idle,
+    /// ProbeBW Up is sending.
+    Probing,
+    /// Up ended; its last packets are acknowledged by the end of this round.
+    Ending {
+        /// The round whose end closes the probe's feedback.
+        last_round: u64,
+    },
+}
+
 /// ProbeBW's phases (draft: ProbeBW_DOWN, _CRUISE, _REFILL, _UP).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -342,6 +363,7 @@ pub(crate) struct Bbr {
     inflight_lo: Option<u64>,
     /// A flight in this round lost too much: lower the bounds at its end.
     congested_in_round: bool,
+    probe_feedback: ProbeFeedback,
     /// Startup's overshoot and its repair, which Startup's exit and `inflight_hi`
     /// answered already (the lower bounds must not take it for congestion).
     overshoot: Overshoot,
@@ -446,6 +468,7 @@ impl Bbr {
             bw_lo: None,
             inflight_lo: None,
             congested_in_round: false,
+            probe_feedback: ProbeFeedback::Idle,
             overshoot: Overshoot::InStartup,
             probe_first: false,
             bw_latest: 0,
@@ -531,6 +554,13 @@ impl Bbr {
             Mode::ProbeBw(Phase::Up) => (PROBE_UP_PACING_GAIN, CWND_GAIN),
             Mode::ProbeRtt => (1.0, PROBE_RTT_CWND_GAIN),
         };
+        if mode == Mode::ProbeBw(Phase::Up) {
+            self.probe_feedback = ProbeFeedback::Probing;
+        } else if self.probe_feedback == ProbeFeedback::Probing {
+            self.probe_feedback = ProbeFeedback::Ending {
+                last_round: self.round_count + 1,
+            };
+        }
         self.pacing_gain = pacing;
         self.cwnd_gain = cwnd;
         if !matches!(mode, Mode::ProbeBw(Phase::Up | Phase::Down | Phase::Cruise)) {
@@ -881,6 +911,7 @@ impl Bbr {
             "bbr: a probe overflowed the queue"
         );
         self.up_growth = UpGrowth::Gentle;
+        self.probe_feedback = ProbeFeedback::Idle;
         self.enter(now, Mode::ProbeBw(Phase::Down));
     }
 
@@ -948,7 +979,10 @@ impl Bbr {
             );
         }
         self.congested_in_round = true;
-        self.inflight_hi = Some(hi);
+        if self.probe_feedback != ProbeFeedback::Idle {
+            self.inflight_hi = Some(hi);
+            self.probe_feedback = ProbeFeedback::Idle;
+        }
         match self.mode {
             Mode::ProbeBw(Phase::Up) | Mode::ProbeBw(Phase::Refill) => {
                 self.enter(now, Mode::ProbeBw(Phase::Down))
@@ -998,6 +1032,11 @@ impl Bbr {
     /// congestion signal, see `on_inflight_too_high`).
     fn end_round_bounds(&mut self) {
         self.congested_in_round = false;
+        if let ProbeFeedback::Ending { last_round } = self.probe_feedback {
+            if self.round_count > last_round {
+                self.probe_feedback = ProbeFeedback::Idle;
+            }
+        }
         self.prev_bw_latest = self.bw_latest;
         self.bw_latest = 0;
         self.inflight_latest = 0;
@@ -1579,12 +1618,54 @@ mod tests {
         s.lost = 40_000;
         b.on_rate_sample(t, &s, &rtt);
         assert!(b.inflight_hi.is_none());
+        assert!(b.bw_lo.is_none() && b.inflight_lo.is_none());
         // 5 % lost in a round whose every RTT is 50 % above the minimum: a queue
-        // overflowing.
+        // overflowing. The short-term bounds back off; `inflight_hi` is a
+        // probe's to set (see the test below).
         let mut s = sample(8_000_000, d + 20_000, d + 40_000, 150, 800_000);
         s.lost = 40_000;
         b.on_rate_sample(t, &s, &rtt);
-        assert!(b.inflight_hi.is_some());
+        assert!(b.bw_lo.is_some() && b.inflight_lo.is_some(), "no back-off");
+        assert!(b.inflight_hi.is_none());
+    }
+
+    /// Only the loss of packets a probe sent sets `inflight_hi`, once per
+    /// probe: packets sent after it, while its queue still overflows, went out
+    /// at smaller flights, and their loss must not lower it further (it did,
+    /// to 0.83 BDP after one probe at 1 Gbit/s × 100 ms, and regrowing took
+    /// eight seconds).
+    #[test]
+    fn only_a_probes_loss_sets_inflight_hi_once() {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = cruising(rate);
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let overflow = |b: &mut Bbr, t: &mut Instant, d: &mut u64, tx_in_flight: u64| {
+            *t += Duration::from_millis(150);
+            let prior = *d;
+            *d += 20_000;
+            let mut s = sample(rate, prior, *d, 150, tx_in_flight);
+            s.lost = 40_000;
+            s.newly_lost = 40_000;
+            b.on_rate_sample(*t, &s, &rtt);
+        };
+        until_up(&mut b, &mut t, &mut d, rate, 0.0);
+        // The probe's flight, 1.25 BDP, overflows the queue.
+        overflow(&mut b, &mut t, &mut d, 1_000_000);
+        assert_eq!(b.inflight_hi, Some(1_000_000));
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
+        // Later packets of smaller flights are lost in the queue the probe left.
+        for flight in [900_000, 800_000, 700_000, 600_000] {
+            overflow(&mut b, &mut t, &mut d, flight);
+            assert_eq!(
+                b.inflight_hi,
+                Some(1_000_000),
+                "lowered by a {flight} B flight"
+            );
+        }
+        // The next probe's loss sets it again.
+        until_up(&mut b, &mut t, &mut d, rate, 0.0);
+        overflow(&mut b, &mut t, &mut d, 950_000);
+        assert_eq!(b.inflight_hi, Some(950_000));
     }
 
     /// Rounds at `rate` whose every RTT is `rtt_ms` (a queue above the 100 ms
@@ -1896,7 +1977,7 @@ mod tests {
             b.on_rate_sample(t, &s, &rtt);
         }
         assert_eq!(b.loss_floor, 0.0);
-        assert!(b.bw_lo.is_some() && b.inflight_hi.is_some(), "no back-off");
+        assert!(b.bw_lo.is_some() && b.inflight_lo.is_some(), "no back-off");
         // The flight is held to what went through (1 BDP), not the 2 BDPs of
         // the window: the queue drains.
         assert!(b.window() <= 800_000, "window {}", b.window());
