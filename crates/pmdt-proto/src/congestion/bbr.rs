@@ -233,30 +233,23 @@ enum Mode {
 }
 
 /// Whether the acknowledgements arriving are for packets a probe sent (BBRv3's
-/// `bw_probe_samples`). Their loss says where the pipe's edge is: it sets
-/// `inflight_hi`, once per probe, and Down drains the queue the probe built.
-/// It is not congestion to back off from: BBRv3 leaves the short-term bounds
-/// alone while it probes. Before, every loss set `inflight_hi` and lowered
-/// the short-term bounds:
-/// - Losses of packets sent after the probe, while its queue still
-///   overflowed, went out at ever smaller flights. Each lowered `inflight_hi`
-///   again, down to 0.83 BDP after one probe at 1 Gbit/s × 100 ms, and the
-///   gentle regrowth took eight seconds to climb back.
-/// - The first loss of a probe that found a bottleneck five times faster
-///   (through pmdt-wanem, 200 Mbit/s back to 1 Gbit/s × 100 ms) cut `bw_lo`
-///   to the part of the round delivered so far: 757 Mbit/s, held for the 2 s
-///   of Cruise that followed.
+/// `bw_probe_samples`): only their loss says where the pipe's edge is, so only
+/// they may set `inflight_hi`, once per probe. Losses of packets sent after
+/// the probe, while its queue still overflows, went out at ever smaller
+/// flights: each lowered `inflight_hi` again, down to 0.83 BDP after one probe
+/// at 1 Gbit/s × 100 ms, and it took the gentle regrowth eight seconds to
+/// climb back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ProbeFeedback {
-    /// No probe's packets are being acknowledged.
+    /// No probe's packets are being acknowledged (or the probe's loss already
+    /// set `inflight_hi`).
     Idle,
-    /// A probe's packets are being acknowledged.
-    Arriving {
-        /// While Up sends, `None`; then the round whose end closes the probe's
-        /// feedback (its last packets are acknowledged by then).
-        last_round: Option<u64>,
-        /// Its loss set `inflight_hi` already.
-        answered: bool,
+    /// ProbeBW Up is sending.
+    Probing,
+    /// Up ended; its last packets are acknowledged by the end of this round.
+    Ending {
+        /// The round whose end closes the probe's feedback.
+        last_round: u64,
     },
 }
 
@@ -561,23 +554,13 @@ impl Bbr {
             Mode::ProbeBw(Phase::Up) => (PROBE_UP_PACING_GAIN, CWND_GAIN),
             Mode::ProbeRtt => (1.0, PROBE_RTT_CWND_GAIN),
         };
-        self.probe_feedback = match (mode, self.probe_feedback) {
-            (Mode::ProbeBw(Phase::Up), _) => ProbeFeedback::Arriving {
-                last_round: None,
-                answered: false,
-            },
-            (
-                _,
-                ProbeFeedback::Arriving {
-                    last_round: None,
-                    answered,
-                },
-            ) => ProbeFeedback::Arriving {
-                last_round: Some(self.round_count + 1),
-                answered,
-            },
-            (_, feedback) => feedback,
-        };
+        if mode == Mode::ProbeBw(Phase::Up) {
+            self.probe_feedback = ProbeFeedback::Probing;
+        } else if self.probe_feedback == ProbeFeedback::Probing {
+            self.probe_feedback = ProbeFeedback::Ending {
+                last_round: self.round_count + 1,
+            };
+        }
         self.pacing_gain = pacing;
         self.cwnd_gain = cwnd;
         if !matches!(mode, Mode::ProbeBw(Phase::Up | Phase::Down | Phase::Cruise)) {
@@ -928,9 +911,7 @@ impl Bbr {
             "bbr: a probe overflowed the queue"
         );
         self.up_growth = UpGrowth::Gentle;
-        if let ProbeFeedback::Arriving { answered, .. } = &mut self.probe_feedback {
-            *answered = true;
-        }
+        self.probe_feedback = ProbeFeedback::Idle;
         self.enter(now, Mode::ProbeBw(Phase::Down));
     }
 
@@ -984,12 +965,7 @@ impl Bbr {
             return;
         }
         self.congested_at = Some(now);
-        if let ProbeFeedback::Arriving { answered, .. } = &mut self.probe_feedback {
-            // A probe's overflow: the pipe's edge, once per probe.
-            if !std::mem::replace(answered, true) {
-                self.inflight_hi = Some(hi);
-            }
-        } else if !self.congested_in_round {
+        if !self.congested_in_round {
             // Once per round, at the first signal (BBRv3 waits for the round's end;
             // acting now saves a round, which at a collapsed rate and a full queue
             // is a long one).
@@ -1003,6 +979,10 @@ impl Bbr {
             );
         }
         self.congested_in_round = true;
+        if self.probe_feedback != ProbeFeedback::Idle {
+            self.inflight_hi = Some(hi);
+            self.probe_feedback = ProbeFeedback::Idle;
+        }
         match self.mode {
             Mode::ProbeBw(Phase::Up) | Mode::ProbeBw(Phase::Refill) => {
                 self.enter(now, Mode::ProbeBw(Phase::Down))
@@ -1052,12 +1032,8 @@ impl Bbr {
     /// congestion signal, see `on_inflight_too_high`).
     fn end_round_bounds(&mut self) {
         self.congested_in_round = false;
-        if let ProbeFeedback::Arriving {
-            last_round: Some(last),
-            ..
-        } = self.probe_feedback
-        {
-            if self.round_count > last {
+        if let ProbeFeedback::Ending { last_round } = self.probe_feedback {
+            if self.round_count > last_round {
                 self.probe_feedback = ProbeFeedback::Idle;
             }
         }
@@ -1657,50 +1633,38 @@ mod tests {
     /// probe: packets sent after it, while its queue still overflows, went out
     /// at smaller flights, and their loss must not lower it further (it did,
     /// to 0.83 BDP after one probe at 1 Gbit/s × 100 ms, and regrowing took
-    /// eight seconds). Nor is the probe's overflow congestion that lowers the
-    /// short-term bounds; loss after its feedback is.
+    /// eight seconds).
     #[test]
     fn only_a_probes_loss_sets_inflight_hi_once() {
         let rate = 8_000_000;
         let (mut b, mut t, mut d) = cruising(rate);
         let rtt = RttEstimator::new(Duration::from_millis(100));
-        // A loss in the round of acknowledgements that began at `prior`.
-        let overflow = |b: &mut Bbr, t: &mut Instant, prior: u64, d: &mut u64, flight: u64| {
-            *t += Duration::from_millis(15);
+        let overflow = |b: &mut Bbr, t: &mut Instant, d: &mut u64, tx_in_flight: u64| {
+            *t += Duration::from_millis(150);
+            let prior = *d;
             *d += 20_000;
-            let mut s = sample(rate, prior, *d, 150, flight);
+            let mut s = sample(rate, prior, *d, 150, tx_in_flight);
             s.lost = 40_000;
             s.newly_lost = 40_000;
             b.on_rate_sample(*t, &s, &rtt);
         };
         until_up(&mut b, &mut t, &mut d, rate, 0.0);
-        // The probe's flight, 1.25 BDP, overflows the queue; its later packets,
-        // acknowledged in the same round, went out at smaller flights.
-        let prior = d;
-        for flight in [1_000_000, 900_000, 800_000] {
-            overflow(&mut b, &mut t, prior, &mut d, flight);
-            assert_eq!(b.inflight_hi, Some(1_000_000), "set by a {flight} B flight");
-        }
-        assert_ne!(b.mode, Mode::ProbeBw(Phase::Up), "the probe goes on");
-        // The probe's own overflow is no congestion to back off from.
-        assert!(b.bw_lo.is_none() && b.inflight_lo.is_none());
-        // Packets sent after the probe into the queue it left, lost round
-        // after round: congestion once the probe's feedback is over (the
-        // short-term bounds back off), and still no lower `inflight_hi`.
-        for flight in [700_000, 600_000, 500_000] {
-            let prior = d;
-            overflow(&mut b, &mut t, prior, &mut d, flight);
+        // The probe's flight, 1.25 BDP, overflows the queue.
+        overflow(&mut b, &mut t, &mut d, 1_000_000);
+        assert_eq!(b.inflight_hi, Some(1_000_000));
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
+        // Later packets of smaller flights are lost in the queue the probe left.
+        for flight in [900_000, 800_000, 700_000, 600_000] {
+            overflow(&mut b, &mut t, &mut d, flight);
             assert_eq!(
                 b.inflight_hi,
                 Some(1_000_000),
                 "lowered by a {flight} B flight"
             );
         }
-        assert!(b.bw_lo.is_some() && b.inflight_lo.is_some(), "no back-off");
         // The next probe's loss sets it again.
         until_up(&mut b, &mut t, &mut d, rate, 0.0);
-        let prior = d;
-        overflow(&mut b, &mut t, prior, &mut d, 950_000);
+        overflow(&mut b, &mut t, &mut d, 950_000);
         assert_eq!(b.inflight_hi, Some(950_000));
     }
 
