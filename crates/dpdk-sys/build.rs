@@ -82,6 +82,7 @@ fn main() {
         .allowlist_function("rte_log_cur_msg_logtype")
         .allowlist_function("rte_thread_register")
         .allowlist_function("rte_thread_unregister")
+        .allowlist_function("rte_thread_is_intr")
         .allowlist_function("shim_.*")
         .allowlist_type("rte_ether_hdr")
         .allowlist_type("rte_ipv4_hdr")

@@ -18,4 +18,6 @@
 #include <rte_arp.h>
 #include <rte_version.h>
 #include <rte_log.h>
+#include <rte_alarm.h>
+#include <rte_interrupts.h>
 #include "shim.h"

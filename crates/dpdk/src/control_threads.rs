@@ -5,11 +5,9 @@
 //! lcores use them all, on the main lcore's CPUs. A main lcore free to run on every
 //! CPU (the tools' default, so application threads are not crowded onto one core)
 //! thus lets the interrupt thread preempt a polling worker. That costs the worker
-//! latency, and with memif it can crash the process: the interrupt thread runs the
-//! PMD's disconnect when the peer goes away, which unmaps the shared rings, and a
-//! worker preempted in the middle of a burst resumes on unmapped memory. After
-//! init, the control threads are moved to the CPUs they may use that no worker
-//! lcore is pinned to, when there are any.
+//! latency (with memif, a preempted worker also waits out the interrupt thread's
+//! lease, see `interrupt_thread`). After init, the control threads are moved to the
+//! CPUs they may use that no worker lcore is pinned to, when there are any.
 
 use std::fs;
 

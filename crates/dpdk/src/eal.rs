@@ -450,8 +450,7 @@ impl Eal {
     /// The EAL's control threads (interrupt, multi-process, telemetry) by name,
     /// with the CPUs each may run on. Init keeps them off the CPUs of the worker
     /// lcores when the main lcore's CPUs leave any other: there the interrupt
-    /// thread would preempt a polling worker (and a memif peer's disconnect,
-    /// which this thread runs, would unmap rings under a preempted burst).
+    /// thread would preempt a polling worker.
     pub fn control_thread_cpus(&self) -> Vec<(String, Vec<usize>)> {
         crate::control_threads::control_threads()
             .into_iter()

@@ -33,6 +33,7 @@ mod dynfield;
 mod eal;
 mod error;
 mod hugepages;
+mod interrupt_thread;
 pub mod lcore;
 pub mod log;
 mod mbuf;

@@ -15,7 +15,13 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::eal::Eal;
 use crate::error::{check, Error, ErrorKind, Result};
+use crate::interrupt_thread::{self, lease};
 use crate::mempool::Mempool;
+
+/// Drivers that tear a port down on the EAL interrupt thread when the peer goes
+/// away: their stop and close run on that thread, their bursts under its lease
+/// (see `interrupt_thread`).
+const TORN_DOWN_BY_INTERRUPTS: &[&str] = &["net_memif"];
 
 /// Port ids owned by a live [`Port`] (or its queues) in this process: one owner per
 /// port, so two handles never burst on, stop or close the same device.
@@ -30,6 +36,13 @@ fn claimed() -> MutexGuard<'static, BTreeSet<u16>> {
 #[derive(Default)]
 pub(crate) struct BurstGate {
     busy: AtomicBool,
+}
+
+impl BurstGate {
+    /// Whether a burst through this gate is running.
+    pub(crate) fn is_busy(&self) -> bool {
+        self.busy.load(Ordering::SeqCst)
+    }
 }
 
 /// State shared by a port and its queues: the port is stopped and closed only after
@@ -48,6 +61,8 @@ pub(crate) struct PortShared {
     gates: Mutex<Vec<Arc<BurstGate>>>,
     /// Pools the rx queues refill from: they must outlive the port.
     pools: Mutex<Vec<Arc<Mempool>>>,
+    /// For a driver the interrupt thread tears down: the lease its bursts need.
+    lease: Option<lease::Holder>,
     _eal: Eal,
 }
 
@@ -59,14 +74,29 @@ impl PortShared {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(g.clone());
+        if self.lease.is_some() {
+            lease::watch(&g);
+        }
         g
     }
 
-    /// Enters a burst on a queue: false when the port is not open for bursts.
+    /// Runs a control operation where the driver needs it: on the interrupt thread
+    /// for a driver torn down there, else here.
+    fn control<R: Send + 'static>(&self, f: impl FnOnce() -> R + Send + 'static) -> R {
+        if self.lease.is_some() {
+            interrupt_thread::run(f)
+        } else {
+            f()
+        }
+    }
+
+    /// Enters a burst on a queue: false when the port is not open for bursts (or,
+    /// for a driver torn down by the interrupt thread, that thread is not parked in
+    /// a lease).
     #[inline]
     pub(crate) fn enter(&self, gate: &BurstGate) -> bool {
         gate.busy.store(true, Ordering::SeqCst);
-        if self.open.load(Ordering::SeqCst) {
+        if self.open.load(Ordering::SeqCst) && (self.lease.is_none() || lease::granted()) {
             true
         } else {
             gate.busy.store(false, Ordering::Release);
@@ -97,13 +127,23 @@ impl PortShared {
 
 impl Drop for PortShared {
     fn drop(&mut self) {
-        // SAFETY: no queue handle is left (they hold this Arc); stop then close the
-        // device.
-        unsafe {
-            if self.started.load(Ordering::Acquire) {
-                dpdk_sys::rte_eth_dev_stop(self.id);
+        // No queue handle is left (they hold this Arc): no burst needs the lease.
+        let leased = self.lease.take().is_some();
+        let (id, started) = (self.id, self.started.load(Ordering::Acquire));
+        let stop_and_close = move || {
+            // SAFETY: no queue handle is left, so nothing bursts on the port; stop
+            // then close the device.
+            unsafe {
+                if started {
+                    dpdk_sys::rte_eth_dev_stop(id);
+                }
+                dpdk_sys::rte_eth_dev_close(id);
             }
-            dpdk_sys::rte_eth_dev_close(self.id);
+        };
+        if leased {
+            interrupt_thread::run(stop_and_close);
+        } else {
+            stop_and_close();
         }
         // Pools drop after the device stopped using them.
         self.pools.lock().map(|mut p| p.clear()).ok();
@@ -182,6 +222,9 @@ impl Port {
                  other Port and its queues first",
             ));
         }
+        let torn_down_by_interrupts = raw_dev_info(id)
+            .map(|di| TORN_DOWN_BY_INTERRUPTS.contains(&port_info(id, &di).driver.as_str()))
+            .unwrap_or(false);
         Ok(Self {
             shared: Arc::new(PortShared {
                 id,
@@ -189,6 +232,7 @@ impl Port {
                 open: AtomicBool::new(false),
                 gates: Mutex::new(Vec::new()),
                 pools: Mutex::new(Vec::new()),
+                lease: torn_down_by_interrupts.then(|| lease::Holder::new(id)),
                 _eal: eal.clone(),
             }),
             enabled_rx_offloads: 0,
@@ -379,7 +423,9 @@ impl Port {
         let id = self.id();
         let was_open = self.shared.quiesce();
         // SAFETY: valid port; no queue is inside a burst and none enters one.
-        let r = unsafe { dpdk_sys::rte_eth_dev_stop(id) };
+        let r = self
+            .shared
+            .control(move || unsafe { dpdk_sys::rte_eth_dev_stop(id) });
         if let Err(e) = check(&format!("stop port {id}"), r) {
             self.shared.open.store(was_open, Ordering::SeqCst);
             return Err(e);
