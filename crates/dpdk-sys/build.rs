@@ -83,6 +83,7 @@ fn main() {
         .allowlist_function("rte_thread_register")
         .allowlist_function("rte_thread_unregister")
         .allowlist_function("rte_thread_is_intr")
+        .allowlist_function("rte_intr_(instance_alloc|fd_set|type_set|callback_register)")
         .allowlist_function("shim_.*")
         .allowlist_type("rte_ether_hdr")
         .allowlist_type("rte_ipv4_hdr")

@@ -9,7 +9,7 @@ mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{eal, frame, pool};
 use dpdk::{MbufBatch, Port, PortConfig};
@@ -64,7 +64,19 @@ fn both_ends_closing_at_once_while_bursting_is_safe() {
             let pool = pool.clone();
             std::thread::spawn(move || {
                 let mut b = MbufBatch::<32>::new();
-                while !stop.load(Ordering::Acquire) {
+                // Bursts go on through the peer's teardown: until this end's link
+                // is down (the interrupt thread ran the disconnect), 2 ms more.
+                let mut down_at: Option<Instant> = None;
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while down_at.is_none_or(|t| t.elapsed() < Duration::from_millis(2))
+                    && Instant::now() < deadline
+                {
+                    if down_at.is_none()
+                        && stop.load(Ordering::Acquire)
+                        && !second.link().unwrap().up
+                    {
+                        down_at = Some(Instant::now());
+                    }
                     rx.rx_burst(&mut b);
                     b.drain().for_each(drop);
                     if let Ok(mut m) = pool.alloc() {
@@ -75,12 +87,14 @@ fn both_ends_closing_at_once_while_bursting_is_safe() {
                     }
                 }
                 drop((rx, tx, second));
+                down_at.is_some()
             })
         };
         std::thread::sleep(Duration::from_millis(2));
         drop(first);
         stop.store(true, Ordering::Release);
-        burster.join().expect("the bursting end closed cleanly");
+        let saw_down = burster.join().expect("the bursting end closed cleanly");
+        assert!(saw_down, "pair {k}: the peer's close took the link down");
     }
     assert_eq!(pool.in_use(), 0, "every mbuf back in the pool");
 }

@@ -33,6 +33,7 @@ extern "C" fn run_job(arg: *mut c_void) {
     // which fires once: ownership comes back here.
     let job = unsafe { Box::from_raw(arg.cast::<Job>()) };
     job();
+    lease::after_job();
 }
 
 /// Runs `f` on the EAL interrupt thread and returns what it returns; runs it right
@@ -53,7 +54,7 @@ pub(crate) fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> 
     // SAFETY: `run_job` takes back the box behind `arg` when the alarm fires; the
     // alarm fires once.
     let r = unsafe { dpdk_sys::rte_eal_alarm_set(1, Some(run_job), arg.cast()) };
-    if r != 0 {
+    if lease::alarm_not_set(r) {
         tracing::debug!(
             err = r,
             "no alarm on the interrupt thread: its work runs here"

@@ -408,9 +408,10 @@ impl Port {
             ));
         }
         // SAFETY: valid, configured port; queues do not burst until `open` is set.
-        check(&format!("start port {id}"), unsafe {
-            dpdk_sys::rte_eth_dev_start(id)
-        })?;
+        let r = self
+            .shared
+            .control(move || unsafe { dpdk_sys::rte_eth_dev_start(id) });
+        check(&format!("start port {id}"), r)?;
         self.shared.started.store(true, Ordering::Release);
         self.shared.open.store(true, Ordering::SeqCst);
         Ok(())
