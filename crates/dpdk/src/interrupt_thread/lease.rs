@@ -315,6 +315,8 @@ impl Drop for Holder {
         if !last {
             return;
         }
+        // The next port's first lease measures no gap from this one's last.
+        LAST_END.lock().unwrap_or_else(|e| e.into_inner()).take();
         tracing::debug!(
             leases = LEASES.load(Ordering::Relaxed),
             held_back_ms = HELD_BACK_NS.load(Ordering::Relaxed) / 1_000_000,
