@@ -67,11 +67,18 @@ pub fn round_trip_ns() -> Option<f64> {
             if !pin(second) {
                 return;
             }
-            // Answers each odd value with the next one, until told to stop.
+            // Answers each odd value with the next one, until told to stop. The
+            // answer replaces only the value it answers: a plain store could
+            // overwrite a DONE stored meanwhile (the measurer gave up waiting
+            // while this thread was descheduled) and spin for ever.
             loop {
                 match line.0.load(Ordering::Acquire) {
                     DONE => return,
-                    v if v % 2 == 1 => line.0.store(v + 1, Ordering::Release),
+                    v if v % 2 == 1 => {
+                        let _ =
+                            line.0
+                                .compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Acquire);
+                    }
                     _ => std::hint::spin_loop(),
                 }
             }
