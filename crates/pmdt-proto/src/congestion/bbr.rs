@@ -13,7 +13,8 @@
 //! - **ProbeBW**: cycles Down (drain what the last probe queued) → Cruise (gain 1) →
 //!   Refill → Up (gain 1.2, one round) to discover more bandwidth; after a probe that
 //!   found more, it probes again at once, so the rate follows a faster bottleneck
-//!   within a few rounds per 20 %.
+//!   within a few rounds per 20 %; while its rounds show no queue at all, at gain
+//!   1.5 (the estimate trails the rate: 1.2 grows it only 1.13× per round trip).
 //! - **ProbeRTT**: when no fresh minimum RTT was seen for 5 s, halves the data in
 //!   flight for 200 ms to let the queue drain and measure it.
 //!
@@ -73,6 +74,32 @@ const DRAIN_PACING_GAIN: f64 = 0.35;
 /// bottleneck is still found at 1.2× per probe (probes repeat at once while they
 /// find more).
 const PROBE_UP_PACING_GAIN: f64 = 1.2;
+/// Each ProbeBW Up that follows one which found more bandwidth without any
+/// queue (every RTT sample of its round within [`QUEUE_FREE_RTT`] of the
+/// minimum), once the run of Ups has grown the estimate by
+/// [`ESCALATE_AFTER_GROWTH`], paces this much higher than the one before, up
+/// to [`MAX_UP_PACING_GAIN`]. The estimate trails the rate by about one and a
+/// half round trips (a delivery rate spans a round trip of acks), so a gain of
+/// 1.2 grows the rate only 1.13× per round trip: a bottleneck that came back
+/// from 200 Mbit/s to 1 Gbit/s took 13 round trips to find (1.3 s at 100 ms).
+/// An empty queue says the path takes more than the last round sent; beside a
+/// flow that keeps a queue standing (CUBIC) no round is queue-free and probes
+/// stay at 1.2 (an escalation without that condition took CUBIC's share).
+const UP_GAIN_STEP: f64 = 1.25;
+/// Highest ProbeBW Up gain the escalation reaches: 1.31× growth per round trip.
+/// The round that reaches the bottleneck overshoots it by at most half the
+/// estimate's BDP before its queue ends the probe (2.0 overshot a whole BDP:
+/// 8,000 retransmissions at 1 Gbit/s × 100 ms).
+const MAX_UP_PACING_GAIN: f64 = 1.5;
+/// An RTT sample within this fraction of the minimum (and at least
+/// [`QUEUE_RTT_FLOOR`]) above it shows no queue at all, for the escalation.
+const QUEUE_FREE_RTT: f64 = 0.02;
+/// Growth of the estimate since a run of ProbeBW Ups began before the gain
+/// escalates: the bottleneck grew by far more than a share another flow left.
+const ESCALATE_AFTER_GROWTH: f64 = 1.5;
+/// Growth of the estimate over a queue-free ProbeBW Up round that keeps the
+/// probe going (and escalates its gain): what a 1.2 gain shows a round later.
+const QUEUE_FREE_GROWING: f64 = 1.05;
 /// ProbeBW Down pacing gain (BBRv1's drain phase of the gain cycle, 0.75: empties a
 /// probe's queue within one round).
 const PROBE_DOWN_PACING_GAIN: f64 = 0.75;
@@ -352,6 +379,16 @@ pub(crate) struct Bbr {
     bw_at_probe: u64,
     up_rounds: u32,
     up_growth: UpGrowth,
+    /// The current ProbeBW Up's pacing gain ([`UP_GAIN_STEP`]).
+    up_gain: f64,
+    /// Every RTT sample of the current ProbeBW Up showed no queue.
+    up_queue_free: bool,
+    /// The current probe escalated its gain: its overshoot is its own.
+    escalated_probe: bool,
+    /// `max_bw` when the current run of ProbeBW Ups began.
+    up_base_bw: u64,
+    /// Bytes delivered by the latest sample's ack.
+    total_delivered: u64,
 
     // ProbeRTT.
     probe_rtt_done: Option<Instant>,
@@ -462,6 +499,11 @@ impl Bbr {
             bw_at_probe: 0,
             up_rounds: 0,
             up_growth: UpGrowth::Fast,
+            up_gain: PROBE_UP_PACING_GAIN,
+            up_queue_free: false,
+            escalated_probe: false,
+            up_base_bw: 0,
+            total_delivered: 0,
             probe_rtt_done: None,
             probe_rtt_round_done: false,
             inflight_hi: None,
@@ -541,6 +583,27 @@ impl Bbr {
     }
 
     fn enter(&mut self, now: Instant, mode: Mode) {
+        if self.mode == Mode::ProbeBw(Phase::Up) && mode != self.mode && self.escalated_probe {
+            // An escalated probe's last round overshoots the bottleneck it
+            // reached by up to half a BDP, a round before its queue shows (up to
+            // a third of its flight lost: the high loss threshold fires). That is
+            // the pipe's edge, found, not congestion: its losses are repaired
+            // as Startup's are, and do not cut the estimate (to 0.7 of a
+            // recovered 1 Gbit/s path, for most of a second).
+            self.overshoot = Overshoot::Draining {
+                probe_bw_delivered: self.total_delivered,
+            };
+        }
+        if mode == Mode::ProbeBw(Phase::Up) {
+            // An Up that follows an Up keeps its gain or escalates it (see
+            // update_state); a probe starts at the base gain.
+            if self.mode != mode {
+                self.up_gain = PROBE_UP_PACING_GAIN;
+                self.escalated_probe = false;
+                self.up_base_bw = self.max_bw;
+            }
+            self.up_queue_free = true;
+        }
         self.mode = mode;
         self.phase_start = Some(now);
         self.phase_start_round = self.round_count;
@@ -551,7 +614,7 @@ impl Bbr {
             Mode::ProbeBw(Phase::Cruise) | Mode::ProbeBw(Phase::Refill) => (1.0, CWND_GAIN),
             // The draft raises the window gain to 2.25 in Up; here that let probes
             // push harder into queues other BBR flows keep (4 flows: Jain 0.94).
-            Mode::ProbeBw(Phase::Up) => (PROBE_UP_PACING_GAIN, CWND_GAIN),
+            Mode::ProbeBw(Phase::Up) => (self.up_gain, CWND_GAIN),
             Mode::ProbeRtt => (1.0, PROBE_RTT_CWND_GAIN),
         };
         if mode == Mode::ProbeBw(Phase::Up) {
@@ -1146,8 +1209,9 @@ impl Bbr {
                         (GENTLE_FIRST_STEP_PACKETS * self.mss) << (self.up_rounds - 1).min(16);
                     let up_growth = self.up_growth;
                     if let Some(hi) = self.inflight_hi.as_mut() {
-                        // BBRv3's BBRProbeInflightHiUpward: exponential growth.
-                        let most = (*hi as f64 * INFLIGHT_HI_GROWTH) as u64;
+                        // BBRv3's BBRProbeInflightHiUpward: exponential growth,
+                        // as fast as the escalated gain.
+                        let most = (*hi as f64 * INFLIGHT_HI_GROWTH.max(self.up_gain)) as u64;
                         *hi = match up_growth {
                             UpGrowth::Fast => most,
                             UpGrowth::Gentle => (*hi + step).min(most),
@@ -1160,6 +1224,12 @@ impl Bbr {
                 let queueing = self.min_rtt.is_some_and(|m| {
                     rs.rtt > self.probe_start_rtt.max(m) + m.mul_f64(PROBE_UP_QUEUE_FRACTION)
                 });
+                if self
+                    .min_rtt
+                    .is_none_or(|m| rs.rtt > m + QUEUE_RTT_FLOOR.max(m.mul_f64(QUEUE_FREE_RTT)))
+                {
+                    self.up_queue_free = false;
+                }
                 let max_rounds = match self.up_growth {
                     UpGrowth::Fast => MAX_UP_ROUNDS,
                     UpGrowth::Gentle => MAX_GENTLE_UP_ROUNDS,
@@ -1168,13 +1238,29 @@ impl Bbr {
                     || self.rounds_in_phase() >= max_rounds;
                 let growing = self.bw_at_probe > 0
                     && self.max_bw as f64 >= self.bw_at_probe as f64 * UP_STILL_GROWING;
+                // A round with no queue at all whose estimate still grew: the
+                // estimate trails the rate, so the growth it shows is the
+                // gain of the round before; the path takes more.
+                let queue_free = self.up_queue_free
+                    && self.bw_at_probe > 0
+                    && self.max_bw as f64 >= self.bw_at_probe as f64 * QUEUE_FREE_GROWING;
+                // The path took half as much again as when the probe began:
+                // not the spare a loss-based flow leaves as it backs off (its
+                // 30 % of its share; escalating into that took CUBIC's share
+                // of a shallow queue, 56 → 72 % of the link for BBR).
+                let far_below = self.up_base_bw > 0
+                    && self.max_bw as f64 >= self.up_base_bw as f64 * ESCALATE_AFTER_GROWTH;
                 if growing {
                     // The pipe grew: where the last probe overflowed says nothing.
                     self.up_growth = UpGrowth::Fast;
                 }
-                if queueing || (done && !growing) {
+                if queueing || (done && !growing && !queue_free) {
                     self.enter(now, Mode::ProbeBw(Phase::Down));
                 } else if done {
+                    if queue_free && far_below {
+                        self.up_gain = (self.up_gain * UP_GAIN_STEP).min(MAX_UP_PACING_GAIN);
+                        self.escalated_probe = true;
+                    }
                     self.enter(now, Mode::ProbeBw(Phase::Up));
                 }
             }
@@ -1376,6 +1462,7 @@ impl Controller for Bbr {
 
     fn on_rate_sample(&mut self, now: Instant, rs: &RateSample, rtt: &RttEstimator) {
         self.bytes_in_flight = rs.bytes_in_flight;
+        self.total_delivered = rs.total_delivered;
         self.srtt = rtt.smoothed();
         self.latest_rtt = rs.rtt;
         self.update_round(rs);
@@ -1845,6 +1932,64 @@ mod tests {
         s.lost = (flight as f64 * lost_share) as u64;
         s.delivered = flight - s.lost;
         b.on_rate_sample(t, &s, &rtt);
+    }
+
+    /// Rounds of ProbeBW Up on a path that delivers all it is sent at `rtt_ms`:
+    /// each round's rate is the pacing rate of the one before. The gains of
+    /// the rounds, in order, while the probe lasts (at most `n` rounds).
+    fn up_gains(b: &mut Bbr, t: &mut Instant, d: &mut u64, rtt_ms: u64, n: usize) -> Vec<f64> {
+        let mut gains = Vec::new();
+        while b.mode == Mode::ProbeBw(Phase::Up) && gains.len() < n {
+            gains.push(b.pacing_gain);
+            let rate = b.pacing_rate.unwrap();
+            queued_rounds(b, t, d, rate, rtt_ms, 1);
+        }
+        gains
+    }
+
+    /// A bottleneck that grew (a path back from 200 Mbit/s to 1 Gbit/s): a
+    /// probe whose rounds show no queue at all and still find more escalates
+    /// its gain, 1.2 then 1.5, where a gain of 1.2 grows the rate only 1.13×
+    /// per round trip; one whose rounds show a queue, even under the
+    /// threshold that ends a probe (another flow's, CUBIC's), stays at 1.2.
+    #[test]
+    fn a_queue_free_probe_that_finds_more_escalates_its_gain() {
+        let (mut b, mut t, mut d) = cruising(8_000_000);
+        until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+        let free = up_gains(&mut b, &mut t, &mut d, 100, 6);
+        assert_eq!(free, [1.2, 1.2, 1.2, 1.5, 1.5, 1.5]);
+        let (mut b, mut t, mut d) = cruising(8_000_000);
+        until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+        let queued = up_gains(&mut b, &mut t, &mut d, 105, 6);
+        assert_eq!(queued, [1.2; 6]);
+    }
+
+    /// An escalated probe's last round overshoots the bottleneck it reached
+    /// (a quarter of a round's flight lost, more than the high loss threshold):
+    /// the loss of the packets it sent is repaired without cutting the model.
+    /// The same loss met by a probe at the base gain is congestion.
+    #[test]
+    fn an_escalated_probes_overshoot_is_not_congestion() {
+        for (rtt_ms, escalated) in [(100, true), (105, false)] {
+            let (mut b, mut t, mut d) = cruising(8_000_000);
+            until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+            up_gains(&mut b, &mut t, &mut d, rtt_ms, 6);
+            assert_eq!(b.pacing_gain > PROBE_UP_PACING_GAIN, escalated);
+            let bw = b.max_bw;
+            // The queue shows: the probe ends.
+            queued_rounds(&mut b, &mut t, &mut d, bw, 120, 1);
+            assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
+            // The overshoot's loss, acknowledged with packets the probe sent.
+            let rtt = RttEstimator::new(Duration::from_millis(100));
+            let flight = bw / 10;
+            let mut s = sample(bw, d - flight / 2, d + flight / 2, 108, flight);
+            s.lost = flight / 3;
+            s.newly_lost = s.lost;
+            t += Duration::from_millis(50);
+            b.on_rate_sample(t, &s, &rtt);
+            assert_eq!(b.bw_lo.is_none(), escalated, "escalated: {escalated}");
+            assert_eq!(b.max_bw, bw);
+        }
     }
 
     /// A probe that overflows a queue the RTT cannot show (3 % of its flight
