@@ -142,14 +142,15 @@ fn bbr_share_4_flows() {
 /// The same four flows joining one by one, 2 s apart: those already running
 /// must make room (Jain over the last 10 s). Before flows yielded to a queue
 /// they keep standing together: 0.38 (771, 98, 75 and 24 Mbit/s); with it
-/// 0.55, and 0.63 with `inflight_hi` regrown in equal steps for every flow.
-/// Short of the 0.95 simultaneous starts reach: the first flow still comes
-/// down by about 20 Mbit/s a second (docs/RESULTS.md, "Session 26").
+/// 0.55, and 0.63 with `inflight_hi` regrown in equal steps for every flow
+/// (docs/RESULTS.md, "Session 26"). With every flow cutting `inflight_hi` when
+/// the shared queue overflows and regrowing it by the same steps: 0.92 on the
+/// default seed, 0.85-0.97 on seeds 1-4 (0.46-0.55 before).
 #[test]
 #[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
 fn bbr_share_4_flows_joining() {
     let j = bbr_share_4(Duration::from_secs(2), 10.0);
-    assert!(j >= 0.5, "Jain {j:.4}");
+    assert!(j >= 0.8, "Jain {j:.4}");
 }
 
 /// Seconds from `from` until the sender's bandwidth estimate is within

@@ -32,6 +32,13 @@
 //! share of the round trip off its rate once per Cruise, so flows already on the
 //! link make room for one that joins, whatever loss each of them sees.
 //!
+//! A queue that stands through a Cruise round near its deepest and loses more
+//! than random loss explains (but less than a flow's own overshoot) is a
+//! shared queue overflowing: `inflight_hi` is cut to 0.7 of the flight, and
+//! Cruise regrows it by the same small steps for every flow (multiplicative
+//! decrease, additive increase), which evens out flows that joined a busy
+//! link at different times.
+//!
 //! Loss is not congestion by itself: random loss barely changes the delivery rate,
 //! which is what the model tracks. Loss counts only when it is high in the flight it
 //! hit: above [`LOSS_THRESH`] (the draft's 2 %) while the RTT shows a standing queue
@@ -206,8 +213,47 @@ const MAX_SHARED_CRUISE_ROUNDS: u64 = 63;
 /// buffer-filling flow's).
 const QUEUE_DRAINED_MEMORY_RTTS: u32 = 10;
 /// Startup's first rounds, whose RTT is not taken for a full pipe while the
-/// estimate still grows (see `check_full_bw`).
+/// estimate still grows (see `check_full_bw`), counted from the first round
+/// the application did not hold back (a connection's first rounds may carry
+/// only what the application had written yet).
 const STARTUP_EARLY_ROUNDS: u64 = 3;
+/// Fewest datagrams a round must lose for a shared queue's overflow to cut
+/// `inflight_hi` (see [`Bbr::cut_for_shared_queue`]): one loss in a round is
+/// as likely a stray as an overflow.
+const SHARED_CUT_MIN_LOST_PACKETS: u64 = 2;
+/// A round's loss must exceed the path's random loss by this many standard
+/// deviations of its binomial noise in a round of that many datagrams before
+/// it counts as a shared queue's overflow (random loss alone must not cut).
+const SHARED_CUT_SIGMAS: f64 = 4.0;
+/// … and by at most this share of the round: a flow's own overshoot (a probe,
+/// a bottleneck that slowed down) loses 10-14 % of a round, and is answered
+/// by the probe's bound and the short-term bounds, not by this cut. A shared
+/// queue's overflow costs each flow 0.2-3 % of a round.
+const SHARED_CUT_MAX_EXCESS: f64 = 0.05;
+/// A round's every RTT must show at least this share of the deepest queue
+/// seen lately ([`QUEUE_DEPTH_SLOT`]) for its loss to count as a shared
+/// queue's overflow: a drop-tail queue drops only when full. Four flows
+/// joining 1 Gbit/s × 40 ms lost in rounds whose smallest RTT showed 5.3-8.4
+/// ms of the 8.4 ms queue; one flow at 100 Mbit/s × 100 ms with 1 % random
+/// loss lost its usual share in rounds with 2 ms of its own queue (of the
+/// 84 ms Startup filled), and was cut.
+const SHARED_CUT_QUEUE_DEPTH: f64 = 0.5;
+/// The deepest queue is the largest of two slots of this length (the queue's
+/// depth as the last 5-10 s saw it).
+const QUEUE_DEPTH_SLOT: Duration = Duration::from_secs(5);
+/// Largest step, packets a round, by which Cruise regrows `inflight_hi` after
+/// a cut to a shared queue (from [`GENTLE_FIRST_STEP_PACKETS`], doubling).
+/// A constant step is additive increase: the same for every flow, so each cut
+/// and regrowth brings the shares closer. In the simulator's four flows
+/// joining 1 Gbit/s × 40 ms (Jain over five seeds): a cap of 16 packets gave
+/// 0.77-0.98 (mean 0.91), 32 gave 0.91-0.97 (mean 0.95): with smaller steps
+/// the aggregate regains a 30 % cut over more rounds, and overflows, which
+/// are what even the shares out, come less often. A cut to [`BETA`] × 8/7
+/// (0.8) instead gave 0.70-0.78.
+const SHARED_REGROW_MAX_STEP_PACKETS: u64 = 32;
+/// Fewest rounds between two cuts to a shared queue: the round after a cut
+/// still carries the flight sent before it (its loss is the old flight's).
+const SHARED_CUT_EVERY_ROUNDS: u64 = 2;
 /// Rounds whose loss rate the random-loss floor is the minimum of (random loss
 /// is in every round; a queue's overflow only in some).
 const LOSS_FLOOR_ROUNDS: usize = 8;
@@ -451,6 +497,22 @@ pub(crate) struct Bbr {
     shared_queue: bool,
     /// When this flow's loss last said its rate overshot the path.
     congested_at: Option<Instant>,
+    /// The largest queueing delay (RTT over the minimum) of the current and the
+    /// previous [`QUEUE_DEPTH_SLOT`], and when the current one began.
+    queue_depth: [Duration; 2],
+    queue_depth_slot_start: Option<Instant>,
+    /// The round of the last cut to a shared queue's overflow.
+    shared_cut_round: Option<u64>,
+    /// After a cut to a shared queue (or once another flow's queue stood),
+    /// Cruise regrows `inflight_hi` by this many bytes next round (see
+    /// [`Bbr::regrow_after_shared_cut`]).
+    shared_regrow_step: Option<u64>,
+    /// Largest `tx_in_flight` of a sample in this round: whether
+    /// `inflight_hi` is what limits the flight.
+    round_max_tx_in_flight: u64,
+    /// The round from which Startup's early rounds count: the first whose
+    /// sample the application did not hold back.
+    startup_unheld_round: Option<u64>,
     /// Smallest RTT sample of the current and of the previous round.
     round_min_rtt: Option<Duration>,
     prev_round_min_rtt: Option<Duration>,
@@ -529,6 +591,12 @@ impl Bbr {
             probe_base_rtt: None,
             shared_queue: false,
             congested_at: None,
+            shared_cut_round: None,
+            queue_depth: [Duration::ZERO; 2],
+            queue_depth_slot_start: None,
+            shared_regrow_step: None,
+            round_max_tx_in_flight: 0,
+            startup_unheld_round: None,
             round_min_rtt: None,
             prev_round_min_rtt: None,
             bytes_in_flight: 0,
@@ -1119,7 +1187,9 @@ impl Bbr {
         // for the estimate to stop growing too let Startup overshoot a shallow
         // buffer by another round (1 Gbit/s × 200 ms at 5 % loss: 80 % of the
         // link in steady state instead of 86 %).
-        let early_growth = self.round_count <= STARTUP_EARLY_ROUNDS
+        let early_growth = self
+            .startup_unheld_round
+            .is_none_or(|r| self.round_count < r + STARTUP_EARLY_ROUNDS)
             && self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH;
         if !early_growth
             && self
@@ -1424,6 +1494,136 @@ impl Bbr {
         );
     }
 
+    /// At a round's end in Cruise or Down: a queue stood through the round (every
+    /// RTT above the minimum by at least half the deepest queue seen lately:
+    /// the queue was near full) and overflowed (the round lost at least
+    /// [`SHARED_CUT_MIN_LOST_PACKETS`], more than random loss explains, but
+    /// less than a flow's own overshoot does). That is a queue the flows
+    /// sharing the bottleneck keep together; this flow cuts `inflight_hi` to
+    /// [`BETA`] of what it had in flight (the bound, or the round's delivery
+    /// if less), and regrows it in equal steps ([`Self::regrow_after_shared_cut`]).
+    ///
+    /// Without it, flows that joined a busy link kept the share Startup left
+    /// them: loss under 2 % a round with 8 ms of queue (pmdt-wanem's 1 MiB at
+    /// 1 Gbit/s, under a quarter of 40 ms) is no congestion signal, and
+    /// nothing else lowers `inflight_hi` (four flows joining 2 s apart: 3888 KB
+    /// for the first, about 456 KB for the others, Jain 0.55). Every flow whose
+    /// packets the full queue drops cuts by the same factor and regrows by the
+    /// same steps: the large flows give back more than the small ones regain
+    /// (multiplicative decrease, additive increase).
+    ///
+    /// Not within [`OWN_CONGESTION_MEMORY`] of this flow's own congestion
+    /// (the short-term bounds answer that), and at most every
+    /// [`SHARED_CUT_EVERY_ROUNDS`].
+    fn cut_for_shared_queue(&mut self, now: Instant) {
+        if !matches!(self.mode, Mode::ProbeBw(Phase::Cruise | Phase::Down))
+            || !matches!(self.overshoot, Overshoot::Resolved { .. })
+            || self.round_lost < SHARED_CUT_MIN_LOST_PACKETS * self.mss
+            || !self.standing_queue(self.round_min_rtt)
+            || self
+                .shared_cut_round
+                .is_some_and(|r| self.round_count < r + SHARED_CUT_EVERY_ROUNDS)
+            || self
+                .congested_at
+                .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY)
+        {
+            return;
+        }
+        let queued = self
+            .round_min_rtt
+            .zip(self.min_rtt)
+            .map_or(Duration::ZERO, |(r, m)| r.saturating_sub(m));
+        if queued.as_secs_f64() < self.deepest_queue().as_secs_f64() * SHARED_CUT_QUEUE_DEPTH {
+            return;
+        }
+        let mss = self.mss as f64;
+        let datagrams = (self.round_acked + self.round_lost) as f64 / mss;
+        let lost = self.round_lost as f64 / mss;
+        let p = self.loss_floor;
+        let noise = SHARED_CUT_SIGMAS * (datagrams * p * (1.0 - p)).sqrt();
+        if lost <= datagrams * p + noise || lost > datagrams * (p + SHARED_CUT_MAX_EXCESS) {
+            return;
+        }
+        let bound = self.inflight_hi.unwrap_or(self.cwnd);
+        let hi = ((bound.min(self.round_acked) as f64 * BETA) as u64).max(self.min_cwnd());
+        tracing::debug!(
+            inflight_hi = hi,
+            before = bound,
+            round_acked = self.round_acked,
+            round_lost = self.round_lost,
+            loss_floor = self.loss_floor,
+            "bbr: cuts inflight_hi to a shared queue's overflow"
+        );
+        self.inflight_hi = Some(hi);
+        self.up_growth = UpGrowth::Gentle;
+        self.shared_regrow_step = Some(GENTLE_FIRST_STEP_PACKETS * self.mss);
+        self.shared_cut_round = Some(self.round_count);
+    }
+
+    /// The deepest queue (RTT over the minimum) seen in the last one or two
+    /// [`QUEUE_DEPTH_SLOT`]s.
+    fn deepest_queue(&self) -> Duration {
+        self.queue_depth[0].max(self.queue_depth[1])
+    }
+
+    /// Records a sample's queueing delay in the deepest-queue slots.
+    fn update_queue_depth(&mut self, now: Instant, rs: &RateSample) {
+        let (Some(min), false) = (self.min_rtt, rs.rtt.is_zero()) else {
+            return;
+        };
+        let start = *self.queue_depth_slot_start.get_or_insert(now);
+        if now.saturating_duration_since(start) >= QUEUE_DEPTH_SLOT {
+            self.queue_depth = [self.queue_depth[1], Duration::ZERO];
+            self.queue_depth_slot_start = Some(now);
+        }
+        let q = rs.rtt.saturating_sub(min);
+        self.queue_depth[1] = self.queue_depth[1].max(q);
+    }
+
+    /// At a round's end in Cruise, after a cut to a shared queue or once a
+    /// queue another flow keeps stands (`shared_queue`): while `inflight_hi` is
+    /// what limits the flight, it grows by [`GENTLE_FIRST_STEP_PACKETS`],
+    /// doubling each round up to [`SHARED_REGROW_MAX_STEP_PACKETS`] (at most by
+    /// [`INFLIGHT_HI_GROWTH`] a round), with a queue standing or not: the
+    /// additive increase that, with the cut's multiplicative decrease, brings
+    /// the shares together. The same steps for every flow: a small one regains
+    /// its share relatively faster. Growth stops where the flight no longer
+    /// reaches the bound (the pacing rate limits it: a flow alone paces at its
+    /// estimate and does not push into a queue of its own).
+    ///
+    /// Stopping the growth while a queue stood (the steps starting over when
+    /// it drained) left the next overflow to the next probe, seconds away, and
+    /// the shares converged over two or three cuts in ten seconds (joining
+    /// Jain over five seeds, mean 0.79-0.88 with caps of 4, 16 or none).
+    /// Starting the regrowth with another flow's queue too, not only after a
+    /// first cut, lets a flow that joined last grow before it has cut (mean
+    /// 0.89 → 0.91 with a cap of 16: within the seeds' spread).
+    fn regrow_after_shared_cut(&mut self) {
+        if self.shared_regrow_step.is_none()
+            && self.shared_queue
+            && self.mode == Mode::ProbeBw(Phase::Cruise)
+        {
+            self.shared_regrow_step = Some(GENTLE_FIRST_STEP_PACKETS * self.mss);
+        }
+        let (Some(step), Some(hi)) = (self.shared_regrow_step, self.inflight_hi) else {
+            return;
+        };
+        if self.mode != Mode::ProbeBw(Phase::Cruise)
+            || self.shared_cut_round == Some(self.round_count)
+        {
+            return;
+        }
+        let first = GENTLE_FIRST_STEP_PACKETS * self.mss;
+        // The flight reached the bound (within the window's quanta) this round:
+        // the bound, not the pacing rate, is what limits it.
+        if self.round_max_tx_in_flight + self.quanta() < hi {
+            return;
+        }
+        let most = (hi as f64 * INFLIGHT_HI_GROWTH) as u64;
+        self.inflight_hi = Some((hi + step).min(most));
+        self.shared_regrow_step = Some((step * 2).min(first * SHARED_REGROW_MAX_STEP_PACKETS));
+    }
+
     /// The window after the bounds (draft: BBRBoundCwndForModel / ProbeRTT).
     fn bounded_cwnd(&self) -> u64 {
         let mut cap = u64::MAX;
@@ -1467,6 +1667,7 @@ impl Controller for Bbr {
         self.latest_rtt = rs.rtt;
         self.update_round(rs);
         if self.round_start {
+            self.cut_for_shared_queue(now);
             self.end_round_loss();
             self.end_round_bounds();
             self.prev_round_min_rtt = self.round_min_rtt.take();
@@ -1475,7 +1676,13 @@ impl Controller for Bbr {
             }
             self.update_shared_queue(now);
             self.yield_to_standing_queue(now);
+            self.regrow_after_shared_cut();
+            self.round_max_tx_in_flight = 0;
         }
+        if self.mode == Mode::Startup && !rs.is_app_limited && self.startup_unheld_round.is_none() {
+            self.startup_unheld_round = Some(self.round_count);
+        }
+        self.round_max_tx_in_flight = self.round_max_tx_in_flight.max(rs.tx_in_flight);
         if !rs.rtt.is_zero() {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt)));
         }
@@ -1484,6 +1691,7 @@ impl Controller for Bbr {
         self.update_max_bw(rs);
         self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);
+        self.update_queue_depth(now, rs);
         if let Some(rate) = rs.train_rate {
             self.on_train_rate(rate);
         }
@@ -2159,5 +2367,190 @@ mod tests {
             modes.contains(&Mode::ProbeBw(Phase::Up)),
             "no probe within 4 rounds: {modes:?}"
         );
+    }
+
+    /// Rounds at `rate` whose every RTT is `rtt_ms` (a queue above the 100 ms
+    /// minimum when longer), each losing `loss` of its datagrams.
+    fn lossy_queued_rounds(
+        b: &mut Bbr,
+        t: &mut Instant,
+        d: &mut u64,
+        rate: u64,
+        rtt_ms: u64,
+        loss: f64,
+        n: usize,
+    ) {
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        for _ in 0..n {
+            *t += Duration::from_millis(rtt_ms);
+            let prior = *d;
+            *d += rate / 10;
+            let mut s = sample(rate, prior, *d, rtt_ms, rate / 10);
+            s.newly_lost = (rate as f64 / 10.0 * loss / (1.0 - loss)) as u64;
+            s.lost = s.newly_lost;
+            b.on_rate_sample(*t, &s, &rtt);
+        }
+    }
+
+    /// A controller cruising at `rate` on a path that loses `loss` at random
+    /// (its loss floor learnt), in the first rounds of a Cruise.
+    fn cruising_with_random_loss(rate: u64, loss: f64) -> (Bbr, Instant, u64) {
+        let (mut b, mut t, mut d) = cruising(rate);
+        lossy_rounds(&mut b, &mut t, &mut d, rate, loss, 10);
+        while b.mode != Mode::ProbeBw(Phase::Cruise) || b.rounds_in_phase() > 1 {
+            lossy_rounds(&mut b, &mut t, &mut d, rate, loss, 1);
+        }
+        (b, t, d)
+    }
+
+    /// A queue that stands through Cruise rounds and overflows (more loss than
+    /// the path's random loss explains, but not a flow's own overshoot's) is
+    /// the flows' together: `inflight_hi` is cut to [`BETA`] of the round's
+    /// delivery. Random loss with a queue, and a round that loses 12 % (this
+    /// flow's own overshoot), do not cut; nor does the overflow's loss without
+    /// a standing queue.
+    #[test]
+    fn a_shared_queues_overflow_cuts_inflight_hi_and_random_loss_does_not() {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.01);
+        assert!(
+            (b.loss_floor - 0.01).abs() < 0.001,
+            "floor {}",
+            b.loss_floor
+        );
+        let hi0 = b.inflight_hi;
+        // 3 % lost with no queue: random loss, however high.
+        lossy_rounds(&mut b, &mut t, &mut d, rate, 0.03, 3);
+        assert_eq!(b.inflight_hi, hi0, "cut without a queue");
+        // 10 ms of queue (under the 25 % that makes loss congestion) and the
+        // path's 1 % random loss.
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.01, 4);
+        assert_eq!(b.inflight_hi, hi0, "cut for random loss");
+        // 12 % lost with the queue: the flow's own overshoot.
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.12, 4);
+        assert_eq!(b.inflight_hi, hi0, "cut for its own overshoot");
+        assert!(b.shared_cut_round.is_none());
+        // 3 % lost with the queue: the shared queue overflows.
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
+        let hi = b.inflight_hi.expect("no cut to the shared queue");
+        assert_eq!(hi, (800_000.0 * BETA) as u64);
+        assert!(b.bw_lo.is_none(), "taken for this flow's congestion");
+        assert_eq!(b.up_growth, UpGrowth::Gentle);
+        // Not again in the next round.
+        let cut_round = b.shared_cut_round;
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 1);
+        assert_eq!(b.shared_cut_round, cut_round, "cut in two rounds in a row");
+    }
+
+    /// Loss in a round whose queue is far from the deepest seen lately is not
+    /// a full queue's overflow: one flow's own few milliseconds of queue
+    /// beside random loss (100 Mbit/s × 100 ms at 1 %: the floor, a minimum,
+    /// sits below the loss rate, and rounds with 2 ms of queue were cut).
+    #[test]
+    fn loss_with_a_queue_far_from_the_deepest_does_not_cut() {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+        // 60 ms of queue a moment ago (a probe, Startup), no loss.
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 160, 0.0, 1);
+        // 10 ms of queue, 3 % lost: the loss is not the queue's.
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 4);
+        assert!(
+            b.shared_cut_round.is_none(),
+            "cut with a sixth of the queue"
+        );
+    }
+
+    /// Within [`OWN_CONGESTION_MEMORY`] of this flow's own congestion (loss
+    /// above 2 % with a queue the RTT shows), an overflowing queue is not cut
+    /// to: the short-term bounds answer it.
+    #[test]
+    fn no_shared_cut_soon_after_own_congestion() {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 130, 0.05, 1);
+        assert!(b.congested_at.is_some(), "no congestion");
+        // 20 ms of queue (two thirds of the deepest), 3 % lost: a shared
+        // queue's overflow, but this flow's congestion was 100 ms ago.
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 120, 0.03, 3);
+        assert!(b.shared_cut_round.is_none(), "cut within 4 s");
+    }
+
+    /// After a cut to a shared queue, Cruise regrows `inflight_hi` by 1, 2, 4
+    /// … packets a round while it is what limits the flight: the same steps
+    /// for every flow, whatever its share.
+    #[test]
+    fn after_a_shared_cut_cruise_regrows_inflight_hi_in_equal_steps() {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
+        let hi0 = b.inflight_hi.expect("no cut");
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let mut his = vec![hi0];
+        // Rounds the flight reaches the bound in.
+        for _ in 0..7 {
+            t += Duration::from_millis(100);
+            let prior = d;
+            d += 560_000;
+            let flight = b.inflight_hi.unwrap();
+            b.on_rate_sample(t, &sample(5_600_000, prior, d, 100, flight), &rtt);
+            // Later in the round the flight reaches the bound it set.
+            let mut s = sample(
+                5_600_000,
+                d - 280_000,
+                d + 1000,
+                100,
+                b.inflight_hi.unwrap(),
+            );
+            s.newly_acked = 1000;
+            d += 1000;
+            b.on_rate_sample(t, &s, &rtt);
+            his.push(b.inflight_hi.unwrap());
+        }
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+        // Doubling up to 32 packets a round.
+        let steps: Vec<u64> = his.windows(2).map(|w| w[1] - w[0]).collect();
+        assert_eq!(
+            steps,
+            [1000, 2000, 4000, 8000, 16_000, 32_000, 32_000],
+            "{his:?}"
+        );
+        // Flights below the bound: not what limits, no growth.
+        let mut below = || {
+            t += Duration::from_millis(100);
+            let prior = d;
+            d += 400_000;
+            b.on_rate_sample(t, &sample(4_000_000, prior, d, 100, 400_000), &rtt);
+            b.inflight_hi.unwrap()
+        };
+        let hi = below();
+        assert_eq!((below(), below()), (hi, hi));
+    }
+
+    /// Startup's early rounds, whose queue does not end Startup while the
+    /// estimate still doubles, count from the first round the application
+    /// did not hold back: a connection whose application wrote little at
+    /// first still has them.
+    #[test]
+    fn startup_early_rounds_count_from_the_first_round_not_held_back() {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        for _ in 0..4 {
+            t += Duration::from_millis(100);
+            let prior = d;
+            d += 100_000;
+            let mut s = sample(1_000_000, prior, d, 100, 100_000);
+            s.is_app_limited = true;
+            b.on_rate_sample(t, &s, &rtt);
+        }
+        for r in [2u64, 4, 8] {
+            t += Duration::from_millis(110);
+            let prior = d;
+            d += r * 100_000;
+            b.on_rate_sample(t, &sample(r * 1_000_000, prior, d, 110, r * 100_000), &rtt);
+            assert_eq!(b.mode, Mode::Startup, "{r} MB/s");
+        }
     }
 }
