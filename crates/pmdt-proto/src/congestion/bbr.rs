@@ -1023,6 +1023,17 @@ impl Bbr {
         let by_window = (self.bdp_multiple(1.0) / self.mss).min(MAX_SHARED_CRUISE_ROUNDS);
         let coexist = by_time.min(by_window)
             + (self.next_round_delivered / self.mss) % (SHARED_PROBE_WAIT_JITTER + 1);
+        if coexist > self.cruise_rounds {
+            tracing::debug!(
+                rounds = coexist,
+                rounds_in_cruise = self.rounds_in_phase(),
+                queue_us = self
+                    .prev_round_min_rtt
+                    .zip(self.min_rtt)
+                    .map_or(0, |(r, m)| r.saturating_sub(m).as_micros() as u64),
+                "bbr: another flow's queue stands; the next probe waits"
+            );
+        }
         self.cruise_rounds = self.cruise_rounds.max(coexist);
     }
 
