@@ -973,6 +973,14 @@ impl Bbr {
 
     /// Whether `round_min` (a round's smallest RTT) shows any queue: Startup's
     /// margin over the minimum.
+    /// The queue a round's smallest RTT showed: how far it is above the
+    /// minimum (zero before either is known).
+    fn queue_in(&self, round_min: Option<Duration>) -> Duration {
+        round_min
+            .zip(self.min_rtt)
+            .map_or(Duration::ZERO, |(r, m)| r.saturating_sub(m))
+    }
+
     fn standing_queue(&self, round_min: Option<Duration>) -> bool {
         round_min.zip(self.min_rtt).is_some_and(|(r, min)| {
             r > min + min.mul_f64(STARTUP_QUEUE_RTT_FRACTION).max(QUEUE_RTT_FLOOR)
@@ -1027,10 +1035,7 @@ impl Bbr {
             tracing::debug!(
                 rounds = coexist,
                 rounds_in_cruise = self.rounds_in_phase(),
-                queue_us = self
-                    .prev_round_min_rtt
-                    .zip(self.min_rtt)
-                    .map_or(0, |(r, m)| r.saturating_sub(m).as_micros() as u64),
+                queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
                 "bbr: another flow's queue stands; the next probe waits"
             );
         }
@@ -1540,10 +1545,7 @@ impl Bbr {
         {
             return;
         }
-        let queued = self
-            .round_min_rtt
-            .zip(self.min_rtt)
-            .map_or(Duration::ZERO, |(r, m)| r.saturating_sub(m));
+        let queued = self.queue_in(self.round_min_rtt);
         if queued.as_secs_f64() < self.deepest_queue().as_secs_f64() * SHARED_CUT_QUEUE_DEPTH {
             return;
         }
@@ -2057,16 +2059,7 @@ mod tests {
     /// Feeds `n` rounds of 100 ms delivering `rate` with `loss` of each round's
     /// bytes declared lost, RTT at its minimum.
     fn lossy_rounds(b: &mut Bbr, t: &mut Instant, d: &mut u64, rate: u64, loss: f64, n: usize) {
-        let rtt = RttEstimator::new(Duration::from_millis(100));
-        for _ in 0..n {
-            *t += Duration::from_millis(100);
-            let prior = *d;
-            *d += rate / 10;
-            let mut s = sample(rate, prior, *d, 100, rate / 10);
-            s.newly_lost = (rate as f64 / 10.0 * loss / (1.0 - loss)) as u64;
-            s.lost = s.newly_lost;
-            b.on_rate_sample(*t, &s, &rtt);
-        }
+        lossy_queued_rounds(b, t, d, rate, 100, loss, n);
     }
 
     /// Startup on a path with 5 % random loss: a round that loses at that rate
