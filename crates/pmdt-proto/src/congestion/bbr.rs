@@ -64,6 +64,7 @@
 use std::time::{Duration, Instant};
 
 use super::delivery_rate::RateSample;
+use super::queue_owner::QueueOwner;
 use super::{Controller, ModelSnapshot};
 use crate::rtt::RttEstimator;
 use crate::stats::ControllerState;
@@ -199,6 +200,12 @@ const SHARED_PROBE_WAIT: Duration = Duration::from_secs(2);
 /// How long this flow's own congestion (its loss said its rate overshot the
 /// path) keeps it from taking a standing queue for another flow's.
 const OWN_CONGESTION_MEMORY: Duration = Duration::from_secs(4);
+/// How long a queue found another flow's keeps every Cruise waiting for the
+/// next probe, with a queue standing in it or not: a loss-based flow that
+/// backed off leaves the queue empty for seconds while it regrows (CUBIC's
+/// epoch at 1 Gbit/s × 40 ms is about ten), and probing into that gap takes
+/// its share.
+const ANOTHER_FLOW_MEMORY: Duration = Duration::from_secs(10);
 /// A round's delivery rate at least this share of the estimate it paced at
 /// means its queue is not this flow's making.
 const SHARED_DELIVERY_SHARE: f64 = 0.9;
@@ -495,8 +502,12 @@ pub(crate) struct Bbr {
     probe_base_rtt: Option<Duration>,
     /// The last round's queue was another flow's (see `update_shared_queue`).
     shared_queue: bool,
+    /// Whose queue stands in this Cruise (see [`QueueOwner`]).
+    queue_owner: QueueOwner,
     /// When this flow's loss last said its rate overshot the path.
     congested_at: Option<Instant>,
+    /// When a queue last stood through a check ([`QueueOwner::Another`]).
+    another_flow_at: Option<Instant>,
     /// The largest queueing delay (RTT over the minimum) of the current and the
     /// previous [`QUEUE_DEPTH_SLOT`], and when the current one began.
     queue_depth: [Duration; 2],
@@ -590,7 +601,9 @@ impl Bbr {
             probe_start_rtt: Duration::ZERO,
             probe_base_rtt: None,
             shared_queue: false,
+            queue_owner: QueueOwner::Unknown,
             congested_at: None,
+            another_flow_at: None,
             shared_cut_round: None,
             queue_depth: [Duration::ZERO; 2],
             queue_depth_slot_start: None,
@@ -701,6 +714,7 @@ impl Bbr {
             Mode::ProbeBw(Phase::Cruise) => {
                 // A per-flow, deterministic draw (no RNG in the controller).
                 let jitter = (self.next_round_delivered / self.mss) % (CRUISE_JITTER_ROUNDS + 1);
+                self.queue_owner = QueueOwner::Unknown;
                 self.cruise_rounds = if std::mem::take(&mut self.probe_first) {
                     0
                 } else {
@@ -988,8 +1002,10 @@ impl Bbr {
     }
 
     /// At a round's end: whether the queue every RTT of it showed is another
-    /// flow's (cruising at its estimate after Down this one builds none),
-    /// typically a loss-based one's that fills the buffer until it drops. Not
+    /// flow's, typically a loss-based one's that fills the buffer until it
+    /// drops. In Cruise the first such queue is checked ([`QueueOwner`]: a
+    /// round paced below the estimate drains a queue of this flow's own) and
+    /// is another flow's only if it stands through the check. Not
     /// when this flow met congestion of its own lately (its loss says its rate
     /// overshot the path, e.g. a bottleneck that slowed down: the queue is its
     /// own, and it must go on probing to find the path's rate again), nor when
@@ -1003,26 +1019,78 @@ impl Bbr {
     /// flow takes to regrow ([`SHARED_PROBE_WAIT`], or fewer rounds for a small
     /// window), and the window target covers the queue's delay too
     /// ([`Self::cwnd_bdp`]; `inflight_hi`, where a probe set it, still bounds it).
+    /// Every Cruise waits so for [`ANOTHER_FLOW_MEMORY`] after the last check
+    /// that found another flow's queue, a queue standing in it or not.
     fn update_shared_queue(&mut self, now: Instant) {
         let delivering_its_pace =
             self.prev_bw_latest as f64 >= self.bw() as f64 * SHARED_DELIVERY_SHARE;
         let congested_lately = self
             .congested_at
             .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY);
-        self.shared_queue = matches!(self.mode, Mode::ProbeBw(_))
+        let cruising = self.mode == Mode::ProbeBw(Phase::Cruise);
+        let standing = self.standing_queue(self.prev_round_min_rtt);
+        let asked = self.queue_owner.verdict_round().is_some();
+        if cruising {
+            self.queue_owner
+                .judge(self.round_count, self.queue_in(self.prev_round_min_rtt));
+        }
+        let judged_another = asked && self.queue_owner == QueueOwner::Another;
+        let another_flows = matches!(self.mode, Mode::ProbeBw(_))
             && delivering_its_pace
             && !congested_lately
-            && self.standing_queue(self.prev_round_min_rtt);
-        if !self.shared_queue
-            || self.mode != Mode::ProbeBw(Phase::Cruise)
-            || self.rounds_in_phase() < 1
+            && standing;
+        if cruising
+            && another_flows
+            && !asked
+            && self.rounds_in_phase() >= 1
+            && matches!(self.queue_owner, QueueOwner::Unknown | QueueOwner::Own)
         {
+            // Whose queue is it? The check paces below the estimate for a
+            // round; the probe waits for its verdict.
+            let queue = self.queue_in(self.prev_round_min_rtt);
+            self.queue_owner
+                .ask(self.round_count, queue, self.min_rtt.unwrap_or_default());
+            if let Some(verdict) = self.queue_owner.verdict_round() {
+                self.cruise_rounds = self
+                    .cruise_rounds
+                    .max(verdict.saturating_sub(self.phase_start_round));
+            }
+        }
+        // Until a check finds it this flow's own, the queue counts as another
+        // flow's.
+        self.shared_queue = another_flows && !(cruising && self.queue_owner == QueueOwner::Own);
+        if !cruising || self.rounds_in_phase() < 1 {
             return;
         }
-        // BBRv3 probes after 2-3 s or after as many rounds as its window holds
-        // packets (at most 63), whichever comes first: a Reno flow of the
-        // same window regrows in that many rounds, and a flow whose estimate
-        // is low (an early Startup exit) still probes every few rounds.
+        if asked && self.queue_owner.verdict_round().is_none() {
+            tracing::debug!(
+                verdict = ?self.queue_owner,
+                queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
+                "bbr: checked whose queue stands"
+            );
+        }
+        // The round that judged it another flow's paced the check's packets, so
+        // it may have delivered below the estimate: the wait starts anyway.
+        if (self.shared_queue || judged_another) && self.queue_owner == QueueOwner::Another {
+            self.another_flow_at = Some(now);
+            self.wait_for_shared_queue();
+        } else if self.shares_the_bottleneck(now) {
+            self.wait_for_shared_queue();
+        }
+    }
+
+    /// Whether a check found another flow's queue within
+    /// [`ANOTHER_FLOW_MEMORY`].
+    fn shares_the_bottleneck(&self, now: Instant) -> bool {
+        self.another_flow_at
+            .is_some_and(|t| now.saturating_duration_since(t) < ANOTHER_FLOW_MEMORY)
+    }
+
+    /// BBRv3 probes after 2-3 s or after as many rounds as its window holds
+    /// packets (at most 63), whichever comes first: a Reno flow of the
+    /// same window regrows in that many rounds, and a flow whose estimate
+    /// is low (an early Startup exit) still probes every few rounds.
+    fn wait_for_shared_queue(&mut self) {
         let rtt = self
             .min_rtt
             .unwrap_or(Duration::from_millis(1))
@@ -1036,7 +1104,7 @@ impl Bbr {
                 rounds = coexist,
                 rounds_in_cruise = self.rounds_in_phase(),
                 queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
-                "bbr: another flow's queue stands; the next probe waits"
+                "bbr: another flow shares the bottleneck; the next probe waits"
             );
         }
         self.cruise_rounds = self.cruise_rounds.max(coexist);
@@ -1410,7 +1478,12 @@ impl Bbr {
             // the estimate's error builds, and ProbeBW Down drains each cycle's
             // queue already; 1 % below the estimate would leave the link 1 % idle
             // for good.
-            self.pacing_gain * bw as f64 / (1.0 - self.loss_floor)
+            let check = if self.mode == Mode::ProbeBw(Phase::Cruise) {
+                self.queue_owner.pacing_gain(self.round_count)
+            } else {
+                1.0
+            };
+            self.pacing_gain * check * bw as f64 / (1.0 - self.loss_floor)
         } else if matches!(self.mode, Mode::ProbeBw(_)) {
             self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN) / (1.0 - self.loss_floor)
         } else {
@@ -1528,11 +1601,17 @@ impl Bbr {
     /// same steps: the large flows give back more than the small ones regain
     /// (multiplicative decrease, additive increase).
     ///
-    /// Not within [`OWN_CONGESTION_MEMORY`] of this flow's own congestion
-    /// (the short-term bounds answer that), and at most every
+    /// Only while a check has lately found another flow's queue
+    /// ([`Self::shares_the_bottleneck`]): a flow alone on a lossy path, whose
+    /// probe left a queue that the probe's losses overflowed, cut its bound to
+    /// 0.7 and took eight seconds to regrow it (1 Gbit/s × 100 ms, 1 % loss:
+    /// 81 % of the link from 5 s instead of 94 %). Not within
+    /// [`OWN_CONGESTION_MEMORY`] of this flow's own congestion (the
+    /// short-term bounds answer that), and at most every
     /// [`SHARED_CUT_EVERY_ROUNDS`].
     fn cut_for_shared_queue(&mut self, now: Instant) {
         if !matches!(self.mode, Mode::ProbeBw(Phase::Cruise | Phase::Down))
+            || !self.shares_the_bottleneck(now)
             || !matches!(self.overshoot, Overshoot::Resolved { .. })
             || self.round_lost < SHARED_CUT_MIN_LOST_PACKETS * self.mss
             || !self.standing_queue(self.round_min_rtt)
@@ -2034,6 +2113,110 @@ mod tests {
         );
     }
 
+    /// Cruise rounds from its start until the next ProbeBW Up, with every
+    /// round's RTT `rtt_ms` (the queue it shows) but those at or after the
+    /// first paced below the estimate, which show `after_check_ms`; and
+    /// whether a round was paced below the estimate.
+    fn cruise_until_probe(rtt_ms: u64, after_check_ms: u64) -> (u64, bool) {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+        rounds_until_probe(&mut b, &mut t, &mut d, rate, rtt_ms, after_check_ms)
+    }
+
+    /// [`cruise_until_probe`] for a controller at the start of a Cruise.
+    fn rounds_until_probe(
+        b: &mut Bbr,
+        t: &mut Instant,
+        d: &mut u64,
+        rate: u64,
+        rtt_ms: u64,
+        after_check_ms: u64,
+    ) -> (u64, bool) {
+        let cruise = b.round_count;
+        let mut checked = false;
+        for _ in 0..100 {
+            // The packets paced in this round are acknowledged in the next,
+            // whose one sample this is.
+            checked |= (b.pacing_rate.unwrap() as f64) < rate as f64 * 0.99;
+            let ms = if checked { after_check_ms } else { rtt_ms };
+            queued_rounds(b, t, d, rate, ms, 1);
+            if b.mode == Mode::ProbeBw(Phase::Up) {
+                return (b.round_count - cruise, checked);
+            }
+        }
+        panic!("no probe in 100 rounds");
+    }
+
+    /// The first Cruise after a probe (the first after Startup probes at once).
+    fn until_cruise_after_probe(rate: u64) -> (Bbr, Instant, u64) {
+        let (mut b, mut t, mut d) = cruising(rate);
+        until_up(&mut b, &mut t, &mut d, rate, 0.0);
+        while b.mode != Mode::ProbeBw(Phase::Cruise) {
+            rounds(&mut b, &mut t, &mut d, rate, 1);
+        }
+        (b, t, d)
+    }
+
+    /// A queue that drains when the flow paces a round below its estimate was
+    /// its own (an estimate a little above the link's rate builds one while
+    /// it cruises): the next probe comes after Cruise's usual rounds, not
+    /// after the shared-queue wait (through `pmdt-wanem` a flow alone waited
+    /// 20-28 rounds at 100 ms, and found a bottleneck that grew back seconds
+    /// late). One that stands through the check is another flow's: the probe
+    /// waits 2 s.
+    #[test]
+    fn a_queue_that_drains_when_the_flow_holds_back_is_its_own() {
+        let base = CRUISE_ROUNDS + CRUISE_JITTER_ROUNDS + 2;
+        let (alone, checked) = cruise_until_probe(104, 100);
+        assert!(checked, "the queue was not checked");
+        assert!(alone <= base + 1, "a flow alone waited {alone} rounds");
+        let (beside, checked) = cruise_until_probe(104, 104);
+        assert!(checked, "the queue was not checked");
+        assert!(beside >= 20, "beside another flow's queue: {beside} rounds");
+        // No queue: no check.
+        let (clear, checked) = cruise_until_probe(100, 100);
+        assert!(
+            !checked && clear <= base,
+            "{clear} rounds, checked {checked}"
+        );
+    }
+
+    /// Once a queue stood through a check, every Cruise waits for the next
+    /// probe for [`ANOTHER_FLOW_MEMORY`], a queue standing in it or not (a
+    /// loss-based flow that backed off leaves the queue empty while it
+    /// regrows); after that a Cruise without a queue probes as often as a
+    /// flow alone.
+    #[test]
+    fn after_another_flows_queue_the_probes_wait_a_while() {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+        let (beside, _) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 104, 104);
+        assert!(beside >= 20, "{beside} rounds");
+        let base = CRUISE_ROUNDS + CRUISE_JITTER_ROUNDS + 2;
+        let start = t;
+        let mut waits = Vec::new();
+        while t.duration_since(start) < ANOTHER_FLOW_MEMORY + Duration::from_secs(5) {
+            while b.mode != Mode::ProbeBw(Phase::Cruise) {
+                rounds(&mut b, &mut t, &mut d, rate, 1);
+            }
+            let since = t.duration_since(start);
+            let (n, checked) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 100, 100);
+            assert!(!checked, "checked without a queue");
+            waits.push((since, n));
+        }
+        for &(since, n) in &waits {
+            if since + Duration::from_secs(1) < ANOTHER_FLOW_MEMORY {
+                assert!(n >= 20, "probed after {n} rounds, {since:?} on: {waits:?}");
+            } else if since > ANOTHER_FLOW_MEMORY {
+                assert!(n <= base, "waited {n} rounds, {since:?} on: {waits:?}");
+            }
+        }
+        assert!(
+            waits.iter().any(|&(since, _)| since > ANOTHER_FLOW_MEMORY),
+            "{waits:?}"
+        );
+    }
+
     /// A receiver whose credit still grows holds the delivery rate flat for a few
     /// rounds: that is not the pipe's plateau, Startup goes on.
     #[test]
@@ -2465,6 +2648,18 @@ mod tests {
         );
     }
 
+    /// A flow that has not found another flow's queue lately does not cut to
+    /// an overflow: on a lossy path, the queue a probe left and the probe's
+    /// own losses looked like a shared queue's overflow.
+    #[test]
+    fn a_flow_alone_does_not_cut_to_an_overflow() {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.01);
+        assert!(!b.shares_the_bottleneck(t));
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
+        assert!(b.shared_cut_round.is_none(), "cut alone");
+    }
+
     /// Within [`OWN_CONGESTION_MEMORY`] of this flow's own congestion (loss
     /// above 2 % with a queue the RTT shows), an overflowing queue is not cut
     /// to: the short-term bounds answer it.
@@ -2487,23 +2682,31 @@ mod tests {
     fn after_a_shared_cut_cruise_regrows_inflight_hi_in_equal_steps() {
         let rate = 8_000_000;
         let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+        // A queue that stands through the check: another flow's.
+        for _ in 0..5 {
+            if !b.shares_the_bottleneck(t) {
+                lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+            }
+        }
+        assert!(b.shares_the_bottleneck(t));
         lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
         let hi0 = b.inflight_hi.expect("no cut");
         let rtt = RttEstimator::new(Duration::from_millis(100));
         let mut his = vec![hi0];
-        // Rounds the flight reaches the bound in.
+        // Rounds the flight reaches the bound in, the queue still standing
+        // (the other flows keep it: the probe waits).
         for _ in 0..7 {
-            t += Duration::from_millis(100);
+            t += Duration::from_millis(110);
             let prior = d;
             d += 560_000;
             let flight = b.inflight_hi.unwrap();
-            b.on_rate_sample(t, &sample(5_600_000, prior, d, 100, flight), &rtt);
+            b.on_rate_sample(t, &sample(5_600_000, prior, d, 110, flight), &rtt);
             // Later in the round the flight reaches the bound it set.
             let mut s = sample(
                 5_600_000,
                 d - 280_000,
                 d + 1000,
-                100,
+                110,
                 b.inflight_hi.unwrap(),
             );
             s.newly_acked = 1000;

@@ -12,6 +12,7 @@ mod fixed;
 mod initial_train;
 mod new_reno;
 mod paced;
+mod queue_owner;
 
 pub(crate) use bbr::Bbr;
 pub(crate) use cubic::Cubic;
