@@ -105,7 +105,9 @@ const QUEUE_FREE_RTT: f64 = 0.02;
 /// … but for this share of a round's samples: through `pmdt-wanem` sharing a
 /// core with the receiver, a stray sample a few milliseconds late in a round of
 /// thousands kept a flow alone from escalating (one run's rise from 200 Mbit/s
-/// to 1 Gbit/s at 100 ms grew 1.2-1.3× a round for eight rounds: 2.3 s).
+/// to 1 Gbit/s at 100 ms grew 1.2-1.3× a round for eight rounds, and took
+/// 2.3 s in all). Counted over a run of Ups' samples since its last phase
+/// change (a round at 1 Gbit/s × 100 ms has thousands).
 const QUEUE_FREE_STRAYS: f64 = 0.01;
 /// Growth of the estimate since a run of ProbeBW Ups began before the gain
 /// escalates: the bottleneck grew by far more than a share another flow left.
@@ -205,11 +207,12 @@ const SHARED_PROBE_WAIT: Duration = Duration::from_secs(2);
 /// How long this flow's own congestion (its loss said its rate overshot the
 /// path) keeps it from taking a standing queue for another flow's.
 const OWN_CONGESTION_MEMORY: Duration = Duration::from_secs(4);
-/// How long a queue found another flow's keeps every Cruise waiting for the
-/// next probe, with a queue standing in it or not: a loss-based flow that
-/// backed off leaves the queue empty for seconds while it regrows (CUBIC's
-/// epoch at 1 Gbit/s × 40 ms is about ten), and probing into that gap takes
-/// its share.
+/// How long another flow's queue, once a check found it (and while it
+/// stands after that verdict), keeps every Cruise waiting for the next probe,
+/// with a queue standing in it or not: a loss-based flow that backed off
+/// leaves the queue empty for seconds while it regrows (CUBIC's epoch with
+/// half of 1 Gbit/s × 40 ms and a 1 MiB buffer is about twelve), and probing
+/// into that gap takes its share; one deep queue per epoch renews it.
 const ANOTHER_FLOW_MEMORY: Duration = Duration::from_secs(10);
 /// A round's delivery rate at least this share of the estimate it paced at
 /// means its queue is not this flow's making.
@@ -1027,9 +1030,10 @@ impl Bbr {
 
     /// At a round's end: whether the queue every RTT of it showed is another
     /// flow's, typically a loss-based one's that fills the buffer until it
-    /// drops. In Cruise the first such queue is checked ([`QueueOwner`]: a
-    /// round paced below the estimate drains a queue of this flow's own) and
-    /// is another flow's only if it stands through the check. Not
+    /// drops. It counts as another flow's (the window covers its delay) until
+    /// a check in Cruise ([`QueueOwner`]: a round paced below the estimate
+    /// drains a queue of this flow's own) finds it this flow's; only a queue
+    /// that stood through a check makes the next probe wait. Not
     /// when this flow met congestion of its own lately (its loss says its rate
     /// overshot the path, e.g. a bottleneck that slowed down: the queue is its
     /// own, and it must go on probing to find the path's rate again), nor when
@@ -1043,8 +1047,9 @@ impl Bbr {
     /// flow takes to regrow ([`SHARED_PROBE_WAIT`], or fewer rounds for a small
     /// window), and the window target covers the queue's delay too
     /// ([`Self::cwnd_bdp`]; `inflight_hi`, where a probe set it, still bounds it).
-    /// Every Cruise waits so for [`ANOTHER_FLOW_MEMORY`] after the last check
-    /// that found another flow's queue, a queue standing in it or not.
+    /// Every Cruise waits so for [`ANOTHER_FLOW_MEMORY`] after another flow's
+    /// queue last stood (found by a check, and in each round it stood after
+    /// that verdict), a queue standing in it or not.
     fn update_shared_queue(&mut self, now: Instant) {
         let delivering_its_pace =
             self.prev_bw_latest as f64 >= self.bw() as f64 * SHARED_DELIVERY_SHARE;
@@ -1112,7 +1117,7 @@ impl Bbr {
         }
     }
 
-    /// Whether a check found another flow's queue within
+    /// Whether another flow's queue (found by a check) stood within
     /// [`ANOTHER_FLOW_MEMORY`].
     fn shares_the_bottleneck(&self, now: Instant) -> bool {
         self.another_flow_at
@@ -2147,8 +2152,8 @@ mod tests {
 
     /// Cruise rounds from its start until the next ProbeBW Up, with every
     /// round's RTT `rtt_ms` (the queue it shows) but those at or after the
-    /// first paced below the estimate, which show `after_check_ms`; and
-    /// whether a round was paced below the estimate.
+    /// first a check paced below the estimate, which show `after_check_ms`;
+    /// and whether a check was made.
     fn cruise_until_probe(rtt_ms: u64, after_check_ms: u64) -> (u64, bool) {
         let rate = 8_000_000;
         let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
@@ -2167,9 +2172,9 @@ mod tests {
         let cruise = b.round_count;
         let mut checked = false;
         for _ in 0..100 {
-            // The packets paced in this round are acknowledged in the next,
-            // whose one sample this is.
-            checked |= (b.pacing_rate.unwrap() as f64) < rate as f64 * 0.99;
+            // The packets the check paces in this round are acknowledged in
+            // the next, whose one sample this is.
+            checked |= b.queue_owner.verdict_round().is_some();
             let ms = if checked { after_check_ms } else { rtt_ms };
             queued_rounds(b, t, d, rate, ms, 1);
             if b.mode == Mode::ProbeBw(Phase::Up) {
@@ -2742,7 +2747,8 @@ mod tests {
         let rtt = RttEstimator::new(Duration::from_millis(100));
         let mut his = vec![hi0];
         // Rounds the flight reaches the bound in, the queue still standing
-        // (the other flows keep it: the probe waits).
+        // (the other flows keep it: the memory of the check's verdict holds
+        // the probe off).
         for _ in 0..7 {
             t += Duration::from_millis(110);
             let prior = d;

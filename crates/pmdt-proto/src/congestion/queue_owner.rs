@@ -13,16 +13,19 @@
 //! be found.
 //!
 //! So the first time a queue stands in a Cruise, the flow asks: it paces one
-//! round below its estimate, by as much as the queue it saw, and looks at the
-//! smallest RTT of the round after (the packets it sent during the check). A
-//! flow alone drains its queue so; a flow with a share `s` of the link drains
-//! `s` of it. A queue down to [`OWN_RESIDUE`] of what it was, or below what is
-//! worth checking, was this flow's own; one that kept more is another flow's.
-//! (The verdict on the 2 ms that counts as standing alone took a CUBIC flow's
-//! shallow queue that a flow with half the link halved for this one's: BBR
-//! then probed as often as alone and took 81 % of the link from CUBIC in the
-//! simulator. The relative test alone took the emulator's jitter for another
-//! flow: 6.3 ms drained to 2.7 at 200 Mbit/s × 100 ms.)
+//! round below its estimate, by the queue's share of the minimum RTT (a round
+//! lasts a little longer than that, and a yield to a standing queue in the same
+//! round takes a little more), and looks at the smallest RTT of the round after
+//! (the packets it sent during the check). A flow alone drains its queue so; a
+//! flow with a share `s` of the link drains about `s` of it. A queue down to
+//! [`OWN_RESIDUE`] of what it was, or below what is worth checking, was this
+//! flow's own; one that kept more is another flow's. The relative test alone
+//! took the emulator's jitter for another flow (6.3 ms drained to 2.7 at
+//! 200 Mbit/s × 100 ms). Where what is worth checking is the 2 ms floor (40 ms
+//! and less), a flow with half the link that halves a queue under 7 ms takes it
+//! for its own: beside a loss-based flow that fills a shallow buffer, it is
+//! the caller's memory of a verdict (ten seconds in `bbr`) that keeps the
+//! probes apart, as one deep queue in a while is enough for it.
 
 use std::time::Duration;
 
@@ -33,7 +36,8 @@ use std::time::Duration;
 /// drained nothing measurable, half of them found "another flow's" queue, and
 /// the flow probed every 2-3 s instead of every 0.7-0.9 s.
 const CHECKED_QUEUE_RTT_FRACTION: f64 = 0.05;
-/// The check drains this many times the queue the round showed.
+/// The check takes this many times the queue's share of the minimum RTT off
+/// the pacing rate.
 const DRAIN_QUEUE_MULTIPLE: f64 = 1.0;
 /// A queue down to this share of what it was after the check was this
 /// flow's own.
@@ -44,7 +48,7 @@ const MIN_CHECK_GAIN: f64 = 0.75;
 /// What this Cruise found out about a queue standing in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum QueueOwner {
-    /// No queue has stood in this Cruise yet.
+    /// No queue worth checking has stood in this Cruise yet.
     Unknown,
     /// The flow paces at `gain` times its estimate through `drain_round`; the
     /// round after it shows whether the queue drained.
@@ -69,9 +73,9 @@ pub(super) enum QueueOwner {
 impl QueueOwner {
     /// A queue of `queue` over a minimum RTT of `min_rtt` stood in the round
     /// that ended as `round` began: unless it is under `floor` or
-    /// [`CHECKED_QUEUE_RTT_FRACTION`] of `min_rtt`, or a check is under way or
-    /// found another flow's queue in this Cruise, the check drains it during
-    /// `round`.
+    /// [`CHECKED_QUEUE_RTT_FRACTION`] of `min_rtt`, `min_rtt` is not known, or
+    /// a check is under way or found another flow's queue in this Cruise, the
+    /// check drains it during `round`.
     pub(super) fn ask(&mut self, round: u64, queue: Duration, min_rtt: Duration, floor: Duration) {
         let least = min_rtt.mul_f64(CHECKED_QUEUE_RTT_FRACTION).max(floor);
         if !matches!(self, QueueOwner::Unknown | QueueOwner::Own)
