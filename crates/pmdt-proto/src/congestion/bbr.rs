@@ -1068,12 +1068,7 @@ impl Bbr {
             && delivering_its_pace
             && !congested_lately
             && standing;
-        if cruising
-            && another_flows
-            && !asked
-            && self.rounds_in_phase() >= 1
-            && matches!(self.queue_owner, QueueOwner::Unknown | QueueOwner::Own)
-        {
+        if cruising && another_flows && !asked && self.rounds_in_phase() >= 1 {
             // Whose queue is it? The check paces below the estimate for a
             // round; the probe waits for its verdict.
             let queue = self.queue_in(self.prev_round_min_rtt);
