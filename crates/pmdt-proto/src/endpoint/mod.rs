@@ -45,6 +45,9 @@ struct Slot<S: SendStorage, R: RecvStorage> {
     conn: Connection<S, R>,
     /// The timer the heap holds for this connection.
     scheduled: Option<Instant>,
+    /// Something happened to the connection since its events were collected
+    /// and its timer rescheduled (it is in `Endpoint::stale`).
+    stale: bool,
     ready: bool,
     deficit: i64,
     init_key: Option<(SocketAddr, u64)>,
@@ -93,6 +96,11 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     events: VecDeque<(ConnectionHandle, Event)>,
     /// Scratch list of `handle_timeout` (kept to reuse its memory).
     due: Vec<usize>,
+    /// Connections whose events and timer are collected at the next look at
+    /// either ([`Endpoint::poll_event`], [`Endpoint::poll_timeout`], ...), not
+    /// after every datagram: a burst of 32 datagrams then derives the
+    /// connection's deadlines once instead of 32 times.
+    stale: Vec<usize>,
     /// Released connections that closed gracefully, still answering their peer.
     lingering: Lingering,
     storage: StorageFactory<S>,
@@ -155,6 +163,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             accept_queue: VecDeque::new(),
             events: VecDeque::new(),
             due: Vec::new(),
+            stale: Vec::new(),
             lingering: Lingering::new(max_connections),
             storage,
             recv_storage,
@@ -230,6 +239,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         let slot = Slot {
             conn,
             scheduled: None,
+            stale: false,
             ready: false,
             deficit: 0,
             init_key,
@@ -342,11 +352,14 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
 
     /// Next connection event.
     pub fn poll_event(&mut self) -> Option<(ConnectionHandle, Event)> {
+        self.collect_stale();
         self.events.pop_front()
     }
 
     /// Frees a closed connection's state. Returns false if it is still open.
     pub fn release(&mut self, h: ConnectionHandle) -> bool {
+        // Its last events (its Closed among them) are queued before it goes.
+        self.collect_stale();
         let closed = self.connection(h).is_some_and(|c| c.is_closed());
         if closed {
             if let Some(slot) = self.slots[h.0].take() {
@@ -384,7 +397,37 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             slot.ready = true;
             self.ready.push_back(i);
         }
-        self.sync(i);
+        self.mark_stale(i);
+    }
+
+    /// Notes that connection `i` changed: its events and timer are collected at
+    /// the next [`Endpoint::collect_stale`].
+    fn mark_stale(&mut self, i: usize) {
+        if let Some(Some(slot)) = self.slots.get_mut(i) {
+            if !slot.stale {
+                slot.stale = true;
+                self.stale.push(i);
+            }
+        }
+    }
+
+    /// Collects the events and reschedules the timers of every connection that
+    /// changed since the last call: before anything reads events or timers.
+    fn collect_stale(&mut self) {
+        if self.stale.is_empty() {
+            return;
+        }
+        let mut stale = std::mem::take(&mut self.stale);
+        for &i in &stale {
+            if let Some(Some(slot)) = self.slots.get_mut(i) {
+                if slot.stale {
+                    slot.stale = false;
+                    self.sync(i);
+                }
+            }
+        }
+        stale.clear();
+        self.stale = stale;
     }
 
     /// Keeps one live heap entry per connection, pushed only when the deadline moves
@@ -556,6 +599,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
 
     /// When [`Endpoint::handle_timeout`] must be called next.
     pub fn poll_timeout(&mut self) -> Option<Instant> {
+        self.collect_stale();
         while let Some(Reverse((t, i))) = self.timers.peek().copied() {
             let live = self
                 .slots
@@ -572,6 +616,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
 
     /// Runs every connection timer due at `now` (each connection once per call).
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.collect_stale();
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         while let Some(Reverse((t, i))) = self.timers.peek().copied() {
@@ -674,14 +719,14 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
                         self.ready.push_back(i);
                     }
                     self.stats.datagrams_out += 1;
-                    self.sync(i);
+                    self.mark_stale(i);
                     return Some((ConnectionHandle(i), t));
                 }
                 None => {
                     slot.ready = false;
                     slot.deficit = 0;
                     self.ready.pop_front();
-                    self.sync(i);
+                    self.mark_stale(i);
                 }
             }
         }
@@ -715,5 +760,42 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             }
         }
         Self::schedule(&mut self.timers, slot, i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::TransportConfig;
+    use crate::connection::{CloseReason, Event};
+    use crate::pair::Pair;
+
+    /// A connection's events and deadline are collected when they are read, once
+    /// for a burst of datagrams rather than after each, and are current whenever
+    /// read: after a burst, the endpoint's next timeout is the connection's own,
+    /// and a connection released before anyone looked still reports its end.
+    #[test]
+    fn events_and_deadlines_are_current_whenever_read() {
+        let mut p = Pair::connected(TransportConfig::default());
+        let h = p.client_conn.expect("connected");
+        while p.client.poll_event().is_some() {}
+        assert!(p.client_write(&[7; 100_000]) > 10_000);
+        let mut buf = vec![0u8; 2048];
+        let mut sent = 0;
+        while p.client.poll_transmit(p.now, &mut buf).is_some() {
+            sent += 1;
+        }
+        assert!(sent > 1, "a burst");
+        assert!(!p.client.stale.is_empty(), "collected when read");
+        let own = p.client.connection(h).and_then(|c| c.poll_timeout());
+        assert!(own.is_some(), "the data in flight arms a timer");
+        assert_eq!(p.client.poll_timeout(), own);
+        assert!(p.client.stale.is_empty());
+
+        p.client.connection_mut(h).expect("live").reset(9);
+        while p.client.poll_transmit(p.now, &mut buf).is_some() {}
+        assert!(p.client.connection(h).is_some_and(|c| c.is_closed()));
+        assert!(p.client.release(h), "released before its events were read");
+        let events: Vec<_> = std::iter::from_fn(|| p.client.poll_event()).collect();
+        assert_eq!(events, [(h, Event::Closed(CloseReason::LocalReset(9)))]);
     }
 }
