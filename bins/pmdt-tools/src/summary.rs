@@ -406,6 +406,8 @@ fn link_sum(rt: &RuntimeStats) -> (String, pmdt::link::LinkStats) {
         link.rx_malformed += o.rx_malformed;
         link.rx_bad_checksum += o.rx_bad_checksum;
         link.payload_copies += o.payload_copies;
+        link.tx_headed += o.tx_headed;
+        link.tx_payload_sums_reused += o.tx_payload_sums_reused;
     }
     (lp.link_name, link)
 }

@@ -295,6 +295,67 @@ impl Mbuf {
         }
     }
 
+    /// Another reference to this single-segment packet whose window also takes the
+    /// `head` bytes in front of its data, written first by `fill`: headers in
+    /// front of a payload in one segment, the payload neither copied nor chained.
+    /// An indirect mbuf from `pool` (`rte_pktmbuf_clone`) is returned.
+    ///
+    /// Only the sole reference to its buffer may do this ([`Mbuf::is_unique`]):
+    /// while no other mbuf refers to the buffer, nothing else can read the
+    /// headroom `fill` writes. A packet still held elsewhere (a device's transmit
+    /// ring, an earlier reference from this call) fails with [`ErrorKind::Shared`];
+    /// `head` beyond the headroom, or a chain, with [`ErrorKind::InvalidArgument`].
+    pub fn headed_ref(
+        &self,
+        pool: &crate::Mempool,
+        head: usize,
+        fill: impl FnOnce(&mut [u8]),
+    ) -> Result<Mbuf> {
+        let op = "reference mbuf with headers in its headroom";
+        if self.nb_segs() != 1 || head > self.headroom() || head + self.len() > u16::MAX as usize {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                op,
+                format!(
+                    "{head} header bytes for a {}-segment packet of {} bytes with {} of headroom",
+                    self.nb_segs(),
+                    self.len(),
+                    self.headroom()
+                ),
+            ));
+        }
+        self.ensure_unique(op)?;
+        let r = self.raw();
+        // SAFETY: head <= data_off, so the range lies in the buffer's headroom,
+        // outside the data window `data()` lends out. We hold the only reference
+        // to the buffer (checked above, with an acquire fence after the last
+        // release of any other), so no other mbuf reads or writes these bytes.
+        let headroom = unsafe {
+            std::slice::from_raw_parts_mut(
+                (r.buf_addr as *mut u8).add(r.data_off as usize - head),
+                head,
+            )
+        };
+        fill(headroom);
+        // SAFETY: valid mbuf and pool; rte_pktmbuf_clone returns a new indirect mbuf
+        // (or null) that holds a reference to our buffer. Our refcount is 1, far
+        // below the limit.
+        let p = unsafe { sys::rte_pktmbuf_clone(self.as_ptr(), pool.as_ptr()) };
+        let Some(nn) = NonNull::new(p) else {
+            return Err(Error::new(ErrorKind::Exhausted, op, "mempool exhausted"));
+        };
+        // SAFETY: the indirect mbuf is ours alone; widening its window by `head`
+        // bytes to the front stays inside the shared buffer (head <= data_off) and
+        // within u16 (checked above). From here the bytes are only read.
+        unsafe {
+            let m = &mut *nn.as_ptr();
+            m.data_off -= head as u16;
+            m.data_len += head as u16;
+            m.pkt_len += head as u32;
+            Ok(Mbuf::from_raw(nn.as_ptr()))
+        }
+    }
+
     /// Appends `n` bytes at the end of the packet (last segment) and returns them.
     pub fn append(&mut self, n: usize) -> Result<&mut [u8]> {
         self.ensure_unique("append to mbuf")?;

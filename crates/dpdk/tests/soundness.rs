@@ -44,6 +44,67 @@ fn slice_ref_range_overflow_is_an_error() {
     assert_eq!(pool.in_use(), 0);
 }
 
+/// Headers written in front of a payload, in its headroom: only while nothing
+/// else refers to the buffer (a frame still held elsewhere could be reading those
+/// bytes), never beyond the headroom, never into a chain; the payload itself is
+/// neither moved nor changed, and every mbuf returns to the pool.
+#[test]
+fn headed_ref_writes_only_the_headroom_of_an_unshared_buffer() {
+    let eal = eal(VDEVS);
+    let pool = pool(&eal, 63);
+    let mut m = pool.alloc().unwrap();
+    m.extend_from_slice(b"payload").unwrap();
+    let room = m.headroom();
+    let framed = m
+        .headed_ref(&pool, 4, |h| h.copy_from_slice(b"HDR:"))
+        .unwrap();
+    assert_eq!(framed.data(), b"HDR:payload");
+    assert_eq!(
+        framed.data()[4..].as_ptr(),
+        m.data().as_ptr(),
+        "same memory"
+    );
+    assert_eq!((m.data(), m.headroom()), (&b"payload"[..], room));
+    assert!(!m.is_unique() && !framed.is_unique());
+
+    // While the frame is out, nothing may write the headroom it reads.
+    let mut called = false;
+    let e = m
+        .headed_ref(&pool, 4, |_| called = true)
+        .expect_err("the buffer is shared");
+    assert_eq!(e.kind(), ErrorKind::Shared);
+    assert!(!called, "nothing written into a shared headroom");
+    assert_eq!(framed.data(), b"HDR:payload");
+    let other = m.clone_ref();
+    drop(framed);
+    assert_eq!(
+        m.headed_ref(&pool, 4, |_| called = true)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Shared
+    );
+    drop(other);
+
+    // Alone again: the next frame's headers replace the last one's.
+    let again = m
+        .headed_ref(&pool, 2, |h| h.copy_from_slice(b"h:"))
+        .unwrap();
+    assert_eq!(again.data(), b"h:payload");
+    drop(again);
+    let e = m
+        .headed_ref(&pool, room + 1, |_| called = true)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let mut tail = pool.alloc().unwrap();
+    tail.extend_from_slice(b"-tail").unwrap();
+    m.chain(tail).unwrap();
+    let e = m.headed_ref(&pool, 4, |_| called = true).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(!called);
+    drop(m);
+    assert_eq!(pool.in_use(), 0);
+}
+
 /// Item 18: the 16-bit refcount must never wrap (65,536 references would read as 0
 /// and free memory still in use).
 #[test]

@@ -62,6 +62,8 @@ fn vdevs() -> Vec<String> {
         // MACs given: memif cannot change them once started.
         memif(6, "server") + ",mac=02:00:00:00:0c:01",
         memif(6, "client") + ",mac=02:00:00:00:0c:02",
+        memif(7, "server") + ",mac=02:00:00:00:0e:01",
+        memif(7, "client") + ",mac=02:00:00:00:0e:02",
     ]
 }
 
@@ -274,6 +276,11 @@ fn memif_transfers(eal: Eal) {
     assert_eq!(
         sa.link.payload_copies, 0,
         "data left from the application's mbufs"
+    );
+    assert!(
+        sa.link.tx_headed > sa.link.tx_datagrams / 2,
+        "most frames in one segment, headers in the payload's headroom: {:?}",
+        sa.link
     );
     assert!(sa.link.arp_requests_sent >= 1 && sb.link.arp_replies_sent >= 1);
     // The first Init went out once the ARP reply came, not after a timeout.
@@ -690,7 +697,8 @@ fn hdr_then(buf: &Buffer, len: usize, to: Ipv4Addr) -> Outgoing<'_> {
 /// Issue 11 item 27: a port without `RTE_ETH_TX_OFFLOAD_MULTI_SEGS` (net_null here)
 /// must not be handed header + payload chains (simple tx paths of real NICs send and
 /// free only the first segment): the payload is copied behind the headers. (Ports
-/// that offer it, memif and TAP above, chain: their `payload_copies` stay 0.)
+/// that offer it, memif and TAP above, send from the payload's mbuf: their
+/// `payload_copies` stay 0.)
 #[test]
 fn ports_without_multi_segs_send_single_segment_frames() {
     on_main(|eal| {
@@ -795,6 +803,83 @@ fn memif_without_udp_checksums_sends_zero_and_is_accepted() {
         assert_eq!(sa.tx_payload_sums_reused, 0, "a summed no payload");
         assert_eq!(sa.rx_bad_checksum + sb.rx_bad_checksum, 0);
         drop((a, b));
+    });
+}
+
+/// A data frame leaves in one segment, its headers written into the headroom of
+/// the payload's own mbuf, when nothing else holds that mbuf. A payload an
+/// earlier frame still holds (a retransmission whose first copy has not left the
+/// device) gets a header mbuf of its own instead: no frame's headers change
+/// under the device. Every frame arrives intact, checksums valid.
+#[test]
+fn a_payload_nothing_else_holds_leaves_in_one_segment() {
+    on_main(|eal| {
+        let (ip_a, ip_b) = (Ipv4Addr::new(10, 14, 0, 1), Ipv4Addr::new(10, 14, 0, 2));
+        let (mac_a, mac_b) = ([2, 0, 0, 0, 14, 1], [2, 0, 0, 0, 14, 2]);
+        let open = |port: &str, ip, peer, peer_mac| {
+            let mut links = DpdkLink::open(
+                &eal,
+                &DpdkLinkConfig {
+                    port: port.into(),
+                    ip,
+                    pool_size: 1023,
+                    static_arp: vec![(peer, peer_mac)],
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+            links.pop().unwrap()
+        };
+        let mut a = open("net_memif14", ip_a, ip_b, mac_b);
+        let mut b = open("net_memif15", ip_b, ip_a, mac_a);
+        assert!(a.chains_payload(), "memif takes chains");
+        let payload: Vec<u8> = (0..1400u32).map(|i| (i * 13 + 5) as u8).collect();
+        let buf = a.pool().copy_from(&payload, payload.len()).unwrap();
+        let until = Instant::now() + HANG;
+        let mut got: Vec<Received> = Vec::new();
+        // The memif pair connects a moment after the ports start.
+        while got.is_empty() && Instant::now() < until {
+            let now = Instant::now();
+            assert!(a.send(now, hdr_then(&buf, payload.len(), ip_b)));
+            a.flush(now);
+            thread::sleep(Duration::from_millis(1));
+            b.recv(Instant::now(), &mut got, 32);
+        }
+        assert!(!got.is_empty(), "the memif pair carried a datagram");
+        let check = |got: &mut Vec<Received>| {
+            for r in got.drain(..) {
+                assert_eq!(r.payload()[..3], *b"hdr");
+                assert_eq!(r.payload()[3..], payload[..]);
+            }
+        };
+        check(&mut got);
+        let counts = |l: &DpdkLink| {
+            let s = l.stats();
+            (s.tx_datagrams, s.tx_headed)
+        };
+
+        // Alone: one segment.
+        let (sent, headed) = counts(&a);
+        let now = Instant::now();
+        assert!(a.send(now, hdr_then(&buf, payload.len(), ip_b)));
+        a.flush(now);
+        assert_eq!(counts(&a), (sent + 1, headed + 1), "{:?}", a.stats());
+
+        // Twice in one burst: the second finds the first holding the payload.
+        let now = Instant::now();
+        assert!(a.send(now, hdr_then(&buf, payload.len(), ip_b)));
+        assert!(a.send(now, hdr_then(&buf, payload.len(), ip_b)));
+        a.flush(now);
+        assert_eq!(counts(&a), (sent + 3, headed + 2), "{:?}", a.stats());
+
+        while got.len() < 3 && Instant::now() < until {
+            b.recv(Instant::now(), &mut got, 32);
+        }
+        assert_eq!(got.len(), 3, "every frame arrived");
+        check(&mut got);
+        assert_eq!(b.stats().rx_bad_checksum, 0);
+        assert_eq!(b.stats().rx_malformed, 0);
+        drop((got, buf, a, b));
     });
 }
 
@@ -970,6 +1055,7 @@ fn memif_in_place(eal: Eal) {
     );
     // memif has no checksum offload: the sums the writer stamped were used.
     assert!(link.tx_payload_sums_reused > 0, "{link:?}");
+    assert!(link.tx_headed > 0, "{link:?}");
     drop(s);
     drop((a, b));
 }

@@ -42,6 +42,10 @@ pub struct LinkStats {
     /// Payloads that had to be copied into the frame (not sent from the original
     /// buffer by reference). The zero-copy path keeps this at 0.
     pub payload_copies: u64,
+    /// Data frames sent as one segment, their headers written in the headroom
+    /// of the payload's own mbuf (DPDK ports that take chains, when nothing else
+    /// held that mbuf); the rest carry their headers in a mbuf of their own.
+    pub tx_headed: u64,
     /// Datagrams whose UDP checksum used the payload sum the payload's writer
     /// stamped in its mbuf (DPDK without checksum offload): the I/O loop read
     /// none of their payload bytes.

@@ -3,9 +3,15 @@
 //! peers by ARP (static entries allowed), answers ICMP echo, computes IPv4/UDP
 //! checksums (offloaded where the port can), and drops and counts frames not for it.
 //!
-//! Data packets leave without copying the payload: a header mbuf (Ethernet, IPv4,
-//! UDP and pmdt headers) is chained to another reference of the mbuf the
-//! application's data was written into, so a retransmission sends the same memory.
+//! Data packets leave without copying the payload, from the mbuf the
+//! application's data was written into, so a retransmission sends the same
+//! memory. When nothing else holds that mbuf, the headers (Ethernet, IPv4, UDP
+//! and pmdt) are written into its headroom and the frame is one segment, an
+//! indirect reference ([`dpdk::Mbuf::headed_ref`]): one descriptor for a copying
+//! device such as memif, and no header mbuf. A payload an earlier frame still
+//! holds (a retransmission while the first copy waits in a device's ring) gets a
+//! header mbuf of its own chained in front of another reference, so no frame's
+//! headers change while a device may still read them.
 
 mod arp_hold;
 mod arp_table;
@@ -273,6 +279,58 @@ impl DpdkLink {
         self.multi_seg
     }
 
+    /// A data frame as a header mbuf of its own: the payload chained behind it
+    /// (another reference of its mbuf, or an indirect one over a part of it), or
+    /// copied in where the port takes no chains. `write_headers` fills the
+    /// frame's first `hdr_len` bytes. None when no buffer was to be had (counted).
+    fn chained_frame(
+        &mut self,
+        pkt: Outgoing<'_>,
+        payload: &[u8],
+        hdr_len: usize,
+        write_headers: impl FnOnce(&mut [u8]),
+    ) -> Option<Mbuf> {
+        let Ok(mut m) = self.tx_pool.alloc() else {
+            self.stats.tx_no_buffer += 1;
+            return None;
+        };
+        // Chain the payload's own mbuf when the slice is all of it.
+        // A part of it (a packet cut short by the credit or window) is an indirect
+        // mbuf over the same memory. Ports without MULTI_SEGS get a copy.
+        let chain = match pkt.payload {
+            Some(p) if self.multi_seg => p
+                .buf
+                .with(|pm: &Mbuf| {
+                    if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 {
+                        pm.try_clone_ref().ok()
+                    } else {
+                        pm.slice_ref(&self.tx_pool, p.start, p.len).ok()
+                    }
+                })
+                .flatten(),
+            _ => None,
+        };
+        let inline = if chain.is_some() { 0 } else { payload.len() };
+        let room = m.append(hdr_len + inline).ok()?;
+        write_headers(&mut room[..hdr_len]);
+        if inline > 0 {
+            room[hdr_len..].copy_from_slice(payload);
+            self.stats.payload_copies += 1;
+        }
+        if self.tx_checksum == UdpChecksum::Offloaded {
+            let _ = m.set_tx_checksum_offload(TxChecksumOffload {
+                l2_len: frame::ETH_LEN as u8,
+                l3_len: frame::IPV4_LEN as u16,
+                ipv4: true,
+                udp: true,
+            });
+        }
+        if let Some(tail) = chain {
+            m.chain(tail).ok()?;
+        }
+        Some(m)
+    }
+
     fn queue_frame(&mut self, bytes: &[u8]) {
         if self.tx.remaining() == 0 {
             self.stats.tx_dropped += 1;
@@ -471,11 +529,6 @@ impl Link for DpdkLink {
         // An unresolved peer's frame is built all the same and held: its
         // destination MAC is written when the ARP reply comes.
         let dst_mac = resolved.unwrap_or_default();
-        let Ok(mut m) = self.tx_pool.alloc() else {
-            self.stats.tx_dropped += 1;
-            self.stats.tx_no_buffer += 1;
-            return false;
-        };
         let payload = match pkt.payload.map(|p| p.try_bytes()) {
             None => &[][..],
             Some(Some(b)) => b,
@@ -486,22 +539,6 @@ impl Link for DpdkLink {
             }
         };
         let udp_payload = pkt.len();
-        // Chain the payload's own mbuf when the slice is all of it.
-        // A part of it (a packet cut short by the credit or window) is an indirect
-        // mbuf over the same memory. Ports without MULTI_SEGS get a copy.
-        let chain = match pkt.payload {
-            Some(p) if self.multi_seg => p
-                .buf
-                .with(|pm: &Mbuf| {
-                    if p.start == 0 && p.len == pm.len() && pm.nb_segs() == 1 {
-                        pm.try_clone_ref().ok()
-                    } else {
-                        pm.slice_ref(&self.tx_pool, p.start, p.len).ok()
-                    }
-                })
-                .flatten(),
-            _ => None,
-        };
         // The payload's sum, when its writer stamped one for exactly this slice:
         // the checksum then reads no payload byte here.
         let checksum = match self.tx_checksum {
@@ -521,35 +558,48 @@ impl Link for DpdkLink {
             },
             port_wide => port_wide,
         };
-        let inline = if chain.is_some() { 0 } else { payload.len() };
         let hdr_len = HEADERS_LEN + pkt.header.len();
-        let Ok(room) = m.append(hdr_len + inline) else {
-            self.stats.tx_dropped += 1;
-            return false;
+        let (src, src_mac) = (SocketAddrV4::new(self.ip, self.udp_port), self.mac);
+        let write_headers = |room: &mut [u8]| {
+            frame::write_udp_headers(
+                room, src_mac, dst_mac, src, dst, pkt.header, payload, checksum,
+            );
+            room[HEADERS_LEN..hdr_len].copy_from_slice(pkt.header);
         };
-        let src = SocketAddrV4::new(self.ip, self.udp_port);
-        frame::write_udp_headers(
-            room, self.mac, dst_mac, src, dst, pkt.header, payload, checksum,
-        );
-        room[HEADERS_LEN..hdr_len].copy_from_slice(pkt.header);
-        if inline > 0 {
-            room[hdr_len..].copy_from_slice(payload);
-            self.stats.payload_copies += 1;
-        }
-        if self.tx_checksum == UdpChecksum::Offloaded {
-            let _ = m.set_tx_checksum_offload(TxChecksumOffload {
-                l2_len: frame::ETH_LEN as u8,
-                l3_len: frame::IPV4_LEN as u16,
-                ipv4: true,
-                udp: true,
-            });
-        }
-        if let Some(tail) = chain {
-            if m.chain(tail).is_err() {
-                self.stats.tx_dropped += 1;
-                return false;
+        // One segment where the payload's mbuf is all the payload and nothing
+        // else refers to it (its earlier transmissions all left the device): the
+        // headers go in its headroom, under a reference of its own. Not for a
+        // frame held for ARP (its MAC is written later, in a header mbuf of its
+        // own) nor where the device sums (the flags go on a unique mbuf).
+        let headed = match pkt.payload {
+            Some(p)
+                if self.multi_seg && resolved.is_some() && checksum != UdpChecksum::Offloaded =>
+            {
+                p.buf
+                    .with(|pm: &Mbuf| {
+                        if p.start == 0 && p.len == pm.len() {
+                            pm.headed_ref(&self.tx_pool, hdr_len, write_headers).ok()
+                        } else {
+                            None
+                        }
+                    })
+                    .flatten()
             }
-        }
+            _ => None,
+        };
+        let m = match headed {
+            Some(m) => {
+                self.stats.tx_headed += 1;
+                m
+            }
+            None => match self.chained_frame(pkt, payload, hdr_len, write_headers) {
+                Some(m) => m,
+                None => {
+                    self.stats.tx_dropped += 1;
+                    return false;
+                }
+            },
+        };
         self.stats.tx_datagrams += 1;
         self.stats.tx_bytes += udp_payload as u64;
         self.stats.tx_payload_sums_reused += matches!(
