@@ -730,6 +730,29 @@ fn ports_without_multi_segs_send_single_segment_frames() {
     });
 }
 
+/// One queue of `port` (a small pool), its peer's MAC given.
+fn static_arp_link(
+    eal: &Eal,
+    port: &str,
+    ip: Ipv4Addr,
+    peer: (Ipv4Addr, [u8; 6]),
+    udp: SoftwareUdpChecksum,
+) -> DpdkLink {
+    let mut links = DpdkLink::open(
+        eal,
+        &DpdkLinkConfig {
+            port: port.into(),
+            ip,
+            pool_size: 1023,
+            static_arp: vec![peer],
+            software_udp_checksum: udp,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    links.pop().unwrap()
+}
+
 /// A memif port told to omit the UDP checksum sends 0 in its place and sums
 /// no payload; the peer, computing as by default, accepts it and answers with
 /// a checksum. The frames are read as they arrived.
@@ -739,19 +762,7 @@ fn memif_without_udp_checksums_sends_zero_and_is_accepted() {
         let (ip_a, ip_b) = (Ipv4Addr::new(10, 12, 0, 1), Ipv4Addr::new(10, 12, 0, 2));
         let (mac_a, mac_b) = ([2, 0, 0, 0, 12, 1], [2, 0, 0, 0, 12, 2]);
         let open = |port: &str, ip, mac: [u8; 6], peer, peer_mac, udp: SoftwareUdpChecksum| {
-            let mut links = DpdkLink::open(
-                &eal,
-                &DpdkLinkConfig {
-                    port: port.into(),
-                    ip,
-                    pool_size: 1023,
-                    static_arp: vec![(peer, peer_mac)],
-                    software_udp_checksum: udp,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
-            let link = links.pop().unwrap();
+            let link = static_arp_link(&eal, port, ip, (peer, peer_mac), udp);
             assert_eq!(link.mac(), mac);
             link
         };
@@ -816,22 +827,9 @@ fn a_payload_nothing_else_holds_leaves_in_one_segment() {
     on_main(|eal| {
         let (ip_a, ip_b) = (Ipv4Addr::new(10, 14, 0, 1), Ipv4Addr::new(10, 14, 0, 2));
         let (mac_a, mac_b) = ([2, 0, 0, 0, 14, 1], [2, 0, 0, 0, 14, 2]);
-        let open = |port: &str, ip, peer, peer_mac| {
-            let mut links = DpdkLink::open(
-                &eal,
-                &DpdkLinkConfig {
-                    port: port.into(),
-                    ip,
-                    pool_size: 1023,
-                    static_arp: vec![(peer, peer_mac)],
-                    ..Default::default()
-                },
-            )
-            .unwrap();
-            links.pop().unwrap()
-        };
-        let mut a = open("net_memif14", ip_a, ip_b, mac_b);
-        let mut b = open("net_memif15", ip_b, ip_a, mac_a);
+        let compute = SoftwareUdpChecksum::Compute;
+        let mut a = static_arp_link(&eal, "net_memif14", ip_a, (ip_b, mac_b), compute);
+        let mut b = static_arp_link(&eal, "net_memif15", ip_b, (ip_a, mac_a), compute);
         assert!(a.chains_payload(), "memif takes chains");
         let payload: Vec<u8> = (0..1400u32).map(|i| (i * 13 + 5) as u8).collect();
         let buf = a.pool().copy_from(&payload, payload.len()).unwrap();
