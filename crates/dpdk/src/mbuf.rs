@@ -277,20 +277,41 @@ impl Mbuf {
             }
         };
         ensure_ref_room(owner_refs, op)?;
+        // start + len <= data_len <= u16::MAX, so the sums and casts are exact.
+        self.indirect_window(pool, op, self.raw().data_off + start as u16, len as u16)
+    }
+
+    /// An indirect mbuf from `pool` (`rte_pktmbuf_clone`) holding a reference to
+    /// this packet's buffer, its data window `len` bytes from `data_off` of that
+    /// buffer. A window outside the buffer is refused.
+    fn indirect_window(
+        &self,
+        pool: &crate::Mempool,
+        op: &str,
+        data_off: u16,
+        len: u16,
+    ) -> Result<Mbuf> {
+        if usize::from(data_off) + usize::from(len) > usize::from(self.raw().buf_len) {
+            return Err(Error::new(
+                ErrorKind::InvalidArgument,
+                op,
+                format!("window {data_off}+{len} outside the buffer"),
+            ));
+        }
         // SAFETY: valid mbuf and pool; rte_pktmbuf_clone returns a new indirect mbuf
         // (or null) that holds a reference to our buffer.
         let p = unsafe { sys::rte_pktmbuf_clone(self.as_ptr(), pool.as_ptr()) };
         let Some(nn) = NonNull::new(p) else {
             return Err(Error::new(ErrorKind::Exhausted, op, "mempool exhausted"));
         };
-        // SAFETY: the indirect mbuf is ours alone; narrowing its own data window
-        // (offset/lengths) stays within the shared buffer and never writes the data.
-        // start + len <= data_len <= u16::MAX, so the casts are exact.
+        // SAFETY: the indirect mbuf is ours alone; setting its own data window
+        // (offset/lengths, checked above to lie within the shared buffer, whose
+        // address and length it took from ours) never writes the data.
         unsafe {
             let m = &mut *nn.as_ptr();
-            m.data_off += start as u16;
-            m.data_len = len as u16;
-            m.pkt_len = len as u32;
+            m.data_off = data_off;
+            m.data_len = len;
+            m.pkt_len = u32::from(len);
             Ok(Mbuf::from_raw(nn.as_ptr()))
         }
     }
@@ -337,23 +358,11 @@ impl Mbuf {
             )
         };
         fill(headroom);
-        // SAFETY: valid mbuf and pool; rte_pktmbuf_clone returns a new indirect mbuf
-        // (or null) that holds a reference to our buffer. Our refcount is 1, far
-        // below the limit.
-        let p = unsafe { sys::rte_pktmbuf_clone(self.as_ptr(), pool.as_ptr()) };
-        let Some(nn) = NonNull::new(p) else {
-            return Err(Error::new(ErrorKind::Exhausted, op, "mempool exhausted"));
-        };
-        // SAFETY: the indirect mbuf is ours alone; widening its window by `head`
-        // bytes to the front stays inside the shared buffer (head <= data_off) and
-        // within u16 (checked above). From here the bytes are only read.
-        unsafe {
-            let m = &mut *nn.as_ptr();
-            m.data_off -= head as u16;
-            m.data_len += head as u16;
-            m.pkt_len += head as u32;
-            Ok(Mbuf::from_raw(nn.as_ptr()))
-        }
+        // Our refcount is 1, far below the limit. head <= data_off and head + len
+        // <= u16::MAX (checked above), so the casts are exact. From here the bytes
+        // are only read.
+        let (off, len) = (r.data_off - head as u16, (head + self.len()) as u16);
+        self.indirect_window(pool, op, off, len)
     }
 
     /// Appends `n` bytes at the end of the packet (last segment) and returns them.
