@@ -8,10 +8,16 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::core_latency;
+use crate::state_watch::{self, StateWatch, FASTEST};
 
 /// The metric every run carries: the core-to-core round trip around it, in ns
 /// (see [`core_latency`]).
 pub const CORE_ROUND_TRIP: &str = "core_round_trip_ns";
+
+/// The metric every run carries where the round trip can be measured during
+/// it: the share of its measurements in the machine's slow state (see
+/// [`state_watch`]).
+pub const SLOW_STATE_SHARE: &str = "slow_state_share";
 
 /// One run's figures (metric name → value) and the commands behind them.
 #[derive(Debug, Default, Clone)]
@@ -234,14 +240,29 @@ impl CellSpec {
         for i in 0..repeat.max(1) {
             let first = i == 0;
             let before = core_latency::round_trip_ns();
+            let watch = StateWatch::start(core_latency::DURING_RUN, state_watch::PERIOD);
             let result = run(i);
+            let during = watch.stop();
             let after = core_latency::round_trip_ns();
+            for ns in before.into_iter().chain(after) {
+                FASTEST.note(ns);
+            }
             match result {
                 Ok(mut s) => {
-                    // The slower of the two: a run that straddles a change of the
-                    // machine's state is flagged.
-                    if let Some(ns) = before.into_iter().chain(after).reduce(f64::max) {
+                    // The slowest around and during the run: a run that met the
+                    // machine's slow state at any point is flagged.
+                    let all = before
+                        .into_iter()
+                        .chain(after)
+                        .chain(during.iter().copied());
+                    if let Some(ns) = all.reduce(f64::max) {
                         s.set(CORE_ROUND_TRIP, ns);
+                    }
+                    let share = FASTEST
+                        .get()
+                        .and_then(|f| state_watch::slow_share(&during, f));
+                    if let Some(share) = share {
+                        s.set(SLOW_STATE_SHARE, share);
                     }
                     if first {
                         commands.extend(s.commands.iter().cloned());

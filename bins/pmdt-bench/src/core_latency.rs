@@ -56,21 +56,107 @@ fn pin(cpu: usize) -> bool {
     }
 }
 
+/// How a measurement runs: how many bounces at most, for how long, and whether
+/// its two threads take the CPUs from whatever else runs there.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounces {
+    /// Bounces at most.
+    pub count: u64,
+    /// The measurement stops after this long whatever the count.
+    pub budget: Duration,
+    /// Both threads run under `SCHED_FIFO` (pinned first, then raised), so a
+    /// busy-polling process on the same CPUs waits while the line bounces: the
+    /// figure is the machine's, not the scheduler's. Refused without the
+    /// privilege (`CAP_SYS_NICE`): the measurement is then not taken.
+    pub realtime: bool,
+}
+
+/// The measurement between runs: up to 200,000 bounces (about 20-90 ms on the
+/// machine above), at ordinary priority (nothing else runs then).
+pub const BETWEEN_RUNS: Bounces = Bounces {
+    count: BOUNCES,
+    budget: BUDGET,
+    realtime: false,
+};
+
+/// The measurement during a run: 20,000 bounces (1-7 ms on the machine above)
+/// that preempt the run's pollers for that long.
+pub const DURING_RUN: Bounces = Bounces {
+    count: 20_000,
+    budget: Duration::from_millis(30),
+    realtime: true,
+};
+
+/// How long a prioritized thread waits for its partner to be pinned and raised
+/// before it gives up (the partner may first wait for the scheduler).
+const HANDSHAKE: Duration = Duration::from_secs(1);
+
+/// The `SCHED_FIFO` priority of a prioritized measurement (above any ordinary
+/// thread, below the kernel's own real-time threads).
+const FIFO_PRIORITY: libc::c_int = 10;
+
+/// Raises the calling thread to `SCHED_FIFO`; false when refused.
+fn raise() -> bool {
+    let param = libc::sched_param {
+        sched_priority: FIFO_PRIORITY,
+    };
+    // SAFETY: `param` is a valid sched_param on the stack that the call only
+    // reads; pid 0 changes the calling thread alone.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
 /// The mean round trip of a cache line between the first two CPUs this process
-/// may use, in nanoseconds; `None` with fewer than two CPUs, when a thread
-/// cannot be pinned, or when no bounce completed within the time budget.
+/// may use, in nanoseconds (up to 200,000 bounces); `None` with fewer than two
+/// CPUs, when a thread cannot be pinned, or when no bounce completed within the
+/// time budget.
 pub fn round_trip_ns() -> Option<f64> {
+    measure(BETWEEN_RUNS)
+}
+
+/// A round trip measured as `how` says; `None` as for [`round_trip_ns`], and
+/// when a prioritized measurement is refused or its partner never came.
+///
+/// A prioritized measurement pins each thread first and raises it after, and
+/// the two wait for each other before the clock starts: a thread raised while
+/// its partner still waits for the same CPU would keep it off that CPU.
+pub fn measure(how: Bounces) -> Option<f64> {
     let (first, second) = two_cpus()?;
     let line = Line(AtomicU64::new(0));
+    // Threads ready to bounce (pinned, and raised when asked for).
+    let ready = AtomicU64::new(0);
+    let prepare = |cpu: usize| -> bool {
+        if !pin(cpu) || (how.realtime && !raise()) {
+            return false;
+        }
+        ready.fetch_add(1, Ordering::AcqRel);
+        let waiting = Instant::now();
+        while ready.load(Ordering::Acquire) < 2 {
+            if waiting.elapsed() > HANDSHAKE || line.0.load(Ordering::Acquire) == DONE {
+                return false;
+            }
+            if how.realtime {
+                // The partner may still be waiting for this CPU (it is pinned
+                // once it runs): a real-time thread's yield would not let an
+                // ordinary one run, a sleep does.
+                std::thread::sleep(Duration::from_micros(50));
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+        true
+    };
     std::thread::scope(|s| {
         s.spawn(|| {
-            if !pin(second) {
+            if !prepare(second) {
+                // Tells a partner waiting in the handshake not to wait longer.
+                line.0.store(DONE, Ordering::Release);
                 return;
             }
             // Answers each odd value with the next one, until told to stop. The
             // answer replaces only the value it answers: a plain store could
             // overwrite a DONE stored meanwhile (the measurer gave up waiting
             // while this thread was descheduled) and spin for ever.
+            let started = Instant::now();
             loop {
                 match line.0.load(Ordering::Acquire) {
                     DONE => return,
@@ -79,21 +165,25 @@ pub fn round_trip_ns() -> Option<f64> {
                             line.0
                                 .compare_exchange(v, v + 1, Ordering::AcqRel, Ordering::Acquire);
                     }
+                    // A prioritized thread never outlives its budget, whatever
+                    // happened to its partner.
+                    _ if how.realtime && started.elapsed() > 2 * how.budget + HANDSHAKE => return,
                     _ => std::hint::spin_loop(),
                 }
             }
         });
         let measured = s
             .spawn(|| {
-                if !pin(first) {
+                if !prepare(first) {
+                    line.0.store(DONE, Ordering::Release);
                     return None;
                 }
                 let started = Instant::now();
                 let mut done = 0u64;
-                'bounces: while done < BOUNCES {
+                'bounces: while done < how.count {
                     line.0.store(2 * done + 1, Ordering::Release);
                     while line.0.load(Ordering::Acquire) != 2 * done + 2 {
-                        if started.elapsed() > BUDGET {
+                        if started.elapsed() > how.budget {
                             break 'bounces;
                         }
                         std::hint::spin_loop();
@@ -101,6 +191,7 @@ pub fn round_trip_ns() -> Option<f64> {
                     done += 1;
                 }
                 let took = started.elapsed();
+                line.0.store(DONE, Ordering::Release);
                 (done > 0).then(|| took.as_secs_f64() * 1e9 / done as f64)
             })
             .join()

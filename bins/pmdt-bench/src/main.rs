@@ -16,6 +16,8 @@ mod pmdt_pair;
 mod proc;
 mod readme;
 mod report;
+mod state_split;
+mod state_watch;
 mod steady_state;
 
 use std::path::PathBuf;

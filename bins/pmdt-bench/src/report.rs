@@ -299,6 +299,9 @@ impl Report {
         if let Some(state) = self.machine_state() {
             let _ = writeln!(s, "\n{state}");
         }
+        if let Some(split) = crate::state_split::section(&self.cells) {
+            s.push_str(&split);
+        }
         if !self.ratios.is_empty() {
             let _ = writeln!(s, "\n## Ratios (one run, same pinning)\n");
             for r in &self.ratios {
