@@ -108,6 +108,27 @@ pub struct Cell {
 }
 
 impl Cell {
+    /// A cell that ran `runs` times with these metrics, all well (tests).
+    #[cfg(test)]
+    pub fn measured(
+        name: &str,
+        primary: &str,
+        metrics: BTreeMap<String, Stat>,
+        runs: usize,
+    ) -> Cell {
+        Cell {
+            name: name.into(),
+            params: BTreeMap::new(),
+            primary: primary.into(),
+            metrics,
+            status: "ok".into(),
+            errors: Vec::new(),
+            runs,
+            commands: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+
     /// A metric's median.
     pub fn get(&self, metric: &str) -> Option<f64> {
         self.metrics.get(metric).map(|s| s.median)

@@ -138,17 +138,9 @@ mod tests {
     fn cell(name: &str, figure: f64, runs: usize) -> Cell {
         let mut metrics = BTreeMap::new();
         metrics.insert("of_link_pct".to_string(), Stat::of(vec![figure; runs]));
-        Cell {
-            name: name.into(),
-            params: BTreeMap::new(),
-            primary: "of_link_pct".into(),
-            metrics,
-            status: "ok".into(),
-            errors: Vec::new(),
-            runs,
-            commands: vec![format!("pmdt-send # {name}")],
-            notes: Vec::new(),
-        }
+        let mut c = Cell::measured(name, "of_link_pct", metrics, runs);
+        c.commands = vec![format!("pmdt-send # {name}")];
+        c
     }
 
     fn report(invocation: &str, git: &str, repeat: usize, cells: &[(&str, f64)]) -> Report {

@@ -411,17 +411,7 @@ mod tests {
         if !round_trips.is_empty() {
             metrics.insert(CORE_ROUND_TRIP.to_string(), Stat::of(round_trips.to_vec()));
         }
-        Cell {
-            name: name.into(),
-            params: BTreeMap::new(),
-            primary: "goodput_gbps".into(),
-            metrics,
-            status: "ok".into(),
-            errors: Vec::new(),
-            runs: round_trips.len(),
-            commands: Vec::new(),
-            notes: Vec::new(),
-        }
+        Cell::measured(name, "goodput_gbps", metrics, round_trips.len())
     }
 
     fn report(cells: Vec<Cell>) -> Report {

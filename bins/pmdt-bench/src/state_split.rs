@@ -105,17 +105,7 @@ mod tests {
         if !shares.is_empty() {
             metrics.insert(SLOW_STATE_SHARE.to_string(), Stat::of(shares.to_vec()));
         }
-        Cell {
-            name: name.into(),
-            params: BTreeMap::new(),
-            primary: "goodput_gbps".into(),
-            metrics,
-            status: "ok".into(),
-            errors: Vec::new(),
-            runs: gbps.len(),
-            commands: Vec::new(),
-            notes: Vec::new(),
-        }
+        Cell::measured(name, "goodput_gbps", metrics, gbps.len())
     }
 
     #[test]
