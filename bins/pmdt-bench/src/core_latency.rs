@@ -3,9 +3,10 @@
 //!
 //! On a virtual machine the hypervisor decides where the vCPUs run, and it
 //! moves them. On the machine these figures come from, the round trip is about
-//! 90 ns for long stretches and about 430 ns for others (the two vCPUs then sit
-//! far apart), and in the slow stretches a raw memif link (testpmd txonly →
-//! rxonly) moves 3.5 instead of 21 Mpps. Every run of a cell measures it before
+//! 60-90 ns for some stretches and about 310-450 ns for others (the two vCPUs
+//! then sit far apart), which can last seconds or minutes, and in the slow
+//! stretches a raw memif link (testpmd txonly → rxonly) moves 3-9 × less. Every
+//! run of a cell measures it before, during ([`state_watch`](crate::state_watch))
 //! and after, so each figure says which machine it was taken on.
 
 use std::sync::atomic::{AtomicU64, Ordering};
