@@ -370,7 +370,10 @@ pub fn machine_state(cells: &[(&str, Vec<f64>)]) -> Option<String> {
     let slowest = all.reduce(f64::max)?;
     let slow: Vec<&str> = cells
         .iter()
-        .filter(|(_, r)| r.iter().any(|&ns| ns > 2.0 * fastest))
+        .filter(|(_, r)| {
+            r.iter()
+                .any(|&ns| ns > crate::state_watch::SLOW_FACTOR * fastest)
+        })
         .map(|(name, _)| *name)
         .collect();
     let mut s = format!(
