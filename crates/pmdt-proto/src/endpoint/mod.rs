@@ -259,6 +259,9 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         if let Some(k) = init_key {
             self.by_init.insert(k, i);
         }
+        // `handle_timeout` lists at most one due timer per slot: size its scratch
+        // now, so the first timer to fire in steady state does not allocate.
+        self.due.reserve(self.slots.len());
         self.stats.connections_opened += 1;
         self.resync(i);
         ConnectionHandle(i)
@@ -773,6 +776,19 @@ mod tests {
     /// for a burst of datagrams rather than after each, and are current whenever
     /// read: after a burst, the endpoint's next timeout is the connection's own,
     /// and a connection released before anyone looked still reports its end.
+    /// `handle_timeout`'s list of due connections never grows while it runs:
+    /// it holds at most one entry per slot, and inserting a connection sizes it
+    /// (the first timer to fire, perhaps deep in a transfer, allocates nothing).
+    #[test]
+    fn the_due_list_is_sized_when_a_connection_is_added() {
+        let p = Pair::connected(TransportConfig::default());
+        for e in [&p.client, &p.server] {
+            assert!(!e.slots.is_empty());
+            assert!(e.due.is_empty());
+            assert!(e.due.capacity() >= e.slots.len());
+        }
+    }
+
     #[test]
     fn events_and_deadlines_are_current_whenever_read() {
         let mut p = Pair::connected(TransportConfig::default());
