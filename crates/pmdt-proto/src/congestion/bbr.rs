@@ -2213,6 +2213,30 @@ mod tests {
         );
     }
 
+    /// A check under way when the bottleneck slows down gives no verdict: the
+    /// queue the slowdown builds is this flow's own, and the probes that must
+    /// find the path's rate again do not wait for another flow.
+    #[test]
+    fn a_check_the_bottleneck_overtakes_gives_no_verdict() {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+        // 7 ms of queue over a 100 ms minimum, until a check asks whose.
+        for _ in 0..20 {
+            if b.queue_owner.verdict_round().is_some() {
+                break;
+            }
+            queued_rounds(&mut b, &mut t, &mut d, rate, 107, 1);
+        }
+        assert!(b.queue_owner.verdict_round().is_some(), "no check");
+        // The bottleneck falls to a fifth of the rate: a fifth is delivered,
+        // behind a queue that grows.
+        for ms in [130, 160, 190] {
+            queued_rounds(&mut b, &mut t, &mut d, rate / 5, ms, 1);
+        }
+        assert_ne!(b.queue_owner, QueueOwner::Another);
+        assert!(b.another_flow_at.is_none(), "took it for another flow's");
+    }
+
     /// Once a queue stood through a check, every Cruise waits for the next
     /// probe for [`ANOTHER_FLOW_MEMORY`], a queue standing in it or not (a
     /// loss-based flow that backed off leaves the queue empty while it

@@ -25,7 +25,9 @@
 //! and less), a flow with half the link that halves a queue under 7 ms takes it
 //! for its own: beside a loss-based flow that fills a shallow buffer, it is
 //! the caller's memory of a verdict (ten seconds in `bbr`) that keeps the
-//! probes apart, as one deep queue in a while is enough for it.
+//! probes apart, as one deep queue in a while is enough for it. A queue that
+//! doubled under the check gives no verdict (see [`QueueOwner::judge`]): the
+//! path changed while the flow held back.
 
 use std::time::Duration;
 
@@ -44,6 +46,9 @@ const DRAIN_QUEUE_MULTIPLE: f64 = 1.0;
 const OWN_RESIDUE: f64 = 0.3;
 /// The check's pacing gain at least (ProbeBW Down's).
 const MIN_CHECK_GAIN: f64 = 0.75;
+/// A queue this many times what it was after the check, which paced below
+/// the estimate, gives no verdict: the path changed under the check.
+const CHANGED_UNDER_CHECK: f64 = 2.0;
 
 /// What this Cruise found out about a queue standing in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -96,7 +101,16 @@ impl QueueOwner {
 
     /// At the start of `round`: once the round after the check's has ended
     /// (its RTTs are those of the packets the check paced), the queue its
-    /// smallest RTT showed gives the verdict.
+    /// smallest RTT showed gives the verdict. A queue that grew to
+    /// [`CHANGED_UNDER_CHECK`] times what it was while this flow held back
+    /// gives none (back to [`QueueOwner::Unknown`]: the next queue that stands
+    /// is asked about afresh). This flow's own queue shrinks under the check
+    /// and another flow's stays or grows by what that flow adds in two
+    /// rounds; one that doubles says the path changed, such as a bottleneck
+    /// that slowed down: through pmdt-wanem, a check under way when the link fell
+    /// from 1 Gbit/s to 200 Mbit/s at 100 ms saw 5-7 ms become 35-40, took
+    /// that queue for another flow's, and every probe of the next 10 s waited
+    /// 2-2.8 s (a rise to 1 Gbit/s in that time was found 2.2 s late).
     pub(super) fn judge(&mut self, round: u64, queue_after: Duration) {
         if let QueueOwner::Checking {
             drain_round,
@@ -106,7 +120,9 @@ impl QueueOwner {
         } = *self
         {
             if round >= Self::verdict_round_after(drain_round) {
-                *self = if queue_after < least
+                *self = if queue_after.as_secs_f64() >= queue.as_secs_f64() * CHANGED_UNDER_CHECK {
+                    QueueOwner::Unknown
+                } else if queue_after < least
                     || queue_after.as_secs_f64() <= queue.as_secs_f64() * OWN_RESIDUE
                 {
                     QueueOwner::Own
@@ -186,6 +202,20 @@ mod tests {
         q.ask(3, 8 * MS, 100 * MS, 2 * MS);
         q.judge(5, 4 * MS);
         assert_eq!(q, QueueOwner::Own);
+    }
+
+    #[test]
+    fn a_queue_that_grows_under_the_check_gives_no_verdict() {
+        let mut q = QueueOwner::Unknown;
+        q.ask(3, 6 * MS, 100 * MS, 2 * MS);
+        q.judge(5, 35 * MS);
+        assert_eq!(q, QueueOwner::Unknown);
+        assert_eq!(q.verdict_round(), None);
+        assert_eq!(q.pacing_gain(5), 1.0);
+        // Asked afresh; a queue that grew less is still another flow's.
+        q.ask(8, 6 * MS, 100 * MS, 2 * MS);
+        q.judge(10, 11 * MS);
+        assert_eq!(q, QueueOwner::Another);
     }
 
     #[test]
