@@ -772,10 +772,6 @@ mod tests {
     use crate::connection::{CloseReason, Event};
     use crate::pair::Pair;
 
-    /// A connection's events and deadline are collected when they are read, once
-    /// for a burst of datagrams rather than after each, and are current whenever
-    /// read: after a burst, the endpoint's next timeout is the connection's own,
-    /// and a connection released before anyone looked still reports its end.
     /// `handle_timeout`'s list of due connections never grows while it runs:
     /// it holds at most one entry per slot, and inserting a connection sizes it
     /// (the first timer to fire, perhaps deep in a transfer, allocates nothing).
@@ -789,6 +785,10 @@ mod tests {
         }
     }
 
+    /// A connection's events and deadline are collected when they are read, once
+    /// for a burst of datagrams rather than after each, and are current whenever
+    /// read: after a burst, the endpoint's next timeout is the connection's own,
+    /// and a connection released before anyone looked still reports its end.
     #[test]
     fn events_and_deadlines_are_current_whenever_read() {
         let mut p = Pair::connected(TransportConfig::default());
