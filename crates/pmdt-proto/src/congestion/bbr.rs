@@ -1099,6 +1099,8 @@ impl Bbr {
             tracing::debug!(
                 verdict = ?self.queue_owner,
                 queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
+                delivered = self.prev_bw_latest,
+                bw = self.bw(),
                 "bbr: checked whose queue stands"
             );
         }
