@@ -9,6 +9,11 @@
 //! clock by the lateness beyond it, up to a round trip ([`catch_up_limit`]), so the sender catches up
 //! in a burst and the average rate holds, while idle time (waiting for acks, for
 //! data) still earns no more than the bucket.
+//!
+//! Lateness is owed at the rate it was lost at: when the rate falls (a controller
+//! draining a queue, checking whose queue it is), what the sender still owed is
+//! forgiven, or the catch-up would send the old rate's data into the round meant
+//! to send less.
 
 use std::time::{Duration, Instant};
 
@@ -29,6 +34,12 @@ pub(crate) const MAX_CATCH_UP: Duration = Duration::from_millis(20);
 pub(crate) fn catch_up_limit(rtt: Duration) -> Duration {
     rtt.clamp(MIN_CATCH_UP, MAX_CATCH_UP)
 }
+
+/// A rate this much lower than the last call's (1/50th: 2%) forgives the lag. A
+/// controller's phases differ by more (BBR's queue check paces at least 5% below
+/// its estimate, ProbeBW Down 10%), while a loss-floor estimate moving by a round's
+/// sampling error changes the rate by less, and must not cut a catch-up short.
+const FALL_DENOMINATOR: u128 = 50;
 
 /// Picoseconds per second: the schedule's unit (a 1500-byte packet at
 /// 100 Gbit/s takes 120 ns, so nanoseconds would round by up to 1%).
@@ -55,6 +66,8 @@ pub(crate) struct Pacer {
     catch_up_floor_ps: Option<i128>,
     /// Lateness summed over every deadline the sender came back to.
     late_total: Duration,
+    /// The rate of the last call, bytes/s (a lower one forgives the lag).
+    last_rate: u64,
 }
 
 impl Pacer {
@@ -69,6 +82,7 @@ impl Pacer {
             due: None,
             catch_up_floor_ps: None,
             late_total: Duration::ZERO,
+            last_rate: 0,
         }
     }
 
@@ -109,6 +123,11 @@ impl Pacer {
             }
         };
         let now_ps = now.saturating_duration_since(epoch).as_nanos() as i128 * 1000;
+        if rate * FALL_DENOMINATOR < self.last_rate as u128 * (FALL_DENOMINATOR - 1) {
+            // What was owed at the higher rate is not owed at this one.
+            self.forget_due();
+        }
+        self.last_rate = rate as u64;
         if let Some(due) = self.due.take() {
             if now > due {
                 let late = now - due;
@@ -224,6 +243,54 @@ mod tests {
         // The same sender with only the least catch-up falls far behind.
         let short = one_second(send, late, MIN_CATCH_UP);
         assert!(short < GBIT / 5, "{short}");
+    }
+
+    /// A sender paced at 1 Gbit/s loses its core for 20 ms after a deadline and
+    /// comes back when the rate is `rate`; it then keeps its core for 100 ms,
+    /// each packet taking 100 ns. Bytes sent in those 100 ms.
+    fn back_late_at(rate: u64) -> u64 {
+        let t0 = Instant::now();
+        let mut p = Pacer::new(3 * 1500, 3 * 1500);
+        let catch_up = catch_up_limit(Duration::from_millis(100));
+        let mut now = t0;
+        let due = loop {
+            match p.try_send(now, 1500, GBIT, catch_up) {
+                None => now += Duration::from_nanos(100),
+                Some(t) => break t,
+            }
+        };
+        now = due + Duration::from_millis(20);
+        let end = now + Duration::from_millis(100);
+        let mut sent = 0;
+        while now < end {
+            match p.try_send(now, 1500, rate, catch_up) {
+                None => {
+                    sent += 1500;
+                    now += Duration::from_nanos(100);
+                }
+                Some(t) => now = t,
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn a_falling_rate_forgives_what_was_owed_at_the_higher_one() {
+        // A round paced 10% lower (a queue check, ProbeBW Down) sends 10% less,
+        // not the 20 ms the sender owed at 1 Gbit/s on top (it did: a check meant
+        // to drain a lone flow's queue grew it, and judged it another flow's).
+        let rate = GBIT / 10 * 9;
+        let sent = back_late_at(rate);
+        assert!(sent <= rate / 10 + 3 * 1500 + 1500, "{sent}");
+        assert!(sent >= rate / 10 - 1500, "{sent}");
+    }
+
+    #[test]
+    fn a_rate_moving_by_a_sampling_error_keeps_the_catch_up() {
+        // 1% lower (a loss floor re-estimated): the 20 ms are made up.
+        let rate = GBIT / 100 * 99;
+        let sent = back_late_at(rate);
+        assert!(sent >= rate / 100 * 12 - 1500, "{sent}");
     }
 
     #[test]
