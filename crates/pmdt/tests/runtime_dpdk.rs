@@ -696,9 +696,10 @@ fn hdr_then(buf: &Buffer, len: usize, to: Ipv4Addr) -> Outgoing<'_> {
 
 /// Issue 11 item 27: a port without `RTE_ETH_TX_OFFLOAD_MULTI_SEGS` (net_null here)
 /// must not be handed header + payload chains (simple tx paths of real NICs send and
-/// free only the first segment): the payload is copied behind the headers. (Ports
-/// that offer it, memif and TAP above, send from the payload's mbuf: their
-/// `payload_copies` stay 0.)
+/// free only the first segment). Issue 15: a payload that is all of its mbuf still
+/// leaves uncopied, the headers in its headroom (one segment); only a part of a
+/// buffer is copied behind the headers. (Ports that offer MULTI_SEGS, memif and TAP
+/// above, chain that part instead: their `payload_copies` stay 0.)
 #[test]
 fn ports_without_multi_segs_send_single_segment_frames() {
     on_main(|eal| {
@@ -722,11 +723,27 @@ fn ports_without_multi_segs_send_single_segment_frames() {
         link.flush(now);
         let st = link.stats();
         assert_eq!(st.tx_datagrams, 1);
-        assert_eq!(
-            st.payload_copies, 1,
-            "copied behind the headers, not chained"
-        );
+        assert_eq!(st.tx_headed, 1, "headers in the payload's headroom");
+        assert_eq!(st.payload_copies, 0, "{st:?}");
+        // A part of the buffer: copied behind the headers, not chained.
+        let part = Outgoing {
+            to: SocketAddr::from((peer, 9000)),
+            header: b"hdr",
+            payload: Some(PayloadSlice {
+                buf: &buf,
+                start: 2,
+                len: 5,
+            }),
+        };
+        assert!(link.send(now, part));
+        link.flush(now);
+        let st = link.stats();
+        assert_eq!(st.tx_datagrams, 2);
+        assert_eq!(st.tx_headed, 1);
+        assert_eq!(st.payload_copies, 1, "{st:?}");
+        let pool = link.pool().clone();
         drop((buf, link));
+        assert_eq!(pool.available(), pool.capacity(), "no buffer held");
     });
 }
 

@@ -272,9 +272,12 @@ impl DpdkLink {
         self.tx_checksum == UdpChecksum::Offloaded
     }
 
-    /// Whether data packets leave as header + payload mbuf chains (the port offers
-    /// `RTE_ETH_TX_OFFLOAD_MULTI_SEGS`); otherwise the payload is copied behind the
-    /// headers in one segment.
+    /// Whether data packets whose payload cannot take the headers in its own
+    /// headroom (still held by the device, or a part of a buffer) leave as header +
+    /// payload mbuf chains (the port offers `RTE_ETH_TX_OFFLOAD_MULTI_SEGS`);
+    /// otherwise their payload is copied behind the headers in one segment. A
+    /// payload that is all of a buffer nothing else holds leaves in one segment,
+    /// uncopied, either way.
     pub fn chains_payload(&self) -> bool {
         self.multi_seg
     }
@@ -570,21 +573,21 @@ impl Link for DpdkLink {
         // else refers to it (its earlier transmissions all left the device): the
         // headers go in its headroom, under a reference of its own. Not for a
         // frame held for ARP (its MAC is written later, in a header mbuf of its
-        // own) nor where the device sums (the flags go on a unique mbuf).
+        // own) nor where the device sums (the flags go on a unique mbuf). Ports
+        // without MULTI_SEGS take it too: it is one segment, an indirect mbuf,
+        // which a transmit path frees as any other (freeing detaches it); only
+        // MBUF_FAST_FREE, never requested here, assumes direct mbufs.
         let headed = match pkt.payload {
-            Some(p)
-                if self.multi_seg && resolved.is_some() && checksum != UdpChecksum::Offloaded =>
-            {
-                p.buf
-                    .with(|pm: &Mbuf| {
-                        if p.start == 0 && p.len == pm.len() {
-                            pm.headed_ref(&self.tx_pool, hdr_len, write_headers).ok()
-                        } else {
-                            None
-                        }
-                    })
-                    .flatten()
-            }
+            Some(p) if resolved.is_some() && checksum != UdpChecksum::Offloaded => p
+                .buf
+                .with(|pm: &Mbuf| {
+                    if p.start == 0 && p.len == pm.len() {
+                        pm.headed_ref(&self.tx_pool, hdr_len, write_headers).ok()
+                    } else {
+                        None
+                    }
+                })
+                .flatten(),
             _ => None,
         };
         let m = match headed {
