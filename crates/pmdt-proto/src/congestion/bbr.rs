@@ -1466,6 +1466,11 @@ impl Bbr {
             .probe_rtt_min_stamp
             .is_some_and(|t| now.saturating_duration_since(t) > PROBE_RTT_INTERVAL);
         if self.mode != Mode::ProbeRtt && expired && self.min_rtt.is_some() {
+            tracing::debug!(
+                min_rtt_us = self.min_rtt.map(|d| d.as_micros() as u64),
+                probe_rtt_min_us = self.probe_rtt_min_delay.map(|d| d.as_micros() as u64),
+                "bbr: ProbeRTT: no RTT as low as the minimum for the interval"
+            );
             self.enter(now, Mode::ProbeRtt);
             self.probe_rtt_done = None;
             self.probe_rtt_round_done = false;
