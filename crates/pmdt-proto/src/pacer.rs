@@ -123,17 +123,21 @@ impl Pacer {
             }
         };
         let now_ps = now.saturating_duration_since(epoch).as_nanos() as i128 * 1000;
-        if rate * FALL_DENOMINATOR < self.last_rate as u128 * (FALL_DENOMINATOR - 1) {
-            // What was owed at the higher rate is not owed at this one.
-            self.forget_due();
-        }
+        // What was owed at a higher rate is not owed at this one.
+        let fell = rate * FALL_DENOMINATOR < self.last_rate as u128 * (FALL_DENOMINATOR - 1);
         self.last_rate = rate as u64;
+        if fell {
+            self.catch_up_floor_ps = None;
+        }
         if let Some(due) = self.due.take() {
             if now > due {
                 let late = now - due;
+                // Counted even when forgiven: the sender was late all the same.
                 self.late_total += late;
-                let credit = late.min(catch_up).as_nanos() as i128 * 1000;
-                self.catch_up_floor_ps = Some(now_ps - span(self.capacity) - credit);
+                if !fell {
+                    let credit = late.min(catch_up).as_nanos() as i128 * 1000;
+                    self.catch_up_floor_ps = Some(now_ps - span(self.capacity) - credit);
+                }
             }
         }
         // The schedule lags the clock by at most the bucket (idle time earns no
@@ -247,8 +251,9 @@ mod tests {
 
     /// A sender paced at 1 Gbit/s loses its core for 20 ms after a deadline and
     /// comes back when the rate is `rate`; it then keeps its core for 100 ms,
-    /// each packet taking 100 ns. Bytes sent in those 100 ms.
-    fn back_late_at(rate: u64) -> u64 {
+    /// each packet taking 100 ns. Bytes sent in those 100 ms, and the lateness
+    /// the pacer counted.
+    fn back_late_at(rate: u64) -> (u64, Duration) {
         let t0 = Instant::now();
         let mut p = Pacer::new(3 * 1500, 3 * 1500);
         let catch_up = catch_up_limit(Duration::from_millis(100));
@@ -271,7 +276,7 @@ mod tests {
                 Some(t) => now = t,
             }
         }
-        sent
+        (sent, p.late_total())
     }
 
     #[test]
@@ -280,16 +285,18 @@ mod tests {
         // not the 20 ms the sender owed at 1 Gbit/s on top (it did: a check meant
         // to drain a lone flow's queue grew it, and judged it another flow's).
         let rate = GBIT / 10 * 9;
-        let sent = back_late_at(rate);
+        let (sent, late) = back_late_at(rate);
         assert!(sent <= rate / 10 + 3 * 1500 + 1500, "{sent}");
         assert!(sent >= rate / 10 - 1500, "{sent}");
+        // Forgiven, but counted: the sender was late.
+        assert_eq!(late, Duration::from_millis(20));
     }
 
     #[test]
     fn a_rate_moving_by_a_sampling_error_keeps_the_catch_up() {
         // 1% lower (a loss floor re-estimated): the 20 ms are made up.
         let rate = GBIT / 100 * 99;
-        let sent = back_late_at(rate);
+        let (sent, _) = back_late_at(rate);
         assert!(sent >= rate / 100 * 12 - 1500, "{sent}");
     }
 
