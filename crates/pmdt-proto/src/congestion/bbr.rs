@@ -1060,6 +1060,11 @@ impl Bbr {
         let standing = self.standing_queue(self.prev_round_min_rtt);
         let asked = self.queue_owner.verdict_round().is_some();
         if cruising {
+            let bw = self.bw();
+            if bw > 0 {
+                self.queue_owner
+                    .delivered(self.round_count, self.prev_bw_latest as f64 / bw as f64);
+            }
             self.queue_owner
                 .judge(self.round_count, self.queue_in(self.prev_round_min_rtt));
         }
