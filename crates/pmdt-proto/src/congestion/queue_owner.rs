@@ -160,8 +160,7 @@ impl QueueOwner {
             ..
         } = *self
         {
-            // Round `drain_round + 1` carries the check's packets.
-            if round < drain_round + 2 {
+            if !Self::reads_the_check(drain_round, round) {
                 return;
             }
             let queue_after = smallest_after.map_or(queue_after, |s| s.min(queue_after));
@@ -190,10 +189,19 @@ impl QueueOwner {
             drain_round, gain, ..
         } = *self
         {
-            if round >= drain_round + 2 && delivered_share < SLOWED_UNDER_CHECK * gain {
+            if Self::reads_the_check(drain_round, round)
+                && delivered_share < SLOWED_UNDER_CHECK * gain
+            {
                 *self = QueueOwner::Unknown;
             }
         }
+    }
+
+    /// Whether the round that ended as `round` began carried the packets the
+    /// check paced in `drain_round`, or later ones: the drain round's are
+    /// acknowledged in the round after it.
+    fn reads_the_check(drain_round: u64, round: u64) -> bool {
+        round >= drain_round + 2
     }
 
     /// The round at whose start the verdict falls, while checking: the
