@@ -1447,6 +1447,22 @@ impl Bbr {
                     // The pipe grew: where the last probe overflowed says nothing.
                     self.up_growth = UpGrowth::Fast;
                 }
+                if queueing || done {
+                    tracing::debug!(
+                        rounds = self.rounds_in_phase(),
+                        gain = self.up_gain,
+                        samples = self.up_samples.samples,
+                        queued = self.up_samples.queued,
+                        queueing,
+                        growing,
+                        queue_free,
+                        far_below,
+                        bw = self.max_bw,
+                        bw_at_probe = self.bw_at_probe,
+                        up_base_bw = self.up_base_bw,
+                        "bbr: a ProbeBW Up round ends"
+                    );
+                }
                 if queueing || (done && !growing && !queue_free) {
                     self.enter(now, Mode::ProbeBw(Phase::Down));
                 } else if done {
