@@ -80,11 +80,10 @@ const MAX_VERDICT_ROUNDS: u64 = 4;
 /// Through pmdt-wanem, checks under way when the link fell from 1 Gbit/s to
 /// 200 Mbit/s at 100 ms read a delivery of 24.3 MB/s against estimates of 60
 /// and 85 MB/s, with 6-7 ms of queue: not twice what they had asked about
-/// (the test for a changed path then), so they found another flow's queue, and
-/// the rise
-/// back to 1 Gbit/s 10 s later waited for the shared-queue probe (3.5 s
-/// instead of 1.1-1.9). A flow beside another delivers what it paces: through
-/// the same emulator, 0.75-1.1 of its estimate.
+/// (the test for a changed path then), so they found another flow's queue,
+/// and the rise back to 1 Gbit/s 10 s later waited for the shared-queue probe
+/// (3.5 s instead of 1.1-1.9). A flow beside another delivers what it paces:
+/// through the same emulator, 0.75-1.1 of its estimate.
 const SLOWED_UNDER_CHECK: f64 = 0.5;
 
 /// What this Cruise found out about a queue standing in it.
