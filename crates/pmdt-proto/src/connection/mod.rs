@@ -1251,10 +1251,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.stats.invalid_acks += 1;
             return;
         }
-        if a.ranges
-            .iter()
-            .any(|r| self.skipped.iter().any(|&s| (r.start..=r.end).contains(&s)))
-        {
+        if a.ranges.iter().any(|r| self.acks_skipped(r.start, r.end)) {
             // A number never sent was acknowledged: the peer acks optimistically.
             tracing::debug!(parent: &self.span, "optimistic ack of a skipped packet number");
             self.stats.invalid_acks += 1;
@@ -1546,6 +1543,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             timestamp: self.timestamp(now),
             timestamp_echo: self.peer_ts,
         }
+    }
+
+    /// Whether `[lo, hi]` holds a packet number skipped on purpose. The skipped
+    /// numbers ascend, so a binary search per range: scanning all of them for
+    /// every range of every ack took 1.6 % of a memif sender's cycles.
+    fn acks_skipped(&self, lo: u64, hi: u64) -> bool {
+        let i = self.skipped.partition_point(|&s| s < lo);
+        self.skipped.get(i).is_some_and(|&s| s <= hi)
     }
 
     /// Skips the next packet number (never sent) and picks the next one to skip:

@@ -721,6 +721,23 @@ fn item17_an_optimistic_ack_of_a_skipped_number_closes_the_connection() {
     );
 }
 
+/// The check behind item 17 looks up each acknowledged range among the
+/// skipped numbers (ascending) instead of scanning them all.
+#[test]
+fn a_range_acks_a_skipped_number_only_if_it_holds_one() {
+    let mut p = Pair::connected(TransportConfig::default());
+    let mut c = p.client_conn();
+    c.skipped = [10, 20, 30].into_iter().collect();
+    for (lo, hi) in [(10, 10), (30, 30), (0, 10), (15, 25), (0, 100), (20, 20)] {
+        assert!(c.acks_skipped(lo, hi), "[{lo}, {hi}]");
+    }
+    for (lo, hi) in [(0, 9), (11, 19), (21, 29), (31, 1000)] {
+        assert!(!c.acks_skipped(lo, hi), "[{lo}, {hi}]");
+    }
+    c.skipped.clear();
+    assert!(!c.acks_skipped(0, u64::MAX));
+}
+
 /// A side closes only once every byte it sent was acknowledged, not only its
 /// finish: the finish can travel (and be acknowledged) in a later packet than data
 /// that was lost. Found end to end: `pmdt-send` ended "connection closed early by
