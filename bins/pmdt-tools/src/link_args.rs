@@ -111,7 +111,9 @@ pub struct LinkArgs {
     /// Write every datagram sent and received to this pcap file.
     #[arg(long, value_name = "FILE")]
     pub pcap: Option<PathBuf>,
-    /// Busy-poll the I/O core (lowest latency; default backs off when idle).
+    /// Busy-poll the I/O core (lowest latency). By default a quiet I/O loop
+    /// backs off: it parks until a datagram comes over kernel UDP and TAP, and
+    /// naps in short steps over memif.
     #[arg(long)]
     pub busy_poll: bool,
     /// Run to completion (the default with one queue): no I/O lcore or thread;

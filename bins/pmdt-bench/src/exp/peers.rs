@@ -22,6 +22,9 @@ pub const TOOLS: crate::exp::Tools = (
 
 /// Messages per second of the rated request/response cells.
 const RR_RATE: u32 = 10_000;
+/// Messages per second of the quiet request/response cells: 5 ms apart, so each
+/// side's loop is quiet long enough (2 ms) to sleep between messages.
+const RR_QUIET_RATE: u32 = 200;
 
 /// The metrics its table shows beside the primary figure.
 pub const COLUMNS: &[&str] = &[
@@ -33,6 +36,7 @@ pub const COLUMNS: &[&str] = &[
     "lost_pct",
     "send_io_load",
     "recv_io_load",
+    "recv_cpu_share",
 ];
 
 /// Runs it.
@@ -132,27 +136,41 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     // long as sockperf runs. memif with and without busy polling on both sides
     // (the difference is the idle back-off's cost), back to back (ping-pong)
     // and at 10,000 messages a second (where each side idles between
-    // messages), kernel UDP as the tools run by default.
+    // messages), kernel UDP as the tools run by default. Kernel UDP at 200
+    // messages a second too, where each side's loop sleeps between messages:
+    // parked on the socket by default (the wake path), against busy polling.
     let rr_secs = secs_arg(secs);
-    let rate = RR_RATE.to_string();
-    for (name, link, busy, rated) in [
-        ("pmdt-rr-memif-64", Link::Memif(1500), true, false),
-        ("pmdt-rr-memif-64-backoff", Link::Memif(1500), false, false),
-        ("pmdt-rr-memif-64-10k", Link::Memif(1500), true, true),
+    for (name, link, busy, rate) in [
+        ("pmdt-rr-memif-64", Link::Memif(1500), true, None),
+        ("pmdt-rr-memif-64-backoff", Link::Memif(1500), false, None),
+        (
+            "pmdt-rr-memif-64-10k",
+            Link::Memif(1500),
+            true,
+            Some(RR_RATE),
+        ),
         (
             "pmdt-rr-memif-64-10k-backoff",
             Link::Memif(1500),
             false,
-            true,
+            Some(RR_RATE),
         ),
-        ("pmdt-rr-udp-64", Link::Udp, false, false),
+        ("pmdt-rr-udp-64", Link::Udp, false, None),
+        ("pmdt-rr-udp-64-200", Link::Udp, false, Some(RR_QUIET_RATE)),
+        (
+            "pmdt-rr-udp-64-200-busy",
+            Link::Udp,
+            true,
+            Some(RR_QUIET_RATE),
+        ),
     ] {
+        let rate_arg = rate.map(|r| r.to_string());
         let mut args = vec!["--rtc", "--rr", "--rr-size", "64", "-t", &rr_secs];
         if busy {
             args.push("--busy-poll");
         }
-        if rated {
-            args.extend(["--rr-rate", &rate]);
+        if let Some(r) = &rate_arg {
+            args.extend(["--rr-rate", r]);
         }
         let mut pair = PairSpec::new(link, &args, Duration::from_secs_f64(secs + 2.0));
         pair.recv_args.push("--rtc".into());
@@ -166,7 +184,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                 .param("msg", 64)
                 .param("secs", secs)
                 .param("busy_poll", busy)
-                .param("rate", if rated { RR_RATE } else { 0 }),
+                .param("rate", rate.unwrap_or(0)),
             &pair,
             round_trip_figures,
         ));
@@ -239,6 +257,18 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             ("pmdt-rr-memif-64-10k-backoff", rtt),
             ("pmdt-rr-memif-64-10k", rtt),
         ),
+        Ratio::of(
+            "pmdt --rr over kernel UDP, 200 messages/s, default (parked on the socket between messages) / busy poll, p50 (the wake path's cost)",
+            c,
+            ("pmdt-rr-udp-64-200", rtt),
+            ("pmdt-rr-udp-64-200-busy", rtt),
+        ),
+        Ratio::of(
+            "pmdt --rr over kernel UDP, 200 messages/s, default / busy poll, the echoing receiver's CPU time (the wake path's saving)",
+            c,
+            ("pmdt-rr-udp-64-200", "recv_cpu_share"),
+            ("pmdt-rr-udp-64-200-busy", "recv_cpu_share"),
+        ),
     ];
     r.references = vec![
         "ANCHORS.md (this kind of machine): raw memif 1500 B 20.5 Mpps / 246 Gbit/s wire; iperf3 TCP 35.7 Gbit/s; iperf3 UDP 1400 B 3.4 Gbit/s; quinn perf 11.4 Gbit/s; sockperf p50 26.4 µs half round trip".into(),
@@ -246,15 +276,19 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     r.notes = vec![
         "Pinning: receiver/server on core 1, sender/client on core 0 for every tool (pmdt: --lcores 0@0,1@1 and 0@1,1@0; testpmd: --main-lcore 0/1; iperf3 -A 0,1; sockperf via taskset; the QUIC harness pins its threads).".into(),
         "raw-memif: testpmd's Rx-bps counts frame bits; pmdt's goodput counts stream bytes only.".into(),
-        "pmdt-rr-*: `pmdt-send --rr --rr-size 64` against pmdt-recv, which echoes: one 64-byte message in flight, each round trip timed by the sender from its write to the read that completes the echo (HdrHistogram, 3 significant digits), every echoed byte checked; -10k: --rr-rate 10000 (one message every 100 µs, so both sides idle between messages) instead of back to back; -backoff: the tools' default idle policy (spin 256 polls, then sleep 1 µs doubling to 100 µs) instead of --busy-poll on both sides. On a 2-core machine shared with other work the busy pollers are preempted (thousands of involuntary context switches a second): their tails (p99, p99.9, max) and the retransmissions (probe timeouts firing when a preempted side resumes) are the machine's; the p50 is the figure to compare. sockperf-rtt: sockperf's half round trip × 2, so both are full round trips.".into(),
+        "pmdt-rr-*: `pmdt-send --rr --rr-size 64` against pmdt-recv, which echoes: one 64-byte message in flight, each round trip timed by the sender from its write to the read that completes the echo (HdrHistogram, 3 significant digits), every echoed byte checked; -10k: --rr-rate 10000 (one message every 100 µs, so both sides idle between messages) instead of back to back; -backoff: the tools' default idle policy (spin 16 polls, yield the core while the loop worked within the last 2 ms, then sleep: in naps of 1 µs doubling to 100 µs over memif, parked in poll(2) on the socket until a datagram, a request or a timer over kernel UDP) instead of --busy-poll on both sides; -udp-64-200: kernel UDP at --rr-rate 200 (5 ms apart, so both loops sleep between messages), with the default policy and with --busy-poll (-busy); recv_cpu_share: the echoing pmdt-recv's CPU seconds (user + system) over its run time. On a 2-core machine shared with other work the busy pollers are preempted (thousands of involuntary context switches a second): their tails (p99, p99.9, max) and the retransmissions (probe timeouts firing when a preempted side resumes) are the machine's; the p50 is the figure to compare. sockperf-rtt: sockperf's half round trip × 2, so both are full round trips.".into(),
         "quic-quinn: one bidirectional stream upload, TLS 1.3 (rustls + ring), client and server in one process on separate pinned threads.".into(),
     ];
     r
 }
 
 /// `--rr`'s figures replace the transport's RTT: the round trips the sender
-/// timed (the transport's data→ack RTT stays as `transport_rtt_*`).
+/// timed (the transport's data→ack RTT stays as `transport_rtt_*`). The
+/// echoing receiver's CPU time over its run time goes beside them.
 fn round_trip_figures(r: &PairResult, s: &mut Sample) {
+    if r.recv_wall_s > 0.0 {
+        s.set("recv_cpu_share", r.recv_cpu_s / r.recv_wall_s);
+    }
     for k in ["rtt_p50_us", "rtt_p99_us"] {
         if let Some(v) = s.metrics.remove(k) {
             s.set(&format!("transport_{k}"), v);

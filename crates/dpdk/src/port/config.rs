@@ -111,6 +111,13 @@ pub struct PortConfig {
     /// Spread receive traffic over the rx queues with RSS (on IP/UDP fields) when the
     /// device supports it and there is more than one rx queue.
     pub rss: bool,
+    /// Receive-queue interrupts (`intr_conf.rxq`, as DPDK's l3fwd-power uses):
+    /// a quiet poller may then sleep until packets arrive
+    /// ([`RxQueue::with_interrupt`](super::RxQueue::with_interrupt)). Devices
+    /// without them (memif, ring, null) ignore the request; a PCI device may
+    /// refuse to start without a driver that gives one interrupt per queue
+    /// (vfio-pci).
+    pub rx_interrupts: bool,
 }
 
 impl Default for PortConfig {
@@ -125,6 +132,7 @@ impl Default for PortConfig {
             promiscuous: true,
             offloads: Offloads::default(),
             rss: true,
+            rx_interrupts: false,
         }
     }
 }

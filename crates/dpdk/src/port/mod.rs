@@ -307,6 +307,9 @@ impl Port {
             conf.rxmode.mq_mode = dpdk_sys::RTE_ETH_MQ_RX_RSS;
             conf.rx_adv_conf.rss_conf.rss_hf = rss_hf;
         }
+        if cfg.rx_interrupts {
+            conf.intr_conf.set_rxq(1);
+        }
         // SAFETY: valid port and conf; the port is not started.
         check(&format!("configure port {id} ({})", info.name), unsafe {
             dpdk_sys::rte_eth_dev_configure(id, cfg.rx_queues, cfg.tx_queues, &conf)

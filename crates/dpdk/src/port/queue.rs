@@ -2,6 +2,7 @@
 
 use std::cell::Cell;
 use std::marker::PhantomData;
+use std::os::fd::BorrowedFd;
 use std::sync::Arc;
 
 use super::{BurstGate, PortShared};
@@ -64,6 +65,41 @@ impl RxQueue {
         // SAFETY: the PMD wrote n valid mbuf pointers after len.
         unsafe { batch.set_len(batch.len() + n) };
         n
+    }
+
+    /// Runs `f` with a descriptor that turns readable when packets arrive on
+    /// this queue, its interrupt enabled for the call, so a quiet poller can
+    /// sleep in `poll(2)` until then (with its own descriptors beside it).
+    /// `None` (and `f` is not called) when the port was configured without
+    /// [`PortConfig::rx_interrupts`](super::PortConfig::rx_interrupts), the
+    /// device has no receive interrupt (memif, ring, null) or the port is
+    /// stopped. The descriptor is the device's: read nothing from it (on TAP it
+    /// is the queue's own file). The port cannot stop while `f` runs: a control
+    /// operation (stop, MAC change) waits for it, so sleep briefly.
+    pub fn with_interrupt<R>(&mut self, f: impl FnOnce(BorrowedFd<'_>) -> R) -> Option<R> {
+        if !self.port.enter(&self.gate) {
+            return None;
+        }
+        // SAFETY: valid port/queue of a started port (gate held); a query.
+        let fd = unsafe { dpdk_sys::rte_eth_dev_rx_intr_ctl_q_get_fd(self.port.id, self.queue) };
+        let r = (fd >= 0).then(|| {
+            // SAFETY: enabling the interrupt of this queue, which only this
+            // handle drives, on a started port. Devices whose descriptor turns
+            // readable anyway (TAP) have no such call: its error is ignored.
+            let enabled =
+                unsafe { dpdk_sys::rte_eth_dev_rx_intr_enable(self.port.id, self.queue) } == 0;
+            // SAFETY: the descriptor belongs to the started port's queue and is
+            // closed only when the port stops or closes, which wait for the
+            // gate this call holds until `f` returns.
+            let r = f(unsafe { BorrowedFd::borrow_raw(fd) });
+            if enabled {
+                // SAFETY: as for the enable above.
+                unsafe { dpdk_sys::rte_eth_dev_rx_intr_disable(self.port.id, self.queue) };
+            }
+            r
+        });
+        self.port.leave(&self.gate);
+        r
     }
 
     /// Packets waiting in the rx descriptor ring, if the PMD can tell

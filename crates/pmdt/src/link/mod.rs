@@ -24,6 +24,7 @@ pub mod udp;
 mod write_buf;
 
 use std::net::SocketAddr;
+use std::os::fd::BorrowedFd;
 use std::time::Instant;
 
 pub use buffer::{Buffer, PacketMemory};
@@ -138,6 +139,16 @@ impl Outgoing<'_> {
     }
 }
 
+/// What a quiet I/O loop can sleep on to learn that its link has work (see
+/// [`Link::wait_on`]).
+#[derive(Debug, Clone, Copy)]
+pub struct WakeOn<'a> {
+    /// Turns readable when a datagram arrives.
+    pub fd: BorrowedFd<'a>,
+    /// Datagrams wait to be sent: wait for room to send them too.
+    pub writable: bool,
+}
+
 /// A datagram link driven by one I/O thread or lcore.
 pub trait Link: Send {
     /// What this link is (for logs and statistics), e.g. `dpdk net_tap0 10.0.0.2:9000`.
@@ -161,6 +172,14 @@ pub trait Link: Send {
     /// Datagrams waiting in the receive ring, where the device reports it.
     fn rx_pending(&self) -> Option<u32> {
         None
+    }
+    /// Lets a quiet loop sleep until this link has work: calls `wait` once
+    /// with what to wait on, valid (and armed, for a wake-up that must be) for
+    /// as long as the call lasts. `wait(None)` (the default: a poll-mode
+    /// device, an in-memory pair) when the link has nothing to offer: the loop
+    /// naps in short steps and polls again.
+    fn wait_on(&mut self, wait: &mut dyn FnMut(Option<WakeOn<'_>>)) {
+        wait(None)
     }
     /// Counters.
     fn stats(&self) -> LinkStats;
@@ -193,6 +212,9 @@ impl<L: Link + ?Sized> Link for Box<L> {
     }
     fn rx_pending(&self) -> Option<u32> {
         (**self).rx_pending()
+    }
+    fn wait_on(&mut self, wait: &mut dyn FnMut(Option<WakeOn<'_>>)) {
+        (**self).wait_on(wait)
     }
     fn stats(&self) -> LinkStats {
         (**self).stats()

@@ -143,6 +143,9 @@ impl<L: Link> Link for Captured<L> {
     fn rx_pending(&self) -> Option<u32> {
         self.inner.rx_pending()
     }
+    fn wait_on(&mut self, wait: &mut dyn FnMut(Option<super::WakeOn<'_>>)) {
+        self.inner.wait_on(wait)
+    }
     fn stats(&self) -> LinkStats {
         let mut s = self.inner.stats();
         s.captured += self.captured;

@@ -12,7 +12,7 @@ use arc_swap::ArcSwap;
 
 use super::cycles;
 use super::dedicated;
-use super::io_loop::Control;
+use super::doorbell::ControlSender;
 use super::io_loop::{IoLoop, LoopConfig, RxClock};
 use super::stats::LoopStats;
 use super::storage::{ChunkRecv, ChunkSend};
@@ -296,7 +296,7 @@ impl RuntimeBuilder {
         now: Instant,
         rx_clock: RxClock,
         writer: Writer,
-    ) -> io::Result<(IoLoop, mpsc::Sender<Control>, Arc<ArcSwap<LoopStats>>)> {
+    ) -> io::Result<(IoLoop, ControlSender, Arc<ArcSwap<LoopStats>>)> {
         let link = self.wrap(link, i)?;
         let chunk = self.transport.max_payload() as usize;
         let pool = link.pool();
@@ -337,7 +337,8 @@ impl RuntimeBuilder {
             stats.clone(),
             now,
         );
-        Ok((lp, ctl_tx, stats))
+        let control = ControlSender::new(ctl_tx, lp.doorbell());
+        Ok((lp, control, stats))
     }
 
     /// Creates the link(s) and starts the I/O loop(s).

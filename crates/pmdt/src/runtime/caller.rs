@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, TryLockError};
 use std::time::{Duration, Instant};
 
-use super::dedicated::Poller;
+use super::dedicated::{Poller, WhenQuiet};
 use super::io_loop::{IoLoop, Next};
 use super::IdlePolicy;
 
@@ -27,6 +27,12 @@ use super::IdlePolicy;
 const CONTROL_NAP: Duration = Duration::from_millis(1);
 /// A control wait leaves the driving to others that drove this recently.
 const RECENTLY: Duration = Duration::from_millis(1);
+/// The longest a waiting thread parks in a quiet loop's step (where the link
+/// offers a wake path) before it looks at what it waits for again: a timeout
+/// it waits with ends at most this late. Other threads that want the loop
+/// wait as long (anything that concerns them, a datagram, a write or a
+/// request, wakes the loop first).
+const WAITING_PARK: Duration = Duration::from_millis(10);
 
 /// Who is waiting, and how eagerly it drives the loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,7 +99,13 @@ impl CallerLoop {
     }
 
     /// One step of the loop if no other thread is taking one; whether one was.
+    /// It naps at most (see [`WhenQuiet::Nap`]): the caller goes on.
     pub fn drive_once(&self) -> bool {
+        self.step_unless_taken(WhenQuiet::Nap)
+    }
+
+    /// One step if no other thread is taking one, with `quiet`.
+    fn step_unless_taken(&self, quiet: WhenQuiet) -> bool {
         if self.stopped() {
             return false;
         }
@@ -108,7 +120,7 @@ impl CallerLoop {
             }
         }
         let (lp, poller) = &mut *g;
-        let (next, now) = poller.step(lp);
+        let (next, now) = poller.step(lp, quiet);
         if next == Next::Stopped {
             self.stopped.store(true, Ordering::Release);
         }
@@ -119,9 +131,10 @@ impl CallerLoop {
     }
 
     /// One step of the loop, or, if another thread is taking one, a sleep until
-    /// that step ends (it moves this thread's data too).
+    /// that step ends (it moves this thread's data too). A quiet loop's step
+    /// parks for up to [`WAITING_PARK`]: the caller waits anyway.
     pub fn drive_or_wait(&self) {
-        if !self.drive_once() {
+        if !self.step_unless_taken(WhenQuiet::ParkAtMost(WAITING_PARK)) {
             self.wait_for_step();
         }
     }

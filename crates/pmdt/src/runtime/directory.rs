@@ -45,13 +45,13 @@ impl Directory {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossbeam_queue::ArrayQueue;
+    use crate::runtime::doorbell::Doorbell;
 
     fn stream() -> Arc<StreamShared> {
         Arc::new(StreamShared::new(
             0,
             "10.0.0.1:9000".parse().unwrap(),
-            Arc::new(ArrayQueue::new(1)),
+            Arc::new(Doorbell::new(1)),
             std::time::Duration::from_millis(5),
             std::sync::Weak::new(),
             1444,

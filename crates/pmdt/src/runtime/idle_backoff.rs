@@ -1,7 +1,10 @@
 //! What a poll-mode loop does between polls that found nothing to do: spin a
 //! little, then give the core to whoever else wants it (`sched_yield`) while
 //! traffic is flowing, and sleep in doubling steps only once the loop has been
-//! quiet for a while (never past its next deadline).
+//! quiet for a while (never past its next deadline). Where the link can say
+//! when a datagram comes (a kernel socket, a TAP queue's interrupt), the I/O
+//! loop's poller parks on it instead, from a quarter of a millisecond after its
+//! last work, until there is something to do (see `doorbell`, the wake path).
 //!
 //! Yielding rather than napping while traffic flows is what lets several pollers
 //! share cores. Measured through `pmdt-bench loss` (1 Gbit/s, 10 ms, lossless:
@@ -24,7 +27,10 @@ pub enum IdlePolicy {
     /// After `spin_iterations` empty polls, yield the CPU between polls (other
     /// threads ready on the core run, else the poll comes back at once) while the
     /// loop did work within `yield_for`; after that, sleep in doubling steps from
-    /// 1 µs up to `max_sleep`, never past the loop's next timer.
+    /// 1 µs up to `max_sleep`, never past the loop's next timer. An I/O loop whose
+    /// link offers a wake path (kernel UDP, TAP) parks instead of yielding or
+    /// napping once it has done nothing for 250 µs: it sleeps until a datagram,
+    /// an application's request or its next timer, and uses no CPU while idle.
     Backoff {
         /// Empty polls in a row before the first yield.
         spin_iterations: u32,
@@ -90,6 +96,11 @@ impl IdleBackoff {
         self.sleep = FIRST_SLEEP;
     }
 
+    /// How long the loop has done nothing, as of `now` (None: it never worked).
+    pub fn quiet_for(&self, now: Instant) -> Option<Duration> {
+        self.last_work.map(|w| now.saturating_duration_since(w))
+    }
+
     /// What to do after an empty poll at `now`, the loop's next timer being at
     /// `deadline` (None: no timer), without doing it.
     pub fn plan(&mut self, now: Instant, deadline: Option<Instant>) -> Pause {
@@ -126,13 +137,16 @@ impl IdleBackoff {
         match p {
             Pause::Spun => {}
             Pause::Yielded => std::thread::yield_now(),
-            Pause::Slept(s) => {
-                tighten_timer_slack();
-                std::thread::sleep(s);
-            }
+            Pause::Slept(s) => nap(s),
         }
         p
     }
+}
+
+/// Sleeps `s`, to the microsecond (see [`tighten_timer_slack`]).
+pub(crate) fn nap(s: Duration) {
+    tighten_timer_slack();
+    std::thread::sleep(s);
 }
 
 /// The timer slack a polling thread asks for, nanoseconds.
@@ -143,7 +157,7 @@ const TIMER_SLACK_NS: libc::c_ulong = 1_000;
 /// naps lasted over 50 µs and every message that arrived while a loop napped
 /// waited that long (p90 of spaced-out round trips over memif: 115 µs with the
 /// back-off, 8 µs busy-polling). Once per thread.
-fn tighten_timer_slack() {
+pub(crate) fn tighten_timer_slack() {
     thread_local! {
         static DONE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }

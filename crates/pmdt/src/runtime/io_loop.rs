@@ -13,11 +13,11 @@ use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
-use crossbeam_queue::ArrayQueue;
 use load_estimator::{EstimatorConfig, LoadEstimator, LoadReport};
 
 use super::caller::CallerLoop;
 use super::cycles;
+use super::doorbell::{Doorbell, Parked};
 use super::reader_wake;
 use super::recv_memory::{RecvMemory, Share};
 use super::shared::StreamShared;
@@ -181,7 +181,9 @@ pub(crate) struct IoLoop {
     /// Live connections when the last poll ended (connections open and close
     /// between polls too: [`super::Session::connect`]).
     live_polled: usize,
-    doorbell: Arc<ArrayQueue<usize>>,
+    doorbell: Arc<Doorbell>,
+    /// The doorbell's control count when the channel was last drained.
+    controls_seen: u64,
     deliver: Vec<usize>,
     retry: Vec<usize>,
     /// The lists being worked through (swapped with `deliver`/`retry`, so both
@@ -221,6 +223,7 @@ pub(crate) struct IoLoop {
     stats: Arc<ArcSwap<LoopStats>>,
     iterations: u64,
     idle_sleeps: u64,
+    idle_parks: u64,
     /// Stream bytes acknowledged and received by connections already released.
     closed_acked: u64,
     closed_received: u64,
@@ -288,7 +291,8 @@ impl IoLoop {
         });
         let mut lp = Self {
             pool,
-            doorbell: Arc::new(ArrayQueue::new(cfg.max_connections.max(1))),
+            doorbell: Arc::new(Doorbell::new(cfg.max_connections)),
+            controls_seen: 0,
             rx: Vec::with_capacity(cfg.burst),
             link,
             ep,
@@ -320,6 +324,7 @@ impl IoLoop {
             stats,
             iterations: 0,
             idle_sleeps: 0,
+            idle_parks: 0,
             closed_acked: 0,
             closed_received: 0,
             started: now,
@@ -439,6 +444,33 @@ impl IoLoop {
         self.idle_sleeps += 1;
     }
 
+    /// The doorbell application threads ring (and control requests wake).
+    pub fn doorbell(&self) -> Arc<Doorbell> {
+        Arc::clone(&self.doorbell)
+    }
+
+    /// The wake path: after a poll that found nothing to do, sleeps until an
+    /// application thread has something for the loop, the link has a datagram
+    /// (or room for those waiting to leave), or `until`. `Unavailable` when
+    /// the link offers nothing to wait on (a poll-mode device): the caller naps.
+    pub fn park(&mut self, now: Instant, until: Instant) -> Parked {
+        if !self.doorbell.can_park() {
+            return Parked::Unavailable;
+        }
+        let (doorbell, seen) = (&self.doorbell, self.controls_seen);
+        let timeout = until.saturating_duration_since(now);
+        let mut r = Parked::Unavailable;
+        self.link.wait_on(&mut |wake| {
+            if let Some(w) = wake {
+                r = doorbell.park(seen, Some(w), timeout);
+            }
+        });
+        if matches!(r, Parked::Woken | Parked::TimedOut) {
+            self.idle_parks += 1;
+        }
+        r
+    }
+
     /// Run-to-completion: streams opened from now on poll `driver` when they wait.
     pub fn set_driver(&mut self, driver: Weak<CallerLoop>) {
         self.driver = driver;
@@ -504,6 +536,7 @@ impl IoLoop {
             connections: self.live,
             iterations: self.iterations,
             idle_sleeps: self.idle_sleeps,
+            idle_parks: self.idle_parks,
             uptime_s: now.duration_since(self.started).as_secs_f64(),
             connection_list: list,
             stream_bytes_acked: acked,
@@ -585,6 +618,8 @@ impl IoLoop {
 
     fn control(&mut self, now: Instant) -> bool {
         let mut any = false;
+        // Read before draining: a request sent after this wakes a parked loop.
+        self.controls_seen = self.doorbell.controls();
         loop {
             match self.control.try_recv() {
                 Ok(Control::Connect { to, options, reply }) => {

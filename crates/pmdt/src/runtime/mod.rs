@@ -31,6 +31,7 @@ mod caller;
 mod cycles;
 mod dedicated;
 mod directory;
+mod doorbell;
 mod group;
 mod idle_backoff;
 mod in_place;
@@ -53,7 +54,7 @@ use pmdt_proto::ConnectOptions;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -61,6 +62,7 @@ use arc_swap::ArcSwap;
 use directory::Directory;
 
 pub use builder::{Backend, IoCore, RuntimeBuilder};
+use doorbell::ControlSender;
 pub use group::{Group, LagPolicy, MemberReport, MemberState, LAGGING_CODE};
 pub use idle_backoff::{IdleBackoff, IdlePolicy, Pause};
 pub use in_place::{ReadSegment, SubmitError};
@@ -84,7 +86,7 @@ enum Join {
 }
 
 struct LoopHandle {
-    control: Sender<Control>,
+    control: ControlSender,
     join: Option<Join>,
     stats: Arc<ArcSwap<LoopStats>>,
 }

@@ -50,13 +50,14 @@
 use pmdt_proto::ConnectOptions;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver};
 use std::sync::Arc;
 use std::time::Instant;
 
 use arc_swap::ArcSwap;
 
-use super::io_loop::{Control, IoLoop, Next};
+use super::doorbell::ControlSender;
+use super::io_loop::{IoLoop, Next};
 use super::stats::LoopStats;
 use super::stream::Stream;
 
@@ -81,7 +82,7 @@ pub enum PollAgain {
 pub struct Session {
     lp: IoLoop,
     /// Kept so the loop's control channel stays open (a closed one shuts it down).
-    _control: Sender<Control>,
+    _control: ControlSender,
     stats: Arc<ArcSwap<LoopStats>>,
     local: SocketAddr,
     backlog: usize,
@@ -100,7 +101,7 @@ impl std::fmt::Debug for Session {
 impl Session {
     pub(crate) fn new(
         lp: IoLoop,
-        control: Sender<Control>,
+        control: ControlSender,
         stats: Arc<ArcSwap<LoopStats>>,
         local: SocketAddr,
         backlog: usize,

@@ -12,7 +12,7 @@ use arc_swap::ArcSwapOption;
 use super::caller::{CallerLoop, Urgency};
 use std::time::Duration;
 
-use crossbeam_queue::ArrayQueue;
+use super::doorbell::Doorbell;
 
 use pmdt_proto::{CloseReason, ConnectionStats};
 
@@ -239,14 +239,14 @@ pub(crate) struct StreamShared {
     pub stats: Mutex<ConnectionStats>,
     /// The id telemetry lists the connection under (0: not handed out yet).
     pub directory_id: AtomicU64,
-    pub doorbell: Arc<ArrayQueue<usize>>,
+    pub doorbell: Arc<Doorbell>,
 }
 
 impl StreamShared {
     pub fn new(
         id: usize,
         remote: SocketAddr,
-        doorbell: Arc<ArrayQueue<usize>>,
+        doorbell: Arc<Doorbell>,
         park: Duration,
         driver: Weak<CallerLoop>,
         chunk: usize,
@@ -290,8 +290,7 @@ impl StreamShared {
         // flag cleared and queues the stream again.
         fence(Ordering::SeqCst);
         if !self.queued.load(Ordering::Relaxed) && !self.queued.swap(true, Ordering::AcqRel) {
-            // Capacity covers every live stream and each is queued at most once.
-            let _ = self.doorbell.push(self.id);
+            self.doorbell.ring(self.id);
         }
     }
 

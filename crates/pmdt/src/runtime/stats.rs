@@ -33,8 +33,14 @@ pub struct LoopStats {
     pub connections: usize,
     /// Loop iterations.
     pub iterations: u64,
-    /// Times the idle loop slept.
+    /// Times the idle loop slept (napped, or parked on its wake path).
     pub idle_sleeps: u64,
+    /// Of those, the times it parked until an application, its link or its
+    /// next timer woke it (the wake path: a link with a descriptor to wait on,
+    /// such as a kernel UDP socket); the rest were naps of at most the idle
+    /// policy's `max_sleep`.
+    #[serde(default)]
+    pub idle_parks: u64,
     /// Seconds since the loop started.
     pub uptime_s: f64,
     /// Live connections (the first 256).

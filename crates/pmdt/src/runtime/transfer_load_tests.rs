@@ -6,15 +6,16 @@
 //! the test sees every statistics publication.
 
 use std::net::SocketAddr;
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 
 use super::builder::Writer;
-use super::dedicated::Poller;
-use super::io_loop::{Control, IoLoop, RxClock, PUBLISH_PERIOD};
+use super::dedicated::{Poller, WhenQuiet};
+use super::doorbell::ControlSender;
+use super::io_loop::{IoLoop, RxClock, PUBLISH_PERIOD};
 use super::stats::{LoadPeriodEnd, LoopStats};
 use super::{IdlePolicy, LoadReport, Runtime, Stream};
 use crate::link::memory::MemoryLink;
@@ -23,7 +24,7 @@ use pmdt_proto::TransportConfig;
 /// A loop, its poller, and every statistics snapshot that carried a new report.
 struct Side {
     lp: IoLoop,
-    _control: Sender<Control>,
+    _control: ControlSender,
     stats: Arc<ArcSwap<LoopStats>>,
     poller: Poller,
     published: Vec<Arc<LoopStats>>,
@@ -50,7 +51,7 @@ impl Side {
     }
 
     fn step(&mut self) {
-        self.poller.step(&mut self.lp);
+        self.poller.step(&mut self.lp, WhenQuiet::Nap);
         let s = self.stats.load_full();
         if self
             .published

@@ -32,7 +32,7 @@ use arp_hold::ArpHold;
 pub use arp_table::ArpTable;
 use frame::{Frame, RxVerified, UdpChecksum, HEADERS_LEN};
 
-use super::{Buffer, BufferPool, Link, LinkStats, Outgoing, Received};
+use super::{Buffer, BufferPool, Link, LinkStats, Outgoing, Received, WakeOn};
 
 /// Frames per rx/tx burst.
 pub const BURST: usize = 32;
@@ -83,6 +83,30 @@ pub struct DpdkLinkConfig {
     /// MTU to set (None: keep the device's). Above 1500 (jumbo frames) the mbufs
     /// grow to hold a whole frame.
     pub mtu: Option<u16>,
+    /// Whether a quiet I/O loop may sleep until packets arrive.
+    pub rx_wake: RxWake,
+}
+
+/// Whether a quiet I/O loop over a DPDK port sleeps until packets arrive (its
+/// receive queue's interrupt, with `poll(2)`) or naps and polls again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RxWake {
+    /// Where the device's receive interrupt is a descriptor that stays
+    /// readable while packets wait and needs no draining: TAP (its queue's own
+    /// file). Other devices nap: memif, ring and null have no receive
+    /// interrupt, and a NIC's (an eventfd under vfio-pci) would need DPDK's
+    /// own epoll wait to be drained.
+    #[default]
+    WhereLevelTriggered,
+    /// Never: the loop naps and polls (a device left as configured).
+    Off,
+}
+
+impl RxWake {
+    /// Whether to ask `driver`'s port for receive interrupts.
+    fn for_driver(self, driver: &str) -> bool {
+        self == RxWake::WhereLevelTriggered && driver == "net_tap"
+    }
 }
 
 impl DpdkLinkConfig {
@@ -110,6 +134,7 @@ impl Default for DpdkLinkConfig {
             checksum_offload: true,
             software_udp_checksum: SoftwareUdpChecksum::Compute,
             mtu: None,
+            rx_wake: RxWake::default(),
         }
     }
 }
@@ -215,6 +240,7 @@ impl DpdkLink {
             pc = pc.mtu(m);
             pc.mtu_required = false; // memif has no MTU setting and carries jumbo frames
         }
+        pc.rx_interrupts = cfg.rx_wake.for_driver(&info.driver);
         let (rxqs, txqs) = port.configure(&pc, &pool)?;
         let need = (dpdk::sys::RTE_ETH_TX_OFFLOAD_IPV4_CKSUM
             | dpdk::sys::RTE_ETH_TX_OFFLOAD_UDP_CKSUM) as u64;
@@ -635,6 +661,26 @@ impl Link for DpdkLink {
 
     fn rx_pending(&self) -> Option<u32> {
         self.rxq.pending()
+    }
+
+    /// The receive queue's interrupt where the port has one (see [`RxWake`]),
+    /// unless frames wait to be sent (a full transmit ring says nothing when
+    /// it has room again: the loop naps and retries).
+    fn wait_on(&mut self, wait: &mut dyn FnMut(Option<WakeOn<'_>>)) {
+        if !self.tx.is_empty() || !self.held.is_empty() {
+            return wait(None);
+        }
+        let mut waited = false;
+        self.rxq.with_interrupt(|fd| {
+            waited = true;
+            wait(Some(WakeOn {
+                fd,
+                writable: false,
+            }))
+        });
+        if !waited {
+            wait(None)
+        }
     }
 
     fn stats(&self) -> LinkStats {

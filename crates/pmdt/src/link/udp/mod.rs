@@ -9,10 +9,12 @@ mod offload;
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, AsRawFd};
 use std::time::Instant;
 
-use super::{Buffer, BufferPool, HeapBufMut, HeapPool, Link, LinkStats, Outgoing, Received};
+use super::{
+    Buffer, BufferPool, HeapBufMut, HeapPool, Link, LinkStats, Outgoing, Received, WakeOn,
+};
 
 /// Options of the kernel UDP link.
 #[derive(Debug, Clone)]
@@ -386,6 +388,15 @@ impl Link for UdpLink {
             }
             self.drop_front(sent);
         }
+    }
+
+    /// The socket: readable when a datagram arrives, and writable when its
+    /// buffer, full at the last flush, has room for the datagrams still queued.
+    fn wait_on(&mut self, wait: &mut dyn FnMut(Option<WakeOn<'_>>)) {
+        wait(Some(WakeOn {
+            fd: self.sock.as_fd(),
+            writable: !self.tx.is_empty(),
+        }))
     }
 
     fn stats(&self) -> LinkStats {
