@@ -12,7 +12,7 @@
 //! steps as before (`IdleBackoff`).
 //!
 //! Measured (docs/RESULTS.md, session 37): an idle `pmdt-recv` used 14-17 % of
-//! a core napping every 100 µs (10,000 wake-ups a second), and parked 0.2-0.8 %
+//! a core napping every 100 µs (10,000 wake-ups a second), and parked 0.1-0.8 %
 //! over kernel UDP and TAP; an echo server answering 200 round trips a second
 //! over kernel UDP went from 68 % of a core to 7 %.
 //!
