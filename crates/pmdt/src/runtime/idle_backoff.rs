@@ -30,7 +30,8 @@ pub enum IdlePolicy {
     /// 1 µs up to `max_sleep`, never past the loop's next timer. An I/O loop whose
     /// link offers a wake path (kernel UDP, TAP) parks instead of yielding or
     /// napping once it has done nothing for 250 µs: it sleeps until a datagram,
-    /// an application's request or its next timer, and uses no CPU while idle.
+    /// an application's request or its next timer (looking around at least
+    /// every 100 ms, its statistics period): next to no CPU while idle.
     Backoff {
         /// Empty polls in a row before the first yield.
         spin_iterations: u32,
