@@ -21,7 +21,7 @@
 //! the mark (both with a sequentially consistent fence between), so at least
 //! one of the two sees the other.
 
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{SendError, Sender};
 use std::sync::Arc;
@@ -145,11 +145,21 @@ impl Doorbell {
             tv_sec: timeout.as_secs() as _,
             tv_nsec: timeout.subsec_nanos() as _,
         };
+        // The link's slot, when there is no link, is left out of the poll.
         let mut fds = [
             PollFd::new(event, PollFlags::IN),
-            PollFd::from_borrowed_fd(link_fd(&link, event.as_fd()), link_events(&link)),
+            PollFd::new(event, PollFlags::IN),
         ];
-        let n = if link.is_some() { 2 } else { 1 };
+        if let Some(w) = &link {
+            // A datagram, and room to send when datagrams wait to leave.
+            let out = if w.writable {
+                PollFlags::OUT
+            } else {
+                PollFlags::empty()
+            };
+            fds[1] = PollFd::from_borrowed_fd(w.fd, PollFlags::IN | out);
+        }
+        let n = 1 + usize::from(link.is_some());
         let result = poll(&mut fds[..n], Some(&ts));
         self.parked.store(false, Ordering::SeqCst);
         if fds[0].revents().contains(PollFlags::IN) {
@@ -198,21 +208,6 @@ impl Drop for ControlSender {
         // Closed first, so the loop woken sees the channel closed (a shutdown).
         drop(self.tx.take());
         self.doorbell.control_sent();
-    }
-}
-
-/// The descriptor to wait on for the link (the eventfd again when there is
-/// none: the slot is then left out of the poll).
-fn link_fd<'a>(link: &Option<WakeOn<'a>>, event: BorrowedFd<'a>) -> BorrowedFd<'a> {
-    link.as_ref().map_or(event, |w| w.fd)
-}
-
-/// What to wait for on the link: a datagram, and room to send when datagrams
-/// wait to leave.
-fn link_events(link: &Option<WakeOn<'_>>) -> PollFlags {
-    match link {
-        Some(w) if w.writable => PollFlags::IN | PollFlags::OUT,
-        _ => PollFlags::IN,
     }
 }
 
