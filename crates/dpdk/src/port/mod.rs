@@ -350,7 +350,12 @@ impl Port {
                     pool.as_ptr(),
                 )
             })?;
-            rxq.push(RxQueue::new(self.shared.clone(), self.shared.gate(), q));
+            rxq.push(RxQueue::new(
+                self.shared.clone(),
+                self.shared.gate(),
+                q,
+                cfg.rx_interrupts,
+            ));
         }
         let mut txconf = di.default_txconf;
         txconf.offloads = tx_off;

@@ -14,7 +14,21 @@ pub struct RxQueue {
     port: Arc<PortShared>,
     gate: Arc<BurstGate>,
     queue: u16,
+    interrupt: RxInterrupt,
     _not_sync: PhantomData<Cell<()>>,
+}
+
+/// Whether a receive queue may have an interrupt to wait on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RxInterrupt {
+    /// The port was configured without receive interrupts: DPDK is not asked
+    /// (it logs an error for every query on such a port).
+    NotConfigured,
+    /// Configured: ask the device.
+    Configured,
+    /// Configured, but the device said it has none (memif, ring, null): not
+    /// asked again.
+    Unavailable,
 }
 
 /// One transmit queue of a port. `Send`, not `Sync`, not `Clone`.
@@ -26,11 +40,21 @@ pub struct TxQueue {
 }
 
 impl RxQueue {
-    pub(super) fn new(port: Arc<PortShared>, gate: Arc<BurstGate>, queue: u16) -> Self {
+    pub(super) fn new(
+        port: Arc<PortShared>,
+        gate: Arc<BurstGate>,
+        queue: u16,
+        interrupts: bool,
+    ) -> Self {
         Self {
             port,
             gate,
             queue,
+            interrupt: if interrupts {
+                RxInterrupt::Configured
+            } else {
+                RxInterrupt::NotConfigured
+            },
             _not_sync: PhantomData,
         }
     }
@@ -77,11 +101,17 @@ impl RxQueue {
     /// is the queue's own file). The port cannot stop while `f` runs: a control
     /// operation (stop, MAC change) waits for it, so sleep briefly.
     pub fn with_interrupt<R>(&mut self, f: impl FnOnce(BorrowedFd<'_>) -> R) -> Option<R> {
-        if !self.port.enter(&self.gate) {
+        // Asked once per device at most: DPDK logs an error for each query on a
+        // port without interrupts, and a quiet poller asks thousands of times a
+        // second.
+        if self.interrupt != RxInterrupt::Configured || !self.port.enter(&self.gate) {
             return None;
         }
         // SAFETY: valid port/queue of a started port (gate held); a query.
         let fd = unsafe { dpdk_sys::rte_eth_dev_rx_intr_ctl_q_get_fd(self.port.id, self.queue) };
+        if fd < 0 {
+            self.interrupt = RxInterrupt::Unavailable;
+        }
         let r = (fd >= 0).then(|| {
             // SAFETY: enabling the interrupt of this queue, which only this
             // handle drives, on a started port. Devices whose descriptor turns
