@@ -2,7 +2,8 @@
 //! a `pmdt::link::Buffer`, sharing it (a storage keeping a reference), reading its
 //! bytes, dropping it, and the application's copy into a pool's buffer. These are
 //! the operations the runtime does per datagram on top of the memory itself, so the
-//! cost of the `Buffer` abstraction shows here.
+//! cost of the `Buffer` abstraction shows here. The last case copies with the
+//! UDP checksum's payload sum, as a writer does once a link sums in software.
 //! Run: `cargo bench --bench buffer_path` (root, for the mbuf cases).
 
 mod support;
@@ -111,7 +112,7 @@ fn bench(c: &mut Criterion) {
         })
     });
 
-    let eal = support::eal(&[]);
+    let eal = support::eal(&["net_null0"]);
     let mempool = support::pool(&eal, 8191);
     g.bench_function("mbuf_wrap_share_read_drop_32", |b| {
         b.iter_custom(|n| {
@@ -175,6 +176,31 @@ fn bench(c: &mut Criterion) {
             })
         })
     });
+    // A link that sums UDP checksums in software (net_null offloads nothing):
+    // from here on, writers sum each payload they copy into an mbuf (fused
+    // into the copy, `payload_sum::copy_and_sum`).
+    let link = pmdt::link::dpdk_port::DpdkLink::open(
+        &eal,
+        &pmdt::link::dpdk_port::DpdkLinkConfig {
+            port: "net_null0".into(),
+            pool_size: 2047,
+            rx_desc: 256,
+            tx_desc: 256,
+            ..Default::default()
+        },
+    )
+    .expect("a net_null link");
+    g.bench_function("mempool_copy_from_stashed_summed_1400B_32", |b| {
+        let mut stash = BufferStash::default();
+        b.iter_custom(|n| {
+            cpu_time(n, || {
+                for _ in 0..BURST {
+                    black_box(mbuf_pool.copy_from_stashed(&data, 1400, &mut stash));
+                }
+            })
+        })
+    });
+    drop(link);
     g.finish();
     drop(mbuf_pool);
     assert_eq!(mempool.in_use(), 0, "every mbuf went back");

@@ -87,12 +87,10 @@ impl PacketPool for Mempool {
     }
 }
 
-/// `m` holding up to `max` bytes of `data` (what fits).
+/// `m` (fresh from the pool) holding up to `max` bytes of `data` (what fits),
+/// summed as they are copied (see `payload_sum`).
 #[inline]
 fn fill(mut m: Mbuf, data: &[u8], max: usize) -> Option<Buffer> {
     let n = data.len().min(max).min(m.tailroom());
-    m.extend_from_slice(&data[..n]).ok()?;
-    // Summed while the bytes are in this thread's cache (see `payload_sum`).
-    super::payload_sum::stamp(&mut m);
-    Some(Buffer::new(m))
+    super::payload_sum::copy_stamped(&mut m, &data[..n]).then(|| Buffer::new(m))
 }
