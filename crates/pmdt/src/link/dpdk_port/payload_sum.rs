@@ -211,7 +211,7 @@ fn fold(mut acc: u64) -> u16 {
 /// neighbours into eight i32 lanes per register (at most 2¹⁶ in size per lane per
 /// iteration, so a 64 KiB block cannot overflow them); 32,768 per word is added
 /// back at the end. Three instructions per 32 bytes: 15.7-16.2 ns for 1458
-/// bytes, against 19.7-21.0 splitting each 32-bit lane into its halves and 21.0
+/// bytes, against 19.6-22.8 splitting each 32-bit lane into its halves and 21.0
 /// widening the words (what the compiler makes of [`words`]), pinned, criterion.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
