@@ -101,9 +101,9 @@ impl RxQueue {
     /// is the queue's own file). The port cannot stop while `f` runs: a control
     /// operation (stop, MAC change) waits for it, so sleep briefly.
     pub fn with_interrupt<R>(&mut self, f: impl FnOnce(BorrowedFd<'_>) -> R) -> Option<R> {
-        // Asked once per device at most: DPDK logs an error for each query on a
-        // port without interrupts, and a quiet poller asks thousands of times a
-        // second.
+        // DPDK is asked at most once per queue that cannot answer: it logs an
+        // error for each query on a port without interrupts, and a quiet poller
+        // asks thousands of times a second.
         if self.interrupt != RxInterrupt::Configured || !self.port.enter(&self.gate) {
             return None;
         }
