@@ -108,9 +108,10 @@ const NOT_ERRORS: &[(&str, &str)] = &[
         "the kernel's own answer to the multiq qdisc above",
     ),
     (
-        "Failed to send start req to secondary",
-        "net_tap telling secondary processes its queues started: there are none \
-         (each process here is its own primary)",
+        "Failed to send start req to secondary 95",
+        "net_tap telling secondary processes its queues started, refused with \
+         EOPNOTSUPP (95): multi-process messaging is off, as this crate runs each \
+         process as its own primary; any other failure stays an error",
     ),
 ];
 
@@ -152,6 +153,14 @@ mod tests {
             assert_eq!(level_of(err, line), Level::INFO, "{line}");
         }
         assert_eq!(level_of(err, "Rx Intr handle unset"), Level::ERROR);
+        assert_eq!(
+            level_of(
+                err,
+                "tap_mp_req_on_rxtx(): Failed to send start req to secondary 110"
+            ),
+            Level::ERROR,
+            "a secondary that exists and failed is an error"
+        );
         assert_eq!(level_of(dpdk_sys::RTE_LOG_CRIT, "x"), Level::ERROR);
         assert_eq!(
             level_of(dpdk_sys::RTE_LOG_WARNING, "multiq qdisc"),
