@@ -125,6 +125,10 @@ pub fn copy_and_sum(dst: &mut [u8], src: &[u8]) -> u16 {
 /// [`copy_words`] with AVX2: 64 bytes an iteration, two 32-byte loads stored as
 /// they are and summed as in [`words_avx2`]. Copies and sums the first
 /// `min(dst.len(), src.len())` bytes ([`copy_and_sum`] makes them equal).
+///
+/// Its loop repeats `words_avx2`'s on purpose: one loop taking the loads as a
+/// closure summed 1458 bytes in 29.5 ns against 16.6 (the closure's intrinsics
+/// were not compiled for AVX2).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn copy_words_avx2(dst: &mut [u8], src: &[u8]) -> u64 {
