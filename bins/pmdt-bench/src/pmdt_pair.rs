@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::cell::{RunErr, Sample};
 use crate::ctx::Ctx;
+use crate::log_problems::LogProblems;
 use crate::proc::{self, Child};
 
 /// Which link the pair uses.
@@ -82,6 +83,8 @@ pub struct PairResult {
     pub recv_rss_kb: u64,
     /// Commands run.
     pub commands: Vec<String>,
+    /// Error and warning lines each tool logged (tool, lines).
+    pub log_problems: Vec<(&'static str, LogProblems)>,
 }
 
 /// The `end` section of the tools' `--json` document (iperf3 -J's shape:
@@ -298,7 +301,15 @@ pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResu
             &commands,
         );
     }
+    let mut log_problems = vec![
+        ("pmdt-send", LogProblems::scan(&s.stderr_text())),
+        ("pmdt-recv", LogProblems::scan(&r.stderr_text())),
+    ];
+    if let Some(w) = &wan_child {
+        log_problems.push(("pmdt-wanem", LogProblems::scan(&w.stderr_text())));
+    }
     Ok(PairResult {
+        log_problems,
         send: send_json,
         recv: recv_json,
         wanem: wan_json,
@@ -371,6 +382,12 @@ pub fn sample_of(r: &PairResult) -> Sample {
         if errs > 0 {
             s.set("flows_failed", errs as f64);
         }
+    }
+    let logged: usize = r.log_problems.iter().map(|(_, p)| p.count).sum();
+    if logged > 0 {
+        s.set("log_problem_lines", logged as f64);
+        s.notes
+            .extend(r.log_problems.iter().filter_map(|(tool, p)| p.note(tool)));
     }
     if let Some(rj) = &r.recv {
         if let Some(v) = num(rj, "load.mean") {

@@ -1,5 +1,5 @@
 //! An experiment's results on disk: `<name>.json` (everything), `<name>.csv` (one
-//! row per cell and metric), `<name>.md` (the table, ratios, machine, commands)
+//! row per cell and metric), `<name>.md` (the table, notes on cells, ratios, machine, commands)
 //! and `<name>.png` (the plot).
 
 use std::fmt::Write as _;
@@ -12,6 +12,9 @@ use crate::machine::Machine;
 
 /// What a ratio says of a cell left out by `--only`.
 pub const NOT_RUN: &str = "not run (--only)";
+
+/// A cell's notes the Markdown report lists (the JSON keeps them all).
+const NOTES_PER_CELL: usize = 4;
 
 /// A ratio pmdt/peer from cells of one run.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -299,6 +302,21 @@ impl Report {
         if let Some(state) = self.machine_state() {
             let _ = writeln!(s, "\n{state}");
         }
+        let noted: Vec<_> = self.cells.iter().filter(|c| !c.notes.is_empty()).collect();
+        if !noted.is_empty() {
+            // What the runs' figures do not show: a timed-out run's partial
+            // figures, error lines the tools logged (`log_problems`).
+            let _ = writeln!(s, "\n## Notes on cells\n");
+            for c in noted {
+                for n in c.notes.iter().take(NOTES_PER_CELL) {
+                    let _ = writeln!(s, "- {}: {n}", c.name);
+                }
+                if c.notes.len() > NOTES_PER_CELL {
+                    let more = c.notes.len() - NOTES_PER_CELL;
+                    let _ = writeln!(s, "- {}: {more} more in the JSON", c.name);
+                }
+            }
+        }
         if let Some(split) = crate::state_split::section(&self.cells) {
             s.push_str(&split);
         }
@@ -438,5 +456,24 @@ mod tests {
         let r = report(vec![cell("fast", &[88.0, 120.0])]);
         assert!(!r.machine_state().unwrap().contains("slow state"));
         assert_eq!(report(vec![cell("unmeasured", &[])]).machine_state(), None);
+    }
+
+    /// Cells' notes (error lines the tools logged, say) are listed under the
+    /// table, at most a few per cell; a report without any has no such section.
+    #[test]
+    fn cell_notes_are_listed_under_the_table() {
+        let mut noisy = cell("noisy", &[]);
+        noisy.notes = (1..=6)
+            .map(|i| format!("pmdt-send logged {i} error or warning line(s)"))
+            .collect();
+        let md = report(vec![noisy, cell("quiet", &[])]).markdown();
+        assert!(md.contains("## Notes on cells"), "{md}");
+        assert!(md.contains("- noisy: pmdt-send logged 1 error or warning line(s)\n"));
+        assert!(md.contains("- noisy: pmdt-send logged 4 error"));
+        assert!(!md.contains("logged 5 error"), "{md}");
+        assert!(md.contains("- noisy: 2 more in the JSON\n"), "{md}");
+        assert!(!md.contains("- quiet:"), "{md}");
+        let md = report(vec![cell("quiet", &[])]).markdown();
+        assert!(!md.contains("Notes on cells"), "{md}");
     }
 }
