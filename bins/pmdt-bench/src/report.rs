@@ -1,6 +1,6 @@
 //! An experiment's results on disk: `<name>.json` (everything), `<name>.csv` (one
-//! row per cell and metric), `<name>.md` (the table, notes on cells, ratios, machine, commands)
-//! and `<name>.png` (the plot).
+//! row per cell and metric), `<name>.md` (the table, notes on cells, ratios,
+//! machine, commands) and `<name>.png` (the plot).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
