@@ -60,7 +60,8 @@ pub struct ConnectionStats {
     pub pacing_late_us: u64,
     /// Time with data waiting but blocked by the receiver's credit, µs.
     pub blocked_credit_us: u64,
-    /// Time with nothing to send (application-limited) while established, µs.
+    /// Time with nothing to send (application-limited) while established,
+    /// from the first byte written until the stream's end went out, µs.
     pub blocked_app_us: u64,
     /// Every RTT sample, for percentiles.
     pub rtt_histogram: crate::rtt_histogram::RttHistogram,

@@ -1836,17 +1836,24 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                     // path's (BBR's Startup would end at a bandwidth plateau).
                     self.rate_sampler
                         .on_credit_limited(self.sent.bytes_in_flight);
-                    Blocked::Credit
+                    Some(Blocked::Credit)
+                } else if self.send.end() == 0 || self.fin >= Fin::Sent {
+                    // Before the first byte is written and after the last one
+                    // went out, the transfer has not begun or is over: the
+                    // application holds nothing back (a `--multi` member
+                    // waiting for another member's handshake counted those
+                    // seconds as application-limited).
+                    None
                 } else {
-                    Blocked::App
+                    Some(Blocked::App)
                 };
                 self.pacer.forget_due();
-                if why == Blocked::App && self.sent.bytes_in_flight < self.cc.window() {
+                if why != Some(Blocked::Credit) && self.sent.bytes_in_flight < self.cc.window() {
                     // Not using the window for want of data (not of credit, as in
                     // Linux): rate samples are app-limited for now.
                     self.rate_sampler.on_app_limited(self.sent.bytes_in_flight);
                 }
-                self.note_blocked(now, Some(why));
+                self.note_blocked(now, why);
                 return None;
             }
         };

@@ -1092,3 +1092,38 @@ fn a_pure_receiver_learns_the_rtt_from_echoed_timestamps() {
         s.rtt.pto_base(s.cfg.max_ack_delay)
     );
 }
+
+/// Application-limited time is counted during the transfer only, from the
+/// first byte written until the stream's end went out, the span the tools
+/// report shares of. A connection idle before its first write (a `--multi`
+/// member waiting 10 s for another member's handshake) or left open after its
+/// fin counted those seconds too, and `pmdt-send --multi` printed "held back
+/// by application 6463%".
+#[test]
+fn only_time_within_the_transfer_is_application_limited() {
+    let mut p = Pair::connected(TransportConfig::default());
+    // Connected, nothing written yet.
+    p.step_for(Duration::from_secs(5));
+    let start = p.now;
+    let total = 256 << 10;
+    assert_eq!(bulk(&mut p, total), total as u64, "transfer");
+    p.client_conn().finish();
+    let limit = p.now + Duration::from_secs(5);
+    assert!(
+        p.drive_until(limit, |p| p.client_conn().fin == Fin::Acked),
+        "the fin is acknowledged"
+    );
+    let transfer_us = (p.now - start).as_micros() as u64;
+    // Left open, idle, then closed.
+    p.step_for(Duration::from_secs(5));
+    let now = p.now;
+    p.client_conn().close(now);
+    p.step_for(Duration::from_millis(200));
+    let s = p.client_conn().stats();
+    assert!(
+        s.blocked_app_us <= transfer_us,
+        "{} µs counted as application-limited in a {} µs transfer",
+        s.blocked_app_us,
+        transfer_us
+    );
+}
