@@ -614,11 +614,13 @@ impl UdpLink {
         let mut perm = [0u8; MAX];
         let mut i = 0;
         for g in 0..groups {
-            for k in 0..n {
-                if group_of[k] as usize == g {
-                    perm[i] = k as u8;
-                    i += 1;
-                }
+            for (k, _) in group_of[..n]
+                .iter()
+                .enumerate()
+                .filter(|(_, &o)| o as usize == g)
+            {
+                perm[i] = k as u8;
+                i += 1;
             }
         }
         // Apply it in place, one cycle at a time: the entry that belongs at
