@@ -201,8 +201,15 @@ enum Blocked {
     Pacing,
     /// By `window_packets`.
     Packets,
+    /// By the receiver's credit.
     Credit,
+    /// By the application: nothing written to send during the transfer.
     App,
+    /// Nothing to send outside the transfer: before the first byte is
+    /// written, or once the fin went out. Not the application's doing, so not
+    /// counted as application-limited time; the window does not grow (as
+    /// while [`Blocked::App`]).
+    Idle,
 }
 
 /// Where a transmitted datagram's payload comes from.
@@ -1598,6 +1605,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 Blocked::Pacing => self.stats.blocked_pacing_us += us,
                 Blocked::Credit => self.stats.blocked_credit_us += us,
                 Blocked::App => self.stats.blocked_app_us += us,
+                Blocked::Idle => {}
             }
         }
         self.blocked = why.map(|w| (w, now));
@@ -1836,24 +1844,24 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                     // path's (BBR's Startup would end at a bandwidth plateau).
                     self.rate_sampler
                         .on_credit_limited(self.sent.bytes_in_flight);
-                    Some(Blocked::Credit)
+                    Blocked::Credit
                 } else if self.send.end() == 0 || self.fin >= Fin::Sent {
                     // Before the first byte is written and after the last one
                     // went out, the transfer has not begun or is over: the
                     // application holds nothing back (a `--multi` member
                     // waiting for another member's handshake counted those
                     // seconds as application-limited).
-                    None
+                    Blocked::Idle
                 } else {
-                    Some(Blocked::App)
+                    Blocked::App
                 };
                 self.pacer.forget_due();
-                if why != Some(Blocked::Credit) && self.sent.bytes_in_flight < self.cc.window() {
+                if why != Blocked::Credit && self.sent.bytes_in_flight < self.cc.window() {
                     // Not using the window for want of data (not of credit, as in
                     // Linux): rate samples are app-limited for now.
                     self.rate_sampler.on_app_limited(self.sent.bytes_in_flight);
                 }
-                self.note_blocked(now, why);
+                self.note_blocked(now, Some(why));
                 return None;
             }
         };

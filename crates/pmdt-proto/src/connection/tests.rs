@@ -1127,3 +1127,35 @@ fn only_time_within_the_transfer_is_application_limited() {
         transfer_us
     );
 }
+
+/// The acks of a stream's last flight, after its fin went out, do not grow a
+/// loss-based controller's window (RFC 9002 §7.8: nothing was held back by
+/// it), though that time no longer counts as application-limited.
+#[test]
+fn acks_after_the_fin_do_not_grow_the_window() {
+    for cc in [
+        crate::congestion::CongestionKind::NewReno,
+        crate::congestion::CongestionKind::Cubic,
+    ] {
+        let mut p = Pair::connected(TransportConfig {
+            congestion: cc,
+            ..Default::default()
+        });
+        let initial = p.client_conn().cc.window();
+        // Less than the initial window: it all leaves at once, with the fin.
+        let data = vec![7u8; (initial / 4) as usize];
+        assert_eq!(p.client_write(&data), data.len());
+        p.client_conn().finish();
+        let limit = p.now + Duration::from_secs(5);
+        assert!(
+            p.drive_until(limit, |p| p.client_conn().fin == Fin::Acked),
+            "{cc:?}: the fin is acknowledged"
+        );
+        assert_eq!(p.server_read(), data.len() as u64, "{cc:?}: delivered");
+        let after = p.client_conn().cc.window();
+        assert!(
+            after <= initial,
+            "{cc:?}: the window grew from {initial} to {after} on acks after the fin"
+        );
+    }
+}
