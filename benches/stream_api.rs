@@ -1,6 +1,7 @@
 //! What the application threads spend per byte through a pmdt stream, copying
 //! (`Write::write_all` from the application's buffer, `Read::read` into one) versus
-//! in place (`Stream::reserve`/`submit`, `Stream::read_segment`): two runtimes in
+//! in place (`Stream::reserve`/`submit`, `Stream::read_segment` or
+//! `Stream::read_in_place`): two runtimes in
 //! this process over a memif pair, one connection. The sender produces each byte
 //! (a cheap fill) and the receiver consumes each (a sum) in both modes, so the
 //! difference is the copies the in-place calls avoid. The figure is the CPU time
@@ -25,7 +26,10 @@ const CHUNK: u64 = 4 << 20;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Mode {
     Copy,
+    /// `reserve`/`submit`, and `read_segment` (a guard per payload).
     InPlace,
+    /// `reserve`/`submit`, and `read_in_place` (a batch of payloads per call).
+    InPlaceBatch,
 }
 
 /// CPU time of the calling thread.
@@ -65,7 +69,7 @@ fn send(s: &mut Stream, mode: Mode, bytes: u64, buf: &mut [u8]) {
                 s.write_all(&buf[..n]).expect("write");
                 left -= n as u64;
             }
-            Mode::InPlace => {
+            Mode::InPlace | Mode::InPlaceBatch => {
                 let mut b = s.reserve().expect("reserve");
                 let n = (left as usize).min(b.remaining());
                 produce(&mut b.spare()[..n], seed);
@@ -92,6 +96,14 @@ fn receive(s: &mut Stream, mode: Mode, bytes: u64, buf: &mut [u8]) -> u64 {
                 let seg = s.read_segment().expect("read").expect("early end");
                 consume(&mut acc, &seg);
                 got += seg.len() as u64;
+            }
+            Mode::InPlaceBatch => {
+                let max = ((bytes - got) as usize).min(buf.len());
+                let n = s
+                    .read_in_place(max, |d| consume(&mut acc, d))
+                    .expect("read");
+                assert!(n > 0, "early end of stream");
+                got += n as u64;
             }
         }
     }
@@ -148,7 +160,7 @@ fn main() {
     let mut g = c.benchmark_group("stream_api_app_cpu");
     g.throughput(Throughput::Bytes(CHUNK));
     // Each mode on both ends; each end's CPU time reported on its own.
-    for mode in [Mode::Copy, Mode::InPlace] {
+    for mode in [Mode::Copy, Mode::InPlace, Mode::InPlaceBatch] {
         for side in ["sender", "receiver"] {
             g.bench_function(format!("{side}/{mode:?}"), |bch| {
                 bch.iter_custom(|iters| {

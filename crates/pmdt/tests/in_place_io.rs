@@ -1,7 +1,7 @@
 //! In-place I/O through the runtime (memory links): data written straight into
-//! packet memory (`reserve`/`submit`) and read where it arrived (`read_segment`),
-//! alone and mixed with copying reads and writes. Every byte is checked, and both
-//! packet pools are full again once the runtimes are gone.
+//! packet memory (`reserve`/`submit`) and read where it arrived (`read_segment`,
+//! `read_in_place`), alone and mixed with copying reads and writes. Every byte
+//! is checked, and both packet pools are full again once the runtimes are gone.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
@@ -139,6 +139,69 @@ fn in_place_and_copying_calls_mix_on_both_ends() {
     s.close().unwrap();
     let got = reader.join().unwrap();
     assert!(got == payload, "received bytes differ");
+    drop(s);
+    p.finish();
+}
+
+/// `read_in_place` visits whole payloads in order, within its byte budget
+/// (more than one payload only while they fit), mixed with copying reads that
+/// leave part of a payload for it; every byte arrives once and every buffer
+/// returns to its pool.
+#[test]
+fn batched_in_place_reads_mix_with_copying_reads() {
+    let p = pair(256);
+    let payload = data(3 << 20, 3);
+    let listener = p.server.listen(0).unwrap();
+    let reader = thread::spawn(move || {
+        let mut s = listener.accept().unwrap();
+        // Let payloads queue up, so the first calls find several.
+        thread::sleep(std::time::Duration::from_millis(200));
+        let mut got = Vec::new();
+        let mut small = [0u8; 333];
+        let mut turn = 0usize;
+        let mut batches_of_many = 0;
+        loop {
+            turn += 1;
+            if turn.is_multiple_of(4) {
+                match s.read(&mut small).unwrap() {
+                    0 => break,
+                    n => got.extend_from_slice(&small[..n]),
+                }
+                continue;
+            }
+            let max = [1, 3000, 64 << 10][turn % 3];
+            let mut visits = 0;
+            let n = s
+                .read_in_place(max, |d| {
+                    assert!(!d.is_empty());
+                    visits += 1;
+                    got.extend_from_slice(d);
+                })
+                .unwrap();
+            if n == 0 {
+                assert_eq!(visits, 0, "nothing visited at the end of the stream");
+                break;
+            }
+            assert!(visits >= 1);
+            if visits > 1 {
+                assert!(n <= max, "{n} bytes visited with a budget of {max}");
+                batches_of_many += 1;
+            }
+        }
+        (got, batches_of_many)
+    });
+    let mut s = p.client.connect(p.to).unwrap();
+    for (i, part) in payload.chunks(40_009).enumerate() {
+        if i % 2 == 0 {
+            s.write_all(part).unwrap();
+        } else {
+            send_in_place(&mut s, part);
+        }
+    }
+    s.close().unwrap();
+    let (got, batches_of_many) = reader.join().unwrap();
+    assert!(got == payload, "received bytes differ");
+    assert!(batches_of_many > 0, "no call visited more than one payload");
     drop(s);
     p.finish();
 }
