@@ -145,7 +145,13 @@ pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Inte
             break;
         }
         let mut failed = None;
-        match stream.read_in_place(READ_BATCH, |data| take(data, &mut failed)) {
+        let visit = |data: &[u8]| {
+            // After a failed write, the rest of the batch is only released.
+            if failed.is_none() {
+                take(data, &mut failed)
+            }
+        };
+        match stream.read_in_place(READ_BATCH, visit) {
             Ok(0) => break,
             Ok(_) => error = failed,
             Err(e) => error = Some(FlowError::from_stream(e, stop.is_set())),
