@@ -283,8 +283,7 @@ impl Stream {
     /// The zero-copy read for a reader that consumes the bytes at once (hashes,
     /// checks or writes them): no copy, as with [`Stream::try_read_segment`],
     /// and the batch is reported read once, where a [`ReadSegment`] reports
-    /// each payload as it drops (a full memory fence apiece, which costs more
-    /// than copying 1.5 KB).
+    /// each payload as it drops (a full memory fence apiece).
     pub fn try_read_in_place(
         &mut self,
         max: usize,
