@@ -64,7 +64,6 @@ use super::shared::StreamShared;
 use super::storage::Segment;
 use super::stream::Stream;
 use crate::link::WriteBuf;
-use pmdt_proto::CloseReason;
 
 /// A received payload, read in the packet memory it arrived in (see the module
 /// documentation). Dereferences to its bytes; dropping it releases the memory.
@@ -251,16 +250,7 @@ impl Stream {
                 shared: self.shared.clone(),
             }));
         }
-        if fin {
-            return Ok(None);
-        }
-        if closed {
-            return match self.shared.close_reason() {
-                Some(CloseReason::Graceful) | None => Ok(None),
-                Some(r) => Err(io::Error::from(r)),
-            };
-        }
-        Err(io::ErrorKind::WouldBlock.into())
+        self.nothing_to_read(fin, closed).map(|()| None)
     }
 
     /// Like [`Stream::try_read_segment`], parking the thread until a payload, the
@@ -319,16 +309,7 @@ impl Stream {
             self.shared.note_read(done);
             return Ok(done);
         }
-        if fin {
-            return Ok(0);
-        }
-        if closed {
-            return match self.shared.close_reason() {
-                Some(CloseReason::Graceful) | None => Ok(0),
-                Some(r) => Err(io::Error::from(r)),
-            };
-        }
-        Err(io::ErrorKind::WouldBlock.into())
+        self.nothing_to_read(fin, closed).map(|()| 0)
     }
 
     /// Like [`Stream::try_read_in_place`], parking the thread until a payload,

@@ -257,12 +257,20 @@ impl Stream {
         if out.is_empty() {
             return Ok(0);
         }
+        self.nothing_to_read(fin, closed).map(|()| 0)
+    }
+
+    /// With nothing left to read: `Ok` at the end of the stream (`fin`: the
+    /// peer finished; or the connection closed gracefully), the close's error,
+    /// or `WouldBlock`. `fin` and `closed` are read before the ring was
+    /// emptied (see `try_read`).
+    pub(super) fn nothing_to_read(&self, fin: bool, closed: bool) -> io::Result<()> {
         if fin {
-            return Ok(0);
+            return Ok(());
         }
         if closed {
             return match self.shared.close_reason() {
-                Some(CloseReason::Graceful) | None => Ok(0),
+                Some(CloseReason::Graceful) | None => Ok(()),
                 Some(r) => Err(io::Error::from(r)),
             };
         }

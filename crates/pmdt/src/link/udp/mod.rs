@@ -738,26 +738,32 @@ mod tests {
         h
     }
 
-    fn send_all(tx: &mut UdpLink, to: SocketAddr, sizes: &[usize]) {
+    /// Queues datagram `i` of `len` bytes for `to`, flushing first if the
+    /// queue is full.
+    fn queue(tx: &mut UdpLink, to: SocketAddr, i: usize, len: usize) {
         let now = Instant::now();
+        let (h, b) = datagram(i, len);
+        while tx.tx_room() == 0 {
+            tx.flush(now);
+        }
+        let pkt = Outgoing {
+            to,
+            header: &h,
+            payload: Some(PayloadSlice {
+                buf: &b,
+                start: 0,
+                len,
+            }),
+        };
+        assert!(tx.send(now, pkt));
+    }
+
+    fn send_all(tx: &mut UdpLink, to: SocketAddr, sizes: &[usize]) {
         for (i, &len) in sizes.iter().enumerate() {
-            let (h, b) = datagram(i, len);
-            while tx.tx_room() == 0 {
-                tx.flush(now);
-            }
-            let pkt = Outgoing {
-                to,
-                header: &h,
-                payload: Some(PayloadSlice {
-                    buf: &b,
-                    start: 0,
-                    len,
-                }),
-            };
-            assert!(tx.send(now, pkt));
+            queue(tx, to, i, len);
         }
         while !tx.tx.is_empty() {
-            tx.flush(now);
+            tx.flush(Instant::now());
         }
     }
 
@@ -823,27 +829,13 @@ mod tests {
         for offload in [true, false] {
             let mut tx = link(offload);
             let mut rxs: Vec<UdpLink> = (0..3).map(|_| link(true)).collect();
-            let now = Instant::now();
             for (i, &len) in sizes.iter().enumerate() {
-                let (h, b) = datagram(i, len);
                 for rx in &rxs {
-                    while tx.tx_room() == 0 {
-                        tx.flush(now);
-                    }
-                    let pkt = Outgoing {
-                        to: rx.local_addr(),
-                        header: &h,
-                        payload: Some(PayloadSlice {
-                            buf: &b,
-                            start: 0,
-                            len,
-                        }),
-                    };
-                    assert!(tx.send(now, pkt));
+                    queue(&mut tx, rx.local_addr(), i, len);
                 }
             }
             while !tx.tx.is_empty() {
-                tx.flush(now);
+                tx.flush(Instant::now());
             }
             for (r, rx) in rxs.iter_mut().enumerate() {
                 let got = recv_n(rx, sizes.len());
