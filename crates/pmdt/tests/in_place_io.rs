@@ -92,6 +92,7 @@ fn in_place_both_ends_delivers_every_byte_and_returns_every_buffer() {
     let listener = p.server.listen(0).unwrap();
     let reader = thread::spawn(move || receive_in_place(&mut listener.accept().unwrap()));
     let mut s = p.client.connect(p.to).unwrap();
+    assert!(!s.sums_payloads(), "memory links sum no payload");
     send_in_place(&mut s, &payload);
     s.close().unwrap();
     let got = reader.join().unwrap();

@@ -46,6 +46,13 @@ pub trait PacketPool: Send + Sync + fmt::Debug + 'static {
     fn writable(&self) -> bool {
         false
     }
+    /// Whether the payloads in this pool's memory are summed for a UDP
+    /// checksum computed in software (a link without checksum offload): a
+    /// copy into the pool sums as it copies, memory written in place is
+    /// summed in a second pass over it. The default: no.
+    fn sums_payloads(&self) -> bool {
+        false
+    }
     /// Prepares the calling thread to take and give back this pool's memory
     /// cheaply; a thread-local check after the first call on a thread. DPDK:
     /// registers the thread with the EAL, so its mbuf allocations and frees go
@@ -113,6 +120,11 @@ impl BufferPool {
     /// See [`PacketPool::writable`].
     pub fn writable(&self) -> bool {
         self.0.writable()
+    }
+
+    /// See [`PacketPool::sums_payloads`].
+    pub fn sums_payloads(&self) -> bool {
+        self.0.sums_payloads()
     }
 
     /// See [`PacketPool::attach_thread`].

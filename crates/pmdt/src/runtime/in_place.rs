@@ -178,6 +178,17 @@ impl Stream {
             .ok_or_else(|| io::ErrorKind::WouldBlock.into())
     }
 
+    /// Whether this stream's packet memory is summed for a UDP checksum taken
+    /// in software (a DPDK port without checksum offload, memif or TAP): then
+    /// a copying `write` sums the bytes as it copies them in, where memory
+    /// filled in place is summed in a second pass at [`Stream::submit`], so
+    /// for data the application has to produce anyway (a pattern, a file's
+    /// read buffer) the copy costs no more than writing in place. On kernel
+    /// UDP and on offloading ports, false: writing in place saves the copy.
+    pub fn sums_payloads(&self) -> bool {
+        self.pool.sums_payloads()
+    }
+
     /// Like [`Stream::try_reserve`], waiting for packet memory.
     pub fn reserve(&mut self) -> io::Result<WriteBuf> {
         loop {

@@ -78,6 +78,9 @@ impl PacketPool for Mempool {
     fn writable(&self) -> bool {
         true
     }
+    fn sums_payloads(&self) -> bool {
+        super::payload_sum::registered()
+    }
     #[inline]
     fn attach_thread(&self) {
         dpdk::register_current_thread(self.eal());

@@ -24,6 +24,12 @@ pub(crate) fn register(eal: &Eal) -> dpdk::Result<()> {
     Ok(())
 }
 
+/// Whether writers sum payloads: a link of this process computes UDP
+/// checksums in software (the field is registered).
+pub(crate) fn registered() -> bool {
+    FIELD.get().is_some()
+}
+
 /// Sums `m`'s data (just written by this thread) and stamps the sum in it. Does
 /// nothing before [`register`] or for an empty or shared mbuf.
 #[inline]
