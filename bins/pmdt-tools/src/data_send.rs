@@ -46,8 +46,10 @@ pub struct Sent {
 }
 
 /// Where a flow's bytes go: any writer, and, where the transport hands out packet
-/// memory, straight into it (generated data is then produced where it is sent
-/// from, with no copy on the sending side).
+/// memory and copying would cost more, straight into it (generated data is then
+/// produced where it is sent from, with no copy on the sending side). Where the
+/// link sums payloads in software (memif, TAP), the copying write sums as it
+/// copies, and costs less than producing in place and summing after.
 pub trait DataSink: Write {
     /// Writes up to `want` bytes that `produce` generates in place, in one
     /// transport buffer; `Ok(None)` when this sink cannot, or when its copying
