@@ -11,103 +11,43 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use pmdt_proto::{CongestionKind, ConnectionHandle, Endpoint, EndpointConfig, TransportConfig};
+use pmdt_proto::Endpoint;
 
-const PAYLOAD_DGRAM: u16 = 1472;
+#[path = "support/flight.rs"]
+mod support;
 
 struct Flight {
     now: Instant,
     client: Endpoint,
-    ca: SocketAddr,
     sa: SocketAddr,
     /// Acks the receiver sent for the delivered part of the flight, in order.
     acks: Vec<Vec<u8>>,
-}
-
-fn config(in_flight: usize) -> TransportConfig {
-    TransportConfig::default()
-        .with_max_datagram(PAYLOAD_DGRAM)
-        .with_congestion(CongestionKind::Fixed {
-            window_packets: 2 * in_flight as u64,
-        })
-        .with_window_packets(2 * in_flight as u64)
-        .with_send_buffer(512 << 20)
-        .with_recv_buffer(512 << 20)
-        .with_max_window_bytes(512 << 20)
-        .with_pacing(false)
-        .with_ack_every(2)
-        .with_keepalive(None)
-        .with_idle_timeout(Duration::from_secs(3600))
 }
 
 /// A connection with `in_flight` packets sent and none acknowledged, and the acks
 /// the receiver produced for the first `acked` of them (skipping every `hole`-th
 /// packet when set: those acks carry ranges).
 fn flight(in_flight: usize, acked: usize, hole: Option<usize>) -> Flight {
-    let now = Instant::now();
-    let mut client = Endpoint::new(
-        EndpointConfig::default()
-            .with_transport(config(in_flight))
-            .with_seed(Some(1)),
-        now,
-    )
-    .unwrap();
-    let mut server = Endpoint::new(
-        EndpointConfig::default()
-            .with_transport(config(in_flight))
-            .with_accept(true)
-            .with_seed(Some(2)),
-        now,
-    )
-    .unwrap();
-    let ca: SocketAddr = "10.0.0.1:1".parse().unwrap();
-    let sa: SocketAddr = "10.0.0.2:2".parse().unwrap();
-    let h: ConnectionHandle = client.connect(now, sa);
-    let mut b = vec![0u8; 2048];
-    let mut sh = None;
-    for _ in 0..8 {
-        while let Some(t) = client.poll_transmit(now, &mut b) {
-            server.handle(now, ca, &b[..t.transmit().len]);
-        }
-        while let Some(t) = server.poll_transmit(now, &mut b) {
-            client.handle(now, sa, &b[..t.transmit().len]);
-        }
-        if let Some(x) = server.accept() {
-            sh = Some(x);
-        }
-    }
-    let sh = sh.expect("handshake");
-    let data = vec![0x5a; 1 << 20];
-    let mut packets = Vec::with_capacity(in_flight);
-    while packets.len() < in_flight {
-        // As much as the connection takes (its unsent bound refills as it sends).
-        while client.connection(h).unwrap().send_capacity() > data.len() as u64
-            && client.connection_mut(h).unwrap().write(&data).is_ok()
-        {}
-        match client.poll_transmit(now, &mut b) {
-            Some(t) => packets.push(b[..t.transmit().len].to_vec()),
-            None => panic!("the window stopped the flight at {}", packets.len()),
-        }
-    }
-    let later = now + Duration::from_millis(100);
+    let mut p = support::connected(in_flight);
+    let packets = p.flight(in_flight);
+    let later = p.now + Duration::from_millis(100);
     let mut acks = Vec::new();
     let mut sink = vec![0u8; 1 << 20];
     let mut ack = vec![0u8; 2048];
-    for (i, p) in packets.iter().take(acked).enumerate() {
+    for (i, pkt) in packets.iter().take(acked).enumerate() {
         if hole.is_some_and(|k| i % k == k - 1) {
             continue;
         }
-        server.handle(later, ca, p);
-        while server.connection_mut(sh).unwrap().read(&mut sink) > 0 {}
-        while let Some(t) = server.poll_transmit(later, &mut ack) {
+        p.server.handle(later, p.ca, pkt);
+        while p.server.connection_mut(p.sh).unwrap().read(&mut sink) > 0 {}
+        while let Some(t) = p.server.poll_transmit(later, &mut ack) {
             acks.push(ack[..t.transmit().len].to_vec());
         }
     }
     Flight {
         now: later,
-        client,
-        ca,
-        sa,
+        client: p.client,
+        sa: p.sa,
         acks,
     }
 }
@@ -138,7 +78,6 @@ fn bench(c: &mut Criterion) {
                         f.client.handle(f.now, f.sa, a);
                     }
                     spent += t0.elapsed();
-                    let _ = f.ca;
                 }
                 spent
             })
