@@ -3,7 +3,8 @@
 //! leaves thousands): the received-range set and the storage must not move every
 //! range per repair. Every other packet of a flight arrives, then the missing
 //! ones, oldest first, as a sender's retransmissions would; the time measured is
-//! the receiver's `Endpoint::handle` of those repairs only. No I/O.
+//! the receiver's `Endpoint::handle` of those repairs only. No I/O. The last case
+//! is the worst one the limit on ranges allows: repairs in the middle of 65,536.
 //! Run: `cargo bench -p pmdt-proto --bench reassembly_cost`.
 
 use std::time::{Duration, Instant};
@@ -39,6 +40,30 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    // The worst case the range limit allows: 65,536 holes, repaired in the middle
+    // of the set, where a repair moves half of it (a peer that fills holes in
+    // that order on purpose).
+    const HOLES: usize = 65_536;
+    const REPAIRS: usize = 2_000;
+    g.throughput(Throughput::Elements(REPAIRS as u64));
+    g.bench_function("repair_middle_of_65536_holes", |bch| {
+        bch.iter_custom(|iters| {
+            let mut spent = Duration::ZERO;
+            for _ in 0..iters {
+                let mut p = support::connected(2 * HOLES);
+                let packets = p.flight(2 * HOLES);
+                for pkt in packets.iter().skip(1).step_by(2) {
+                    p.server.handle(p.now, p.ca, pkt);
+                }
+                let t0 = Instant::now();
+                for pkt in packets[HOLES..].iter().step_by(2).take(REPAIRS) {
+                    p.server.handle(p.now, p.ca, pkt);
+                }
+                spent += t0.elapsed();
+            }
+            spent
+        })
+    });
     g.finish();
 }
 

@@ -23,6 +23,12 @@ pub(crate) const MIN_RECV_FRAGMENTS: usize = 4096;
 /// Full-size datagrams with every other one lost make a range per 2 datagrams
 /// (~2,900 bytes of credit); a range costs 16 bytes, 1.6 % of the credit.
 const CREDIT_BYTES_PER_FRAGMENT: u64 = 1024;
+/// The most received ranges whatever the credit: enough for every other
+/// full-size datagram lost over 188 MB of credit (1 Gbit/s × 200 ms holds 25 MB
+/// in flight), and a bound on what one datagram can cost: a range opened or
+/// closed in the middle of the set moves up to half of it (512 KiB at this
+/// bound), where one at either end, the usual case, moves a few.
+const MAX_RECV_FRAGMENTS: usize = 65_536;
 
 /// Where received stream bytes wait to be read.
 pub trait RecvStorage: Send {
@@ -212,13 +218,13 @@ impl<R: RecvStorage> RecvBuffer<R> {
     }
 
     /// Most disjoint received ranges held at once: one per
-    /// [`CREDIT_BYTES_PER_FRAGMENT`] of the credit given, at least
-    /// [`MIN_RECV_FRAGMENTS`].
+    /// [`CREDIT_BYTES_PER_FRAGMENT`] of the credit given, from
+    /// [`MIN_RECV_FRAGMENTS`] to [`MAX_RECV_FRAGMENTS`].
     pub(crate) fn max_fragments(&self) -> usize {
         let credit = self.limit() - self.read;
         usize::try_from(credit / CREDIT_BYTES_PER_FRAGMENT)
             .unwrap_or(usize::MAX)
-            .max(MIN_RECV_FRAGMENTS)
+            .clamp(MIN_RECV_FRAGMENTS, MAX_RECV_FRAGMENTS)
     }
 
     /// Distinct stream bytes received so far, in order or not.
@@ -426,6 +432,29 @@ mod tests {
         let mut out = vec![0u8; 1000];
         assert_eq!(b.read(&mut out), 1000);
         assert_eq!(out, data(3100..4100));
+    }
+
+    /// The received-range limit follows the credit: 4,096 up to 4 MiB, one per
+    /// KiB beyond, 65,536 from 64 MiB; a read moves the credit with it.
+    #[test]
+    fn the_range_limit_follows_the_credit_within_its_bounds() {
+        for (credit, limit) in [
+            (1u64 << 20, 4_096),
+            (16 << 20, 16_384),
+            (64 << 20, 65_536),
+            (1 << 30, 65_536),
+        ] {
+            let b = RecvBuffer::new(credit as usize);
+            assert_eq!(b.max_fragments(), limit, "credit {credit}");
+            assert_eq!(b.storage().allocated(), 0, "no memory before data");
+        }
+        let mut b = RecvBuffer::new(16 << 20);
+        b.set_budget(8 << 20, 0);
+        assert_eq!(
+            b.max_fragments(),
+            8_192,
+            "a budget below the capacity binds"
+        );
     }
 
     #[test]
