@@ -9,7 +9,10 @@ use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use pmdt_proto::wire::{self, Ack, AckRange, Body, Header, Packet};
-use pmdt_proto::{CongestionKind, Endpoint, EndpointConfig, TransportConfig};
+use pmdt_proto::{CongestionKind, Endpoint, TransportConfig};
+
+#[path = "support/flight.rs"]
+mod support;
 
 fn wire_benches(c: &mut Criterion) {
     let h = Header {
@@ -109,39 +112,15 @@ impl Pair {
             .with_ack_every(8)
             .with_keepalive(None)
             .with_idle_timeout(Duration::from_secs(3600));
-        let now = Instant::now();
-        let mut client = Endpoint::new(
-            EndpointConfig::default()
-                .with_transport(t.clone())
-                .with_seed(Some(1)),
+        let support::Pair {
             now,
-        )
-        .unwrap();
-        let mut server = Endpoint::new(
-            EndpointConfig::default()
-                .with_transport(t)
-                .with_accept(true)
-                .with_seed(Some(2)),
-            now,
-        )
-        .unwrap();
-        let ca: SocketAddr = "10.0.0.1:1".parse().unwrap();
-        let sa: SocketAddr = "10.0.0.2:2".parse().unwrap();
-        let h = client.connect(now, sa);
-        let mut b = vec![0u8; 2048];
-        // Handshake: Init, Retry, Init+cookie, Accept.
-        let mut sh = None;
-        for _ in 0..8 {
-            while let Some(t) = client.poll_transmit(now, &mut b) {
-                server.handle(now, ca, &b[..t.transmit().len]);
-            }
-            while let Some(t) = server.poll_transmit(now, &mut b) {
-                client.handle(now, sa, &b[..t.transmit().len]);
-            }
-            if let Some(x) = server.accept() {
-                sh = Some(x);
-            }
-        }
+            client,
+            server,
+            ca,
+            sa,
+            ch: h,
+            sh,
+        } = support::connected_with(t);
         Self {
             now,
             client,
@@ -149,7 +128,7 @@ impl Pair {
             ca,
             sa,
             h,
-            sh: sh.expect("handshake"),
+            sh,
             bufs: vec![vec![0u8; 2048]; BATCH],
             lens: vec![0; BATCH],
             app: vec![0x5a; 16 * 1024],

@@ -2,6 +2,9 @@
 //! client, for the benchmarks that time one side's handling of the other's
 //! packets with a large flight (no I/O, one instant).
 
+// Each bench compiles this module on its own and uses a part of it.
+#![allow(dead_code)]
+
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
@@ -20,9 +23,7 @@ pub struct Pair {
     pub server: Endpoint,
     /// The client's address.
     pub ca: SocketAddr,
-    /// The server's address (for acks to the client; each bench compiles this
-    /// module on its own, and the reassembly bench sends none).
-    #[allow(dead_code)]
+    /// The server's address.
     pub sa: SocketAddr,
     /// The client's connection.
     pub ch: ConnectionHandle,
@@ -31,7 +32,7 @@ pub struct Pair {
 }
 
 /// A configuration whose window and buffers hold `in_flight` packets twice over.
-fn config(in_flight: usize) -> TransportConfig {
+pub fn config(in_flight: usize) -> TransportConfig {
     TransportConfig::default()
         .with_max_datagram(PAYLOAD_DGRAM)
         .with_congestion(CongestionKind::Fixed {
@@ -49,11 +50,17 @@ fn config(in_flight: usize) -> TransportConfig {
 
 /// Two endpoints configured for `in_flight` packets, past the handshake.
 pub fn connected(in_flight: usize) -> Pair {
+    connected_with(config(in_flight))
+}
+
+/// Two endpoints with transport configuration `t`, past the handshake (Init,
+/// Retry, Init with the cookie, Accept).
+pub fn connected_with(t: TransportConfig) -> Pair {
     let now = Instant::now();
     let endpoint = |accept: bool, seed: u64| {
         Endpoint::new(
             EndpointConfig::default()
-                .with_transport(config(in_flight))
+                .with_transport(t.clone())
                 .with_accept(accept)
                 .with_seed(Some(seed)),
             now,
