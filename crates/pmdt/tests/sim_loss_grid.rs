@@ -189,3 +189,24 @@ fn loss_grid_as_the_runner_measures_it() {
         );
     }
 }
+
+/// Startup's overshoot at 1 Gbit/s × 200 ms drops about every other datagram of
+/// a round at the 1 MiB queue: thousands of holes at once. Every datagram that
+/// arrives within the credit is taken (a fixed limit of 4,096 received ranges
+/// refused thousands, each sent again), and the stream arrives whole.
+#[test]
+fn startups_overshoot_at_1_gbit_200_ms_is_taken_within_the_credit() {
+    let r = run_timed_send(&cell(1_000_000_000, 200, 0.0, Duration::from_secs(3), 1))
+        .expect("valid scenario");
+    assert!(
+        r.forward_link.queue_drops > 4096,
+        "the overshoot this test is about: {} queue drops",
+        r.forward_link.queue_drops
+    );
+    assert_eq!(
+        r.receiver.out_of_window, 0,
+        "datagrams refused within the credit"
+    );
+    assert_eq!(r.bytes, r.bytes_received, "bytes lost");
+    assert_eq!(r.close, Some(pmdt::proto::CloseReason::Graceful));
+}
