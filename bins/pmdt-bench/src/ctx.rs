@@ -62,9 +62,19 @@ impl Ctx {
         self.bin_dir.join(name)
     }
 
-    /// A command for one of pmdt's tools.
+    /// A command for one of pmdt's tools. Each gets a cache directory of its
+    /// own (`XDG_CACHE_HOME`): `pmdt-send` saves the paths it measured there
+    /// (its path cache), and a run must not start from what an earlier run or
+    /// cell left; a cell that measures a resumed start names its cache file
+    /// with `--path-cache`.
     pub fn tool_cmd(&self, name: &str) -> Command {
-        Command::new(self.tool(name))
+        let mut c = Command::new(self.tool(name));
+        let n = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        c.env(
+            "XDG_CACHE_HOME",
+            self.out.join(".cache").join(n.to_string()),
+        );
+        c
     }
 
     /// The QUIC peer harness: next to this binary, else in the bin dir.

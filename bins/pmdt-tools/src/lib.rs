@@ -18,6 +18,7 @@ pub mod frame_capture;
 pub mod interrupt;
 pub mod interval;
 pub mod link_args;
+pub mod path_cache;
 pub mod pattern;
 pub mod peer_addr;
 pub mod pool_split_arg;

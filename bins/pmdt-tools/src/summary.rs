@@ -128,6 +128,10 @@ pub struct FlowSummary {
     /// Data this process sent: the congestion controller that paced it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub congestion: Option<&'static str>,
+    /// Data this process sent from a saved path (`--path-cache`): whether the
+    /// handshake confirmed it and the first round's jump.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resume: Option<pmdt::proto::ResumeOutcome>,
 }
 
 /// Seconds a sending connection spent held back, by cause: why its rate is what
@@ -193,6 +197,7 @@ impl FlowSummary {
         self.rtt_us = RttSummary::from_hist(s.rtt_min_us, &s.rtt_histogram);
         if self.direction == Direction::Send {
             self.congestion = Some(s.congestion.name());
+            self.resume = s.resume;
             if self.round_trips.is_none() {
                 self.limited_by = SendLimits::from_stats(s);
             }

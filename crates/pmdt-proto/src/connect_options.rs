@@ -2,19 +2,26 @@
 //! the sender-side controller, so one endpoint can run flows of different
 //! controllers side by side (e.g. BBR beside CUBIC through one bottleneck).
 
+use serde::{Deserialize, Serialize};
+
 use crate::config::{ConfigError, Startup, TransportConfig};
 use crate::congestion::CongestionKind;
+use crate::saved_path::SavedPath;
 
 /// Per-connection overrides of the endpoint's [`TransportConfig`]. Unset fields
 /// keep the endpoint's value. Only what does not size shared resources (packet
 /// pools, buffers, datagram size) can differ between connections.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 #[non_exhaustive]
 pub struct ConnectOptions {
     /// The congestion controller of this connection.
     pub congestion: Option<CongestionKind>,
     /// How this connection finds the path's rate at its start.
     pub startup: Option<Startup>,
+    /// A previous connection's path to the same peer to start from, if the
+    /// handshake confirms it (Careful Resume, see [`SavedPath`]).
+    pub resume: Option<SavedPath>,
 }
 
 impl ConnectOptions {
@@ -28,6 +35,20 @@ impl ConnectOptions {
     pub fn with_startup(mut self, startup: Startup) -> Self {
         self.startup = Some(startup);
         self
+    }
+
+    /// Starts this connection from `saved`, a previous connection's path to the
+    /// same peer, once its handshake confirms the path (the client side's; a
+    /// server's connections start from cold).
+    pub fn with_resume(mut self, saved: SavedPath) -> Self {
+        self.resume = Some(saved);
+        self
+    }
+
+    /// Whether any of the endpoint's configuration is overridden (a saved path
+    /// is not configuration).
+    pub(crate) fn overrides_config(&self) -> bool {
+        self.congestion.is_some() || self.startup.is_some()
     }
 
     /// `base` with these overrides applied, checked as a whole.

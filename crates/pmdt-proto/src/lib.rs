@@ -36,6 +36,7 @@ mod range_set;
 mod recv_buffer;
 mod rtt;
 mod rtt_histogram;
+mod saved_path;
 mod send_buffer;
 mod stats;
 pub mod wire;
@@ -53,5 +54,6 @@ pub use connection::{
 pub use endpoint::{ConnectionHandle, ConnectionMut, Endpoint, EndpointTransmit, StorageFactory};
 pub use recv_buffer::{credit_of_memory, RecvRing, RecvStorage};
 pub use rtt_histogram::RttHistogram;
+pub use saved_path::{ResumeOutcome, SavedPath};
 pub use send_buffer::{ByteRing, SendStorage};
 pub use stats::{ConnectionStats, ControllerState, EndpointStats};

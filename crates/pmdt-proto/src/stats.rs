@@ -85,6 +85,9 @@ pub struct ConnectionStats {
     /// Distinct stream bytes received, in order or not (goodput without the
     /// head-of-line wait of in-order delivery).
     pub stream_bytes_arrived: u64,
+    /// What the connection did with the saved path it was given
+    /// (`ConnectOptions::with_resume`); None: none given, or not yet connected.
+    pub resume: Option<crate::saved_path::ResumeOutcome>,
 }
 
 /// A congestion controller's state, as shown in statistics.

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::cell::CellSpec;
 use crate::ctx::Ctx;
-use crate::exp::{pmdt_cell, secs_arg};
+use crate::exp::{pmdt_cell_after, secs_arg};
 use crate::machine::Machine;
 use crate::pmdt_pair::{num, Link, PairSpec};
 use crate::report::Report;
@@ -16,6 +16,11 @@ use crate::steady_state;
 fn steady_from(secs: f64) -> f64 {
     (secs / 4.0).min(5.0).floor().max(1.0)
 }
+
+/// `-resumed` cells: the transfer before the measured one, seconds (long
+/// enough for Startup to find a 1 Gbit/s × 200 ms path at 5% loss and the
+/// controller to leave it, so the path is saved).
+const WARM_UP_S: f64 = 8.0;
 
 /// Tools this experiment needs.
 pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv", "pmdt-wanem"], &[]);
@@ -32,6 +37,7 @@ pub const COLUMNS: &[&str] = &[
     "retransmitted",
     "rtt_p50_us",
     "wan_lost",
+    "resumed",
 ];
 
 /// Runs it.
@@ -59,8 +65,17 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             &[0.0, 0.001, 0.01, 0.05],
             &[10, 100, 200],
             // The default first, the others beside it (`bbr-fast-start`: the
-            // default controller with `--fast-start`).
-            &["bbr", "bbr-fast-start", "newreno", "cubic", "paced"],
+            // default controller with `--fast-start`; `bbr-resumed`: the
+            // default controller on the next transfer over the same path,
+            // started from what the previous one saved).
+            &[
+                "bbr",
+                "bbr-resumed",
+                "bbr-fast-start",
+                "newreno",
+                "cubic",
+                "paced",
+            ],
             &LINKS,
             20.0,
         )
@@ -72,6 +87,11 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                     let (cc_arg, fast_start) = cc
                         .strip_suffix("-fast-start")
                         .map_or((cc, false), |c| (c, true));
+                    let (cc_arg, resumed) = cc_arg
+                        .strip_suffix("-resumed")
+                        .map_or((cc_arg, false), |c| (c, true));
+                    let name = format!("{cc}-{link_rate}-rtt{rtt}-loss{}", loss * 100.0);
+                    let cache = ctx.out.join(".cache").join(format!("{name}.json"));
                     let mut send = vec![
                         "-t".to_string(),
                         secs_arg(secs),
@@ -84,34 +104,43 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                     if cc == "paced" {
                         send.extend(["--rate".to_string(), paced_rate.into()]);
                     }
-                    let send: Vec<&str> = send.iter().map(String::as_str).collect();
-                    let mut pair = PairSpec::new(
-                        Link::Memif(1500),
-                        &send,
-                        Duration::from_secs_f64(secs + 2.0 * rtt as f64 / 1e3),
-                    );
-                    pair.wanem = Some(
-                        [
-                            "--loss".to_string(),
-                            loss.to_string(),
-                            "--delay-ms".into(),
-                            (rtt as f64 / 2.0).to_string(),
-                            "--rate".into(),
-                            link_rate.into(),
-                        ]
-                        .to_vec(),
-                    );
-                    r.cells.push(pmdt_cell(
+                    if resumed {
+                        send.extend(["--path-cache".to_string(), cache.display().to_string()]);
+                    }
+                    let wanem = [
+                        "--loss".to_string(),
+                        loss.to_string(),
+                        "--delay-ms".into(),
+                        (rtt as f64 / 2.0).to_string(),
+                        "--rate".into(),
+                        link_rate.into(),
+                    ]
+                    .to_vec();
+                    let pair_of = |send: &[String], secs: f64| {
+                        let send: Vec<&str> = send.iter().map(String::as_str).collect();
+                        let mut pair = PairSpec::new(
+                            Link::Memif(1500),
+                            &send,
+                            Duration::from_secs_f64(secs + 2.0 * rtt as f64 / 1e3),
+                        );
+                        pair.wanem = Some(wanem.clone());
+                        pair
+                    };
+                    let pair = pair_of(&send, secs);
+                    // `-resumed`: a transfer over the same path first, whose
+                    // saved path the measured one starts from.
+                    let mut warm_up_send = send.clone();
+                    warm_up_send[1] = secs_arg(WARM_UP_S.min(secs));
+                    let warm_up = resumed.then(|| (pair_of(&warm_up_send, WARM_UP_S), cache));
+                    r.cells.push(pmdt_cell_after(
                         ctx,
                         E,
-                        CellSpec::new(
-                            format!("{cc}-{link_rate}-rtt{rtt}-loss{}", loss * 100.0),
-                            "goodput_mbps",
-                        )
-                        .param("cc", cc)
-                        .param("link_mbps", link_mbps)
-                        .param("rtt_ms", rtt)
-                        .param("loss_pct", loss * 100.0),
+                        warm_up,
+                        CellSpec::new(name, "goodput_mbps")
+                            .param("cc", cc)
+                            .param("link_mbps", link_mbps)
+                            .param("rtt_ms", rtt)
+                            .param("loss_pct", loss * 100.0),
                         &pair,
                         |res, s| {
                             if let Some(g) = s.metrics.get("goodput_gbps").copied() {
@@ -127,6 +156,10 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                                 let mbps =
                                     1.22 * 1432.0 * 8.0 / (rtt as f64 / 1e3 * loss.sqrt()) / 1e6;
                                 s.set("mathis_mbps", mbps);
+                            }
+                            if resumed {
+                                let jumped = res.send["flows"][0]["resume"]["outcome"] == "jumped";
+                                s.set("resumed", f64::from(u8::from(jumped)));
                             }
                             if let Some(w) = &res.wanem {
                                 let lost = num(w, "a_to_b.lost").unwrap_or(0.0)
@@ -146,6 +179,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     r.notes = vec![
         "pmdt-wanem between the two memif links: loss in both directions, one-way delay RTT/2 each way, bottleneck 100 Mbit/s or 1 Gbit/s; paced sends at 90% of it. Its forwarding lcore runs on core 1; both ends run to completion (the tools' default), the receiver's flow thread on core 0 and the sender's on core 1 beside pmdt-wanem.".into(),
         "Targets (issue #14, default controller bbr): ≥ 95% of the bottleneck lossless, ≥ 90% at 1% loss, ≥ 75% at 5%, in every RTT column (of_link_pct).".into(),
+        format!("bbr-resumed: the default controller on a second transfer over the same path: each run first sends for {WARM_UP_S} s with `--path-cache FILE` (a fresh file), and the measured transfer, with the same file, starts from the path that one saved (Careful Resume, RFC 9959: half the saved BDP in its first round trip, then up to the saved rate); resumed = 1 when the handshake confirmed the saved path and the first round jumped. Every other row's runs start from cold: each pmdt-send gets a cache directory of its own (XDG_CACHE_HOME)."),
         format!("Each cell sends for {secs} s (-t); goodput counts acknowledged stream bytes over the sender's time from the data's start (after the handshake, as iperf3 counts) to the receiver's receipt, Startup's ramp and the drain included."),
         format!("steady_pct: goodput from second {} to {secs} of the sender's one-second intervals (as iperf3 --omit), % of the link: the rate once the controller has found the path, without the handshake, Startup's ramp and the close. The payload ceiling is 95.1% (1440 stream bytes per 1514-byte frame).", steady_from(secs)),
     ];

@@ -53,6 +53,34 @@ pub fn pmdt_cell(
     })
 }
 
+/// As [`pmdt_cell`], each run after `before` (a pair whose transfer the
+/// measured one follows, with the cache file it saves its path to, deleted
+/// first so each run starts from that transfer alone). Its commands are the
+/// run's too; a failure of it fails the run.
+pub fn pmdt_cell_after(
+    ctx: &Ctx,
+    experiment: &str,
+    before: Option<(PairSpec, std::path::PathBuf)>,
+    spec: CellSpec,
+    pair: &PairSpec,
+    extra: impl Fn(&PairResult, &mut Sample),
+) -> Cell {
+    spec.run(ctx.repeat, |_| {
+        let mut commands = Vec::new();
+        if let Some((first, cache)) = &before {
+            let _ = std::fs::remove_file(cache);
+            let r = run_pair(ctx, experiment, first)?;
+            commands.extend(r.commands);
+        }
+        let r = run_pair(ctx, experiment, pair)?;
+        let mut s = sample_of(&r);
+        commands.append(&mut s.commands);
+        s.commands = commands;
+        extra(&r, &mut s);
+        Ok(s)
+    })
+}
+
 /// Seconds a transfer of `bytes` should take at a modest 0.5 Gbit/s (for timeouts).
 pub fn expect_bytes(bytes: u64) -> Duration {
     Duration::from_secs_f64(bytes as f64 * 16.0 / 1e9)

@@ -26,6 +26,7 @@ use pmdt_tools::flow_error::FlowError;
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
+use pmdt_tools::path_cache::{FlowOutcome, PathCache, PathCacheArgs};
 use pmdt_tools::peer_addr;
 use pmdt_tools::pool_split_arg::DataFlow;
 use pmdt_tools::report::{print_dry_run, Connected, JsonMode, OutputArgs, Report, Start};
@@ -125,6 +126,9 @@ struct Cli {
     #[command(flatten)]
     #[serde(flatten)]
     transport: TransportArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
+    path_cache: PathCacheArgs,
     #[command(flatten)]
     #[serde(flatten)]
     link: LinkArgs,
@@ -542,6 +546,47 @@ fn run_flow(job: Job, mut stream: Stream, stop: &Interrupt, run_started: Instant
     }
 }
 
+/// Saves what the flows that sent learned about the path to each receiver
+/// into the path cache `file` (see `PathCache::record` for when). A cache
+/// that cannot be read or written is a warning: the transfer itself went
+/// well.
+fn save_paths(file: &std::path::Path, results: &[FlowResult]) {
+    // The newest file (another pmdt-send may have saved since this one
+    // loaded it); a file that is not a path cache is left as it is.
+    let mut cache = match PathCache::load(file) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{PROG}: warning: path cache not saved: {e}");
+            return;
+        }
+    };
+    let sent: Vec<&FlowResult> = results
+        .iter()
+        .filter(|r| r.summary.direction == Direction::Send)
+        .collect();
+    let mut peers: Vec<&str> = sent.iter().map(|r| r.summary.peer.as_str()).collect();
+    peers.sort_unstable();
+    peers.dedup();
+    let now = std::time::SystemTime::now();
+    let mut changed = false;
+    for peer in peers {
+        let flows = sent
+            .iter()
+            .filter(|r| r.summary.peer == peer)
+            .map(|r| FlowOutcome {
+                stats: &r.stats,
+                clean: r.summary.error.is_none(),
+                seconds: r.summary.seconds,
+            });
+        changed |= cache.record(peer, flows, now);
+    }
+    if changed {
+        if let Err(e) = cache.save(file) {
+            eprintln!("{PROG}: warning: path cache not saved: {e}");
+        }
+    }
+}
+
 /// The flows of the run: -P each way asked for, -n split between them (their
 /// deadline is set once the runtime runs).
 fn jobs(cli: &SendArgs) -> Result<Vec<Job>, CliError> {
@@ -784,6 +829,36 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         group_job = Some((planned.remove(0), group));
     }
+    // Saved paths to the receivers (Careful Resume): bulk flows out start from
+    // their share of what the last transfer to the same receiver learned.
+    let cache_file = cli.path_cache.file().filter(|_| !args.rr && !args.multi);
+    let cache = cache_file
+        .as_deref()
+        .map(|f| {
+            PathCache::load(f).unwrap_or_else(|e| {
+                eprintln!("{PROG}: warning: path cache: {e}; every flow starts from cold");
+                PathCache::default()
+            })
+        })
+        .unwrap_or_default();
+    let sending_to = |addr: SocketAddr| {
+        planned
+            .iter()
+            .enumerate()
+            .filter(|(k, j)| j.direction == Direction::Send && to[k % to.len()] == addr)
+            .count()
+    };
+    let resume_of: Vec<_> = planned
+        .iter()
+        .enumerate()
+        .map(|(k, j)| {
+            let addr = to[k % to.len()];
+            let e = cache.lookup(&addr.to_string(), std::time::SystemTime::now())?;
+            let flows = sending_to(addr);
+            (j.direction == Direction::Send && cache_file.is_some())
+                .then(|| (e, e.for_flows(flows), flows))
+        })
+        .collect();
     // Every flow connects first and all start together (iperf3's -P): a flow
     // that started while later ones were still connecting would run alone for a
     // while, and its share would say nothing about how the flows share the link.
@@ -793,12 +868,23 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             break;
         }
         let addr = to[k % to.len()];
+        let mut options = cli.transport.options_of_flow(k);
+        if let Some((entry, saved, flows)) = resume_of[k] {
+            options = options.with_resume(saved);
+            if k < PER_FLOW_LINES {
+                eprintln!(
+                    "{PROG}: [{:>3}] resuming from the path to {addr} saved {} s ago: {:.1} \
+                     Mbit/s over {} flow(s), RTT {:.1} ms",
+                    job.flow,
+                    entry.age(std::time::SystemTime::now()).as_secs(),
+                    entry.bandwidth_bps as f64 / 1e6,
+                    flows,
+                    saved.min_rtt.as_secs_f64() * 1e3
+                );
+            }
+        }
         let stream = rt
-            .connect_with(
-                addr,
-                cli.transport.options_of_flow(k),
-                Some(connect_timeout),
-            )
+            .connect_with(addr, options, Some(connect_timeout))
             .map_err(|e| cli_error::from_io(&format!("cannot connect to {addr}"), &e))?;
         let c = Connected {
             flow: job.flow,
@@ -913,6 +999,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         if meter.tracked() > 0 && ((t - i).elapsed() > i / 10 || meter.unreported()) {
             report.interval(meter.sample(Instant::now(), &rt_stats));
         }
+    }
+    if let Some(file) = cache_file.as_deref().filter(|_| !stop.is_set()) {
+        save_paths(file, &results);
     }
     let mut totals = Totals::default();
     let mut times: Option<RoundTripTimes> = None;

@@ -6,6 +6,7 @@
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -73,8 +74,21 @@ pub fn sha_hex(data: &[u8]) -> String {
         .collect()
 }
 
+/// A fresh cache directory (`XDG_CACHE_HOME`) for one tool: `pmdt-send`
+/// saves the paths it measured there, and a test's run must not start from
+/// what another test's left (a test of the path cache names its file).
+pub fn fresh_cache_home() -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "cache-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ))
+}
+
 pub fn spawn(bin: &str, args: &[&str]) -> Proc {
     let mut child = Command::new(bin)
+        .env("XDG_CACHE_HOME", fresh_cache_home())
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -67,10 +67,14 @@ use super::delivery_rate::RateSample;
 use super::queue_owner::QueueOwner;
 use super::{Controller, ModelSnapshot};
 use crate::rtt::RttEstimator;
+use crate::saved_path::Jump;
 use crate::stats::ControllerState;
 
 /// Startup pacing gain, 4·ln 2 ≈ 2.77 (draft: BBR.StartupPacingGain).
 const STARTUP_PACING_GAIN: f64 = 2.77;
+/// A resumed Startup (paced at most at the saved path's bandwidth) ends once
+/// the estimate reaches this share of it: the path still gives what it gave.
+const RESUMED_FULL_SHARE: f64 = 0.9;
 /// Window gain in Startup, Drain and ProbeBW (draft: BBR.DefaultCwndGain = 2).
 const CWND_GAIN: f64 = 2.0;
 /// Drain pacing gain (draft: BBR.DrainPacingGain = 0.35).
@@ -427,6 +431,9 @@ pub(crate) struct Bbr {
     probe_rtt_min_stamp: Option<Instant>,
 
     // Startup.
+    /// Resumed from a saved path (`crate::saved_path`): its bandwidth, bytes/s,
+    /// Startup's ceiling and end.
+    resumed_bw: Option<u64>,
     full_bw: u64,
     full_bw_count: u32,
     full_bw_reached: bool,
@@ -588,6 +595,7 @@ impl Bbr {
             max_bw: 0,
             min_rtt: None,
             min_rtt_stamp: None,
+            resumed_bw: None,
             probe_rtt_min_delay: None,
             probe_rtt_min_stamp: None,
             full_bw: 0,
@@ -1301,6 +1309,17 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start {
             return;
         }
+        if self
+            .resumed_bw
+            .is_some_and(|saved| self.max_bw as f64 >= saved as f64 * RESUMED_FULL_SHARE)
+        {
+            tracing::debug!(
+                bw = self.max_bw,
+                "bbr: Startup ends: the saved path's bandwidth is reached"
+            );
+            self.full_bw_reached = true;
+            return;
+        }
         // Every RTT sample of the last round showed a queue: the pipe is full and
         // Startup is only queueing (a HyStart-like delay signal, checked first
         // so app-limited rounds count too). Not in the first rounds while the
@@ -1549,7 +1568,11 @@ impl Bbr {
         } else {
             self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN)
         };
-        let rate = rate.max(1.0) as u64;
+        let mut rate = rate.max(1.0) as u64;
+        if let Some(saved) = self.resumed_bw.filter(|_| self.mode == Mode::Startup) {
+            // Resumed: not past the saved path's rate (see `Bbr::resume`).
+            rate = rate.min(saved);
+        }
         // Startup never lowers the rate before the pipe is full (draft:
         // BBRSetPacingRateWithGain).
         self.pacing_rate = match self.pacing_rate {
@@ -1871,6 +1894,31 @@ impl Controller for Bbr {
         }
         self.update_pacing_rate(rtt);
         self.update_cwnd(rs);
+    }
+
+    /// Startup from a saved path (`crate::saved_path`): the jump's window, and
+    /// its rate as the pacer's floor until Startup ends (Startup never lowers
+    /// its rate before the pipe is full), the saved bandwidth as its ceiling
+    /// and end. The model is seeded as from an initial train, at the rate over
+    /// Startup's gain: what the jump's round really delivers then sets the
+    /// estimate, and Startup's exits judge it.
+    fn resume(&mut self, jump: Jump) -> bool {
+        if self.mode != Mode::Startup || self.full_bw_reached || self.total_delivered > 0 {
+            return false;
+        }
+        let seed = (jump.rate as f64 / (STARTUP_PACING_GAIN * (1.0 - PACING_MARGIN))) as u64;
+        let slot = (self.round_count % BW_FILTER_ROUNDS as u64) as usize;
+        self.bw_rounds[slot] = self.bw_rounds[slot].max(seed);
+        self.max_bw = self.max_bw.max(seed);
+        self.cwnd = self.cwnd.max(jump.window + self.quanta());
+        self.pacing_rate = Some(self.pacing_rate.unwrap_or(0).max(jump.rate));
+        self.resumed_bw = Some(jump.bandwidth.max(jump.rate));
+        tracing::debug!(
+            rate = jump.rate,
+            cwnd = self.cwnd,
+            "bbr: Startup resumed from a saved path"
+        );
+        true
     }
 
     fn window(&self) -> u64 {

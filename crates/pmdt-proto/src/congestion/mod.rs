@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::rtt::RttEstimator;
+use crate::saved_path::Jump;
 use crate::stats::ControllerState;
 
 /// What a controller believes about the path, for statistics.
@@ -71,6 +72,13 @@ pub(crate) trait Controller: Send + std::fmt::Debug {
     /// controllers ([`Bbr`]) run on these; the others ignore them.
     fn on_rate_sample(&mut self, now: Instant, sample: &RateSample, rtt: &RttEstimator) {
         let _ = (now, sample, rtt);
+    }
+    /// Starts from a saved path's jump (`crate::saved_path`) before any data
+    /// was delivered. Returns whether the controller took it: only a
+    /// model-based one can (BBR); the others keep their initial window.
+    fn resume(&mut self, jump: Jump) -> bool {
+        let _ = jump;
+        false
     }
     /// The congestion window in bytes.
     fn window(&self) -> u64;

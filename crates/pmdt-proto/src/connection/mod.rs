@@ -30,6 +30,7 @@ use crate::pacer::Pacer;
 use crate::range_set::RangeSet;
 use crate::recv_buffer::{RecvBuffer, RecvRing, RecvStorage};
 use crate::rtt::{RttEstimator, GRANULARITY};
+use crate::saved_path::{ResumeOutcome, SavedPath};
 use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::ConnectionStats;
 use crate::wire::{self, Body, HandshakeParams, Header, Packet};
@@ -307,6 +308,9 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     recv_tune: RecvAutotune,
     pacer: Pacer,
     pacing_wait: Option<Instant>,
+    /// A saved path to start from once the handshake confirms it
+    /// (`crate::saved_path`), until then.
+    resume: Option<SavedPath>,
     /// With `Startup::FromInitialTrain`: until when new data waits for the
     /// initial window to be written (see `Connection::gathering_train`).
     train_gather_until: Option<Instant>,
@@ -440,6 +444,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             // patterns and grow only past them.
             acked_pns: RangeSet::with_capacity(LOSS_RANGES_RESERVED),
             first_rtt_sample: None,
+            resume: None,
             last_echo_sampled: 0,
             loss_time: None,
             lost_scratch: Vec::with_capacity(window),
@@ -1006,6 +1011,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                             self.rtt.update(rtt, Duration::ZERO, self.cfg.max_ack_delay);
                             self.first_rtt_sample.get_or_insert(now);
                             self.stats.rtt_histogram.record(rtt.as_micros() as u64);
+                            self.resume_from_saved_path(rtt);
                         }
                     }
                     self.events.push_back(Event::Connected);
@@ -1183,6 +1189,29 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         self.rtt.update(rtt, Duration::ZERO, self.cfg.max_ack_delay);
         self.first_rtt_sample.get_or_insert(now);
         self.stats.rtt_histogram.record(us as u64);
+    }
+
+    /// Starts the connection from a saved path (`crate::saved_path`), or from
+    /// cold. Called on the client, at the handshake's first RTT sample.
+    pub(crate) fn set_resume(&mut self, saved: SavedPath) {
+        self.resume = Some(saved);
+    }
+
+    /// The handshake's `rtt` confirms the saved path or not: the jump, or why
+    /// none; the send buffer and packet window follow the jump's window.
+    fn resume_from_saved_path(&mut self, rtt: Duration) {
+        let Some(saved) = self.resume.take() else {
+            return;
+        };
+        // Never below the initial window.
+        let outcome = match saved.jump(rtt, self.cc.window()) {
+            Ok(jump) if self.cc.resume(jump) => ResumeOutcome::jumped(jump),
+            Ok(_) => ResumeOutcome::NotSupported,
+            Err(why) => why,
+        };
+        tracing::debug!(parent: &self.span, ?outcome, "resume from a saved path");
+        self.stats.resume = Some(outcome);
+        self.autotune_send();
     }
 
     /// The send buffer and packet window follow the congestion window.

@@ -326,12 +326,15 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     ) -> Result<ConnectionHandle, ConfigError> {
         // Without overrides the connection shares the endpoint's configuration,
         // as `connect` does (the runtime opens every connection through here).
-        let cfg = if *options == ConnectOptions::default() {
-            self.transport.clone()
-        } else {
+        let cfg = if options.overrides_config() {
             Arc::new(options.apply(&self.transport)?)
+        } else {
+            self.transport.clone()
         };
-        let conn = self.new_connection(now, Side::Client, remote, None, cfg);
+        let mut conn = self.new_connection(now, Side::Client, remote, None, cfg);
+        if let Some(saved) = options.resume {
+            conn.set_resume(saved);
+        }
         Ok(self.insert(conn, None, PeerAddress::Proven))
     }
 

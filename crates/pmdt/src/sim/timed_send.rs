@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 use super::{CoreShare, ImpairConfig, ImpairStats, Network};
 use crate::link::impair_model::ImpairConfigError;
 use pmdt_proto::{
-    CloseReason, ConfigError, ConnectionStats, EndpointConfig, Event, TransportConfig,
+    CloseReason, ConfigError, ConnectOptions, ConnectionStats, EndpointConfig, Event,
+    TransportConfig,
 };
 
 /// Bytes an Ethernet frame carries beyond its UDP payload: Ethernet (14), IPv4
@@ -50,6 +51,8 @@ pub struct TimedSendScenario {
     pub wire_overhead: usize,
     /// Protocol options for both ends.
     pub transport: TransportConfig,
+    /// The sender's connection's own options (a saved path to resume from).
+    pub connect: ConnectOptions,
     /// Give up after this much virtual time.
     pub time_limit: Duration,
     /// Record the sender's statistics at this interval.
@@ -69,6 +72,7 @@ impl Default for TimedSendScenario {
             reverse: super::default_path(),
             wire_overhead: ETHERNET_IPV4_UDP_OVERHEAD,
             transport: TransportConfig::default(),
+            connect: ConnectOptions::default(),
             time_limit: Duration::from_secs(120),
             sample_every: None,
             sender_core: None,
@@ -144,7 +148,7 @@ pub fn run_timed_send(sc: &TimedSendScenario) -> Result<TimedSendReport, TimedSe
     let limit = start + sc.time_limit;
     let deadline = start + sc.write_for;
     let to = net.addr(server);
-    let h = net.endpoint(client).connect(start, to);
+    let h = net.endpoint(client).connect_with(start, to, &sc.connect)?;
     let zeros = vec![0u8; 64 * 1024];
     let mut buf = vec![0u8; 64 * 1024];
     let mut report = TimedSendReport {
