@@ -6,9 +6,11 @@
 //! A connection from cold doubles its rate each round trip from ten datagrams:
 //! 13 round trips, 2.6 s, to fill 1 Gbit/s × 200 ms, most of a short transfer.
 //! Given a [`SavedPath`] (the previous connection's bandwidth estimate and
-//! propagation delay), a connection whose handshake RTT says the path is still
-//! the one it was saved on jumps at once to half the saved bandwidth-delay
-//! product, paced over the current RTT (RFC 9959's Unvalidated phase). BBR's
+//! propagation delay), a connection whose handshake RTT (else its first ack's,
+//! RFC 9959's Reconnaissance: the handshake's can include the wait for the
+//! peer's address) says the path is still the one it was saved on jumps at
+//! once to half the saved bandwidth-delay product, paced over the current RTT
+//! (RFC 9959's Unvalidated phase). BBR's
 //! Startup then goes on from what that round really delivered, up to the saved
 //! bandwidth and no further, and ends there (ProbeBW finds more if the path
 //! has it): doubling past it would overshoot a full pipe by the doubling, the
@@ -56,12 +58,12 @@ pub enum ResumeOutcome {
         /// The jump's congestion window, bytes.
         window: u64,
     },
-    /// The handshake's RTT was out of the saved one's range (under half, or
-    /// over ten times): another path, started from cold.
+    /// The handshake's RTT and the first ack's were out of the saved one's
+    /// range (under half, or over ten times): another path, started from cold.
     PathChanged {
         /// The saved propagation delay, µs.
         saved_rtt_us: u64,
-        /// The handshake's RTT, µs.
+        /// The first ack's RTT, µs.
         rtt_us: u64,
     },
     /// The controller has no model to resume (not BBR).

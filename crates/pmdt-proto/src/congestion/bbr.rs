@@ -1981,6 +1981,33 @@ mod tests {
     }
 
     #[test]
+    fn a_resumed_startup_jumps_climbs_to_the_saved_rate_and_ends_there() {
+        let mut b = Bbr::new(1000);
+        let jump = Jump {
+            rate: 5_000_000,
+            window: 500_000,
+            bandwidth: 10_000_000,
+        };
+        assert!(b.resume(jump));
+        assert_eq!(b.pacing_rate, Some(5_000_000));
+        assert!(b.cwnd >= 500_000);
+        // The jump's round delivers its rate: Startup would pace at 2.77 times
+        // that, and paces at the saved rate instead.
+        let (mut t, mut d) = (Instant::now(), 0);
+        rounds(&mut b, &mut t, &mut d, 5_000_000, 1);
+        assert_eq!(b.mode, Mode::Startup);
+        assert_eq!(b.pacing_rate, Some(10_000_000));
+        // A round at 90 % of the saved rate: the pipe is as full as it was.
+        rounds(&mut b, &mut t, &mut d, 9_000_000, 1);
+        assert!(b.full_bw_reached);
+        assert_ne!(b.mode, Mode::Startup);
+        // Once data was delivered there is nothing to resume.
+        let mut late = Bbr::new(1000);
+        rounds(&mut late, &mut t, &mut d, 1_000_000, 1);
+        assert!(!late.resume(jump));
+    }
+
+    #[test]
     fn startup_exits_when_bandwidth_stops_growing_then_probes() {
         let mut b = Bbr::new(1000);
         let mut t = Instant::now();

@@ -1011,7 +1011,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                             self.rtt.update(rtt, Duration::ZERO, self.cfg.max_ack_delay);
                             self.first_rtt_sample.get_or_insert(now);
                             self.stats.rtt_histogram.record(rtt.as_micros() as u64);
-                            self.resume_from_saved_path(rtt);
+                            self.resume_from_saved_path(rtt, false);
                         }
                     }
                     self.events.push_back(Event::Connected);
@@ -1197,18 +1197,24 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         self.resume = Some(saved);
     }
 
-    /// The handshake's `rtt` confirms the saved path or not: the jump, or why
-    /// none; the send buffer and packet window follow the jump's window.
-    fn resume_from_saved_path(&mut self, rtt: Duration) {
-        let Some(saved) = self.resume.take() else {
+    /// `rtt` confirms the saved path or not: the jump, or why none; the send
+    /// buffer and packet window follow the jump's window. The handshake's RTT
+    /// decides when it confirms the path; when it does not, the first ack's
+    /// (`last_chance`) does: the handshake's can include the wait for the
+    /// peer's address (an ARP request held the Init for a retry, 100 ms, on
+    /// a 10 ms path through pmdt-wanem) or for its accept.
+    fn resume_from_saved_path(&mut self, rtt: Duration, last_chance: bool) {
+        let Some(saved) = self.resume else {
             return;
         };
         // Never below the initial window.
         let outcome = match saved.jump(rtt, self.cc.window()) {
+            Err(_) if !last_chance => return,
             Ok(jump) if self.cc.resume(jump) => ResumeOutcome::jumped(jump),
             Ok(_) => ResumeOutcome::NotSupported,
             Err(why) => why,
         };
+        self.resume = None;
         tracing::debug!(parent: &self.span, ?outcome, "resume from a saved path");
         self.stats.resume = Some(outcome);
         self.autotune_send();
@@ -1335,6 +1341,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.rtt.update(sample, ack_delay, self.peer_max_ack_delay);
             self.first_rtt_sample.get_or_insert(now);
             self.stats.rtt_histogram.record(sample.as_micros() as u64);
+            self.resume_from_saved_path(sample, true);
         }
         // Acknowledged numbers still inside the tracked range: persistent congestion
         // needs to know whether one lies between two lost packets.
