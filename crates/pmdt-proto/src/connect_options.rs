@@ -20,7 +20,8 @@ pub struct ConnectOptions {
     /// How this connection finds the path's rate at its start.
     pub startup: Option<Startup>,
     /// A previous connection's path to the same peer to start from, if the
-    /// handshake confirms it (Careful Resume, see [`SavedPath`]).
+    /// handshake's or the first ack's RTT confirms it (Careful Resume, see
+    /// [`SavedPath`]).
     pub resume: Option<SavedPath>,
 }
 
@@ -38,8 +39,8 @@ impl ConnectOptions {
     }
 
     /// Starts this connection from `saved`, a previous connection's path to the
-    /// same peer, once its handshake confirms the path (the client side's; a
-    /// server's connections start from cold).
+    /// same peer, once an RTT confirms the path (the client side's; a server's
+    /// connections start from cold).
     pub fn with_resume(mut self, saved: SavedPath) -> Self {
         self.resume = Some(saved);
         self

@@ -308,7 +308,7 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     recv_tune: RecvAutotune,
     pacer: Pacer,
     pacing_wait: Option<Instant>,
-    /// A saved path to start from once the handshake confirms it
+    /// A saved path to start from once an RTT sample confirms it
     /// (`crate::saved_path`), until then.
     resume: Option<SavedPath>,
     /// With `Startup::FromInitialTrain`: until when new data waits for the
@@ -1191,8 +1191,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         self.stats.rtt_histogram.record(us as u64);
     }
 
-    /// Starts the connection from a saved path (`crate::saved_path`), or from
-    /// cold. Called on the client, at the handshake's first RTT sample.
+    /// Starts the connection from a saved path (`crate::saved_path`) once its
+    /// handshake's or first ack's RTT confirms it, else from cold. Set on the
+    /// client, at connect.
     pub(crate) fn set_resume(&mut self, saved: SavedPath) {
         self.resume = Some(saved);
     }
