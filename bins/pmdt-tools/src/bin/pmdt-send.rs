@@ -841,22 +841,29 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             })
         })
         .unwrap_or_default();
-    let sending_to = |addr: SocketAddr| {
-        planned
-            .iter()
-            .enumerate()
-            .filter(|(k, j)| j.direction == Direction::Send && to[k % to.len()] == addr)
-            .count()
-    };
+    // Per receiver: the flows sending to it and its saved path, looked up once
+    // (-P runs up to 100,000 flows).
+    let mut sending_to: std::collections::HashMap<SocketAddr, usize> = Default::default();
+    for (k, j) in planned.iter().enumerate() {
+        if j.direction == Direction::Send {
+            *sending_to.entry(to[k % to.len()]).or_default() += 1;
+        }
+    }
+    let now = std::time::SystemTime::now();
+    let saved: std::collections::HashMap<SocketAddr, _> = sending_to
+        .iter()
+        .filter_map(|(&addr, &flows)| {
+            let e = cache.lookup(&addr.to_string(), now)?;
+            Some((addr, (e, e.for_flows(flows), flows)))
+        })
+        .collect();
     let resume_of: Vec<_> = planned
         .iter()
         .enumerate()
         .map(|(k, j)| {
-            let addr = to[k % to.len()];
-            let e = cache.lookup(&addr.to_string(), std::time::SystemTime::now())?;
-            let flows = sending_to(addr);
-            (j.direction == Direction::Send && cache_file.is_some())
-                .then(|| (e, e.for_flows(flows), flows))
+            (j.direction == Direction::Send)
+                .then(|| saved.get(&to[k % to.len()]).copied())
+                .flatten()
         })
         .collect();
     // Every flow connects first and all start together (iperf3's -P): a flow

@@ -911,6 +911,16 @@ impl Bbr {
     /// round trip per step (13 of them to 1 Gbit/s × 200 ms). Not more than the
     /// train's rate: the train sees the bottleneck's capacity, which other flows
     /// may be using, and a shallow buffer overflows at once above it.
+    /// Startup from a rate known before any was measured (an initial train, a
+    /// saved path): `seed` into this round's bandwidth sample and the
+    /// estimate, and a window of at least `window` plus the send quanta.
+    fn seed_startup(&mut self, seed: u64, window: u64) {
+        let slot = (self.round_count % BW_FILTER_ROUNDS as u64) as usize;
+        self.bw_rounds[slot] = self.bw_rounds[slot].max(seed);
+        self.max_bw = self.max_bw.max(seed);
+        self.cwnd = self.cwnd.max(window + self.quanta());
+    }
+
     fn on_train_rate(&mut self, rate: u64) {
         let Some(min_rtt) = self.min_rtt else {
             return;
@@ -922,11 +932,7 @@ impl Bbr {
         if seed <= self.max_bw {
             return;
         }
-        let slot = (self.round_count % BW_FILTER_ROUNDS as u64) as usize;
-        self.bw_rounds[slot] = self.bw_rounds[slot].max(seed);
-        self.max_bw = seed;
-        let bdp = (rate as f64 * min_rtt.as_secs_f64()) as u64;
-        self.cwnd = self.cwnd.max(bdp + self.quanta());
+        self.seed_startup(seed, (rate as f64 * min_rtt.as_secs_f64()) as u64);
         tracing::debug!(
             train_rate = rate,
             cwnd = self.cwnd,
@@ -1907,10 +1913,7 @@ impl Controller for Bbr {
             return false;
         }
         let seed = (jump.rate as f64 / (STARTUP_PACING_GAIN * (1.0 - PACING_MARGIN))) as u64;
-        let slot = (self.round_count % BW_FILTER_ROUNDS as u64) as usize;
-        self.bw_rounds[slot] = self.bw_rounds[slot].max(seed);
-        self.max_bw = self.max_bw.max(seed);
-        self.cwnd = self.cwnd.max(jump.window + self.quanta());
+        self.seed_startup(seed, jump.window);
         self.pacing_rate = Some(self.pacing_rate.unwrap_or(0).max(jump.rate));
         self.resumed_bw = Some(jump.bandwidth.max(jump.rate));
         tracing::debug!(
