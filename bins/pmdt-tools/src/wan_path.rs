@@ -28,6 +28,9 @@ pub struct PathStats {
     pub received: u64,
     /// Frames sent on the egress port.
     pub forwarded: u64,
+    /// Frames other than IP (ARP) forwarded at once, unimpaired (see
+    /// [`WanPath::poll`]).
+    pub not_ip: u64,
     /// Lost to random or burst loss.
     pub lost: u64,
     /// Dropped by the rate limiter's full queue.
@@ -135,7 +138,11 @@ impl WanPath {
     }
 
     /// One pass; returns whether anything moved. Frames queued for the egress port
-    /// are also written to `capture`.
+    /// are also written to `capture`. The impairment is the WAN between two
+    /// routers: frames other than IPv4 and IPv6 (ARP) cross at once, untouched,
+    /// as a host resolves its gateway on its own LAN, not across the WAN.
+    /// Delayed, an ARP request held the first packet (a connection's Init) for a
+    /// round trip of the emulated path, or for the resolver's retry when lost.
     pub fn poll(&mut self, now: Instant, mut capture: Option<&mut FrameCapture>) -> bool {
         let mut backlog = std::mem::take(&mut self.backlog);
         loop {
@@ -167,6 +174,11 @@ impl WanPath {
                 self.emit(m, &mut capture);
                 continue;
             };
+            if !is_ip(m.data()) {
+                self.stats.not_ip += 1;
+                self.emit(m, &mut capture);
+                continue;
+            }
             let fate = model.decide_seen_late(arrived, now, m.pkt_len());
             let mut copies = fate.deliveries().iter();
             let (Some(first), second) = (copies.next(), copies.next()) else {
@@ -269,6 +281,15 @@ fn corrupted(frame: Mbuf, flip: BitFlip, pool: &Mempool) -> Corrupted {
     Corrupted::Flipped(frame)
 }
 
+/// Whether an Ethernet frame carries IPv4 or IPv6 (behind at most one VLAN tag).
+fn is_ip(f: &[u8]) -> bool {
+    let ethertype = match f.get(12..14) {
+        Some([0x81, 0x00]) => f.get(16..18),
+        t => t,
+    };
+    matches!(ethertype, Some([0x08, 0x00] | [0x86, 0xdd]))
+}
+
 /// Where the UDP payload of an Ethernet/IPv4/UDP frame starts, if the frame is
 /// one, carries a UDP checksum (0: none) and has a payload.
 fn checked_udp_payload(f: &[u8]) -> Option<usize> {
@@ -288,7 +309,26 @@ fn checked_udp_payload(f: &[u8]) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
-    use super::checked_udp_payload;
+    use super::{checked_udp_payload, is_ip};
+
+    #[test]
+    fn only_ipv4_and_ipv6_frames_are_impaired() {
+        let mut f = vec![0u8; 60];
+        for (ethertype, ip) in [
+            ([0x08, 0x00], true),
+            ([0x86, 0xdd], true),
+            ([0x08, 0x06], false),
+        ] {
+            f[12..14].copy_from_slice(&ethertype);
+            assert_eq!(is_ip(&f), ip, "{ethertype:x?}");
+            // Behind a VLAN tag.
+            let mut tagged = f.clone();
+            tagged[12..14].copy_from_slice(&[0x81, 0x00]);
+            tagged[16..18].copy_from_slice(&ethertype);
+            assert_eq!(is_ip(&tagged), ip, "tagged {ethertype:x?}");
+        }
+        assert!(!is_ip(&f[..13]), "a runt");
+    }
 
     #[test]
     fn the_udp_payload_is_found_only_in_checksummed_ipv4_udp_frames() {

@@ -73,14 +73,18 @@ pub fn init(prog: &str, verbose: u8) {
         .with_writer(std::io::stderr)
         .event_format(OneLine {
             prog: prog.to_string(),
+            start: std::time::Instant::now(),
         })
         .with_filter(targets);
     let _ = tracing_subscriber::registry().with(layer).try_init();
 }
 
-/// `prog: [level: ]message fields`: no time, no target (a tool's user reads it).
+/// `prog: [level: ]message fields`: no time, no target (a tool's user reads
+/// it); debug and trace lines also give the seconds since the tool started
+/// (`[1.234567 s]`), to read a transfer's events against its timeline.
 struct OneLine {
     prog: String,
+    start: std::time::Instant,
 }
 
 impl<S, N> FormatEvent<S, N> for OneLine
@@ -102,6 +106,9 @@ where
             Level::TRACE => "trace: ",
         };
         write!(w, "{}: {level}", self.prog)?;
+        if *event.metadata().level() > Level::INFO {
+            write!(w, "[{:.6} s] ", self.start.elapsed().as_secs_f64())?;
+        }
         ctx.format_fields(w.by_ref(), event)?;
         writeln!(w)
     }

@@ -186,6 +186,80 @@ mod tests {
         assert!(SavedPath::new(1, Duration::ZERO).jump(MS, 1).is_err());
     }
 
+    /// The credit the server's connection gives a client connecting with
+    /// `options`, once the handshake is done.
+    fn server_credit(options: &crate::ConnectOptions) -> u64 {
+        use crate::pair::Pair;
+        use crate::TransportConfig;
+        let mut p = Pair::new(TransportConfig::default(), TransportConfig::default());
+        let (now, to) = (p.now, p.server_addr);
+        p.client.connect_with(now, to, options).unwrap();
+        p.drive_for(20 * MS);
+        let h = p.server.accept().expect("accepted");
+        p.server.connection(h).unwrap().stats().recv_window
+    }
+
+    #[test]
+    fn the_receiver_credits_the_announced_path_from_the_handshake() {
+        let cold = server_credit(&crate::ConnectOptions::default());
+        // The configured receive buffer, in whole datagrams.
+        assert!(cold <= 8 << 20 && cold > (8 << 20) - 1500, "{cold}");
+        // 1 Gbit/s × 200 ms: two BDPs of credit at once, not after round trips
+        // of autotuning (the jump alone is half a BDP).
+        let saved = SavedPath::new(1_000_000_000, 200 * MS);
+        let resumed = server_credit(&crate::ConnectOptions::default().with_resume(saved));
+        assert!(
+            resumed >= 2 * saved.bdp() - 1500 && resumed <= 2 * saved.bdp(),
+            "{resumed}"
+        );
+        // Whatever a peer claims, the credit stays within the memory limit.
+        let huge = SavedPath::new(u64::MAX, Duration::from_secs(3600));
+        let capped = server_credit(&crate::ConnectOptions::default().with_resume(huge));
+        assert!(
+            capped <= crate::DEFAULT_MAX_WINDOW_BYTES
+                && capped > crate::DEFAULT_MAX_WINDOW_BYTES / 2,
+            "{capped}"
+        );
+    }
+
+    #[test]
+    fn an_owners_budget_for_announced_paths_is_shared_by_their_handshakes() {
+        use crate::pair::Pair;
+        use crate::TransportConfig;
+        // A runtime's budgets: 64 KiB for a handshake from cold, 30 MB of free
+        // memory for handshakes that announce a saved path.
+        let mut p = Pair::new(TransportConfig::default(), TransportConfig::default());
+        p.server.set_initial_recv_budget(Some(64 << 10));
+        p.server.set_announced_recv_budget(Some(30_000_000));
+        let (now, to) = (p.now, p.server_addr);
+        let saved = SavedPath::new(1_000_000_000, 200 * MS); // 25 MB BDP
+        let resume = crate::ConnectOptions::default().with_resume(saved);
+        p.client.connect(now, to);
+        p.client.connect_with(now, to, &resume).unwrap();
+        p.client.connect_with(now, to, &resume).unwrap();
+        p.drive_for(20 * MS);
+        let handles: Vec<_> = std::iter::from_fn(|| p.server.accept()).collect();
+        let mut credits: Vec<u64> = handles
+            .into_iter()
+            .map(|h| p.server.connection(h).unwrap().stats().recv_window)
+            .collect();
+        credits.sort_unstable();
+        // The cold one: its budget. The announced ones: the first all of the
+        // 30 MB (it asked for 50), the second what is left, no less than the
+        // cold one's.
+        assert_eq!(credits.len(), 3);
+        let cold = 64 << 10;
+        assert!(
+            credits[0] <= cold && credits[0] > cold - 1500,
+            "{credits:?}"
+        );
+        assert_eq!(credits[0], credits[1], "{credits:?}");
+        assert!(
+            credits[2] <= 30_000_000 && credits[2] > 29_990_000,
+            "{credits:?}"
+        );
+    }
+
     #[test]
     fn only_a_model_with_both_figures_is_saved_and_flows_share_it() {
         let mut s = ConnectionStats::default();

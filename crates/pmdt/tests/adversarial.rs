@@ -306,6 +306,8 @@ fn spoofed_init(rng: &mut impl Rng, cookie: &[u8]) -> Vec<u8> {
         max_datagram: 1472,
         max_ack_delay_us: 1000,
         idle_timeout_ms: 10_000,
+        // The largest claim of a saved path: credit up to the memory limit only.
+        path_bdp: u64::MAX,
     };
     enc(&Packet {
         header: Header {

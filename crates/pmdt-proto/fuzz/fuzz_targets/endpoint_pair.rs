@@ -288,6 +288,8 @@ impl World {
             max_datagram,
             max_ack_delay_us: 1000,
             idle_timeout_ms: idle_ms as u32,
+            // Any claim: the credit it buys stays within the memory limit.
+            path_bdp: (max_data as u64) << 8,
         };
         let body = match &body {
             Forged::Data { offset, len, fin } => {

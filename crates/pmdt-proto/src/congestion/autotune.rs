@@ -257,6 +257,19 @@ impl RecvAutotune {
 }
 
 impl RecvAutotune {
+    /// The sender announced a path of `bdp` bytes (it resumes from a saved
+    /// path): the credit it needs, [`RECV_WINDOW_PER_RTT`] BDPs up to the memory
+    /// limit, is anticipated from the start, as a doubling sender's next round
+    /// is, and withdrawn the same way once the rate stops growing (then the
+    /// measured rounds size it). Returns that credit.
+    pub(crate) fn expect_bdp(&mut self, bdp: u64, cfg: &TransportConfig) -> u64 {
+        let want = bdp
+            .saturating_mul(RECV_WINDOW_PER_RTT)
+            .min(cfg.max_window_bytes);
+        self.anticipated = self.anticipated.max(want);
+        want
+    }
+
     /// The longest hole that happened at least [`HOLE_OCCURRENCES`] times in the
     /// remembered intervals.
     fn recurring_hole(&self) -> f64 {

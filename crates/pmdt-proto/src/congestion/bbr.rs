@@ -68,6 +68,8 @@ use super::queue_owner::QueueOwner;
 use super::{Controller, ModelSnapshot};
 use crate::rtt::RttEstimator;
 use crate::saved_path::Jump;
+
+use super::jump_flight::JumpFlight;
 use crate::stats::ControllerState;
 
 /// Startup pacing gain, 4·ln 2 ≈ 2.77 (draft: BBR.StartupPacingGain).
@@ -434,6 +436,8 @@ pub(crate) struct Bbr {
     /// Resumed from a saved path (`crate::saved_path`): its bandwidth, bytes/s,
     /// Startup's ceiling and end.
     resumed_bw: Option<u64>,
+    /// The jump's flight until its acks are back (see [`JumpFlight`]).
+    jump_flight: Option<JumpFlight>,
     full_bw: u64,
     full_bw_count: u32,
     full_bw_reached: bool,
@@ -596,6 +600,7 @@ impl Bbr {
             min_rtt: None,
             min_rtt_stamp: None,
             resumed_bw: None,
+            jump_flight: None,
             probe_rtt_min_delay: None,
             probe_rtt_min_stamp: None,
             full_bw: 0,
@@ -938,6 +943,28 @@ impl Bbr {
             cwnd = self.cwnd,
             "bbr: Startup from the initial train"
         );
+    }
+
+    /// The jump's flight coming back (RFC 9959's Validating phase): while
+    /// Startup goes on (no exit on its loss or queue), the rate its acks arrive
+    /// at is a measurement of the path, where the round's delivery-rate samples
+    /// read about half of it (see [`JumpFlight`]). Startup paces from it, up to
+    /// the saved bandwidth, instead of at the jump's rate for another round.
+    fn validate_jump(&mut self, now: Instant, rs: &RateSample) {
+        let Some(flight) = self.jump_flight.as_mut() else {
+            return;
+        };
+        let acked = flight.on_ack(now, rs.total_delivered, self.round_start);
+        if flight.is_back() {
+            self.jump_flight = None;
+            tracing::debug!(bw = self.max_bw, "bbr: the jump's flight is back");
+        }
+        let Some(acked) = acked else {
+            return;
+        };
+        if self.mode == Mode::Startup && !self.full_bw_reached && acked > self.max_bw {
+            self.seed_startup(acked, 0);
+        }
     }
 
     fn update_min_rtt(&mut self, now: Instant, rs: &RateSample) {
@@ -1870,6 +1897,7 @@ impl Controller for Bbr {
         self.round_acked += rs.newly_acked;
         self.round_lost += rs.newly_lost;
         self.update_max_bw(rs);
+        self.validate_jump(now, rs);
         self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);
         self.update_queue_depth(now, rs);
@@ -1916,6 +1944,7 @@ impl Controller for Bbr {
         self.seed_startup(seed, jump.window);
         self.pacing_rate = Some(self.pacing_rate.unwrap_or(0).max(jump.rate));
         self.resumed_bw = Some(jump.bandwidth.max(jump.rate));
+        self.jump_flight = Some(JumpFlight::new(jump.rate, jump.window));
         tracing::debug!(
             rate = jump.rate,
             cwnd = self.cwnd,

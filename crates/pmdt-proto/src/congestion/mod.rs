@@ -10,6 +10,7 @@ mod cubic;
 pub(crate) mod delivery_rate;
 mod fixed;
 mod initial_train;
+mod jump_flight;
 mod new_reno;
 mod paced;
 mod queue_owner;

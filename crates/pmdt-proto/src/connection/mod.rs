@@ -518,6 +518,20 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         // peer's full datagrams, not ours.
         self.recv
             .set_grain(self.data_payload(), self.advertised_max_data);
+        self.expect_path_bdp(p.path_bdp);
+    }
+
+    /// The peer resumes from a saved path of `bdp` bytes: the credit starts at
+    /// what the autotuning would reach over its first round trips (the jump
+    /// sends half the BDP in the first, Startup the whole of it in the next),
+    /// up to the memory limit. The receive ring's memory still grows only with
+    /// the bytes held.
+    fn expect_path_bdp(&mut self, bdp: u64) {
+        if bdp == 0 {
+            return;
+        }
+        let want = self.recv_tune.expect_bdp(bdp, &self.cfg);
+        self.recv.grow(want);
     }
 
     // ---------------------------------------------------------------- accessors
@@ -1810,6 +1824,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 .as_micros()
                 .min(wire::MAX_ACK_DELAY_US as u128) as u32,
             idle_timeout_ms: self.cfg.idle_timeout.as_millis().min(u32::MAX as u128) as u32,
+            // Until the path is confirmed or not: what this side will send into.
+            path_bdp: self.resume.map_or(0, |saved| saved.bdp()),
         }
     }
 

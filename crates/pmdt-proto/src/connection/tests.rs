@@ -295,6 +295,7 @@ fn item14_handshake_rejects_a_max_datagram_too_small_for_an_ack() {
                         max_datagram,
                         max_ack_delay_us: 1000,
                         idle_timeout_ms: 10_000,
+                        path_bdp: 0,
                     },
                     cookie: &[],
                 },
@@ -426,6 +427,7 @@ fn server_conn_with<S: SendStorage, R: RecvStorage>(
             max_datagram: 1472,
             max_ack_delay_us: 1000,
             idle_timeout_ms: 10_000,
+            path_bdp: 0,
         }),
     });
     (c, now)

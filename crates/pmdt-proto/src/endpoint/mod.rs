@@ -90,6 +90,9 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     /// Receive credit a new connection starts with (see
     /// `set_initial_recv_budget`).
     initial_recv_budget: Option<u64>,
+    /// … and one whose peer announced a saved path (see
+    /// `set_announced_recv_budget`).
+    announced_recv_budget: Option<u64>,
     timers: BinaryHeap<Reverse<(Instant, usize)>>,
     stateless: VecDeque<(SocketAddr, [u8; STATELESS_MAX_LEN], usize)>,
     accept_queue: VecDeque<ConnectionHandle>,
@@ -158,6 +161,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             by_init: HashMap::new(),
             ready: VecDeque::new(),
             initial_recv_budget: None,
+            announced_recv_budget: None,
             timers: BinaryHeap::with_capacity(64),
             stateless: VecDeque::new(),
             accept_queue: VecDeque::new(),
@@ -291,8 +295,19 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             cfg,
             peer,
         });
-        if let Some(bytes) = self.initial_recv_budget {
+        let announced = peer.is_some_and(|p| p.path_bdp > 0);
+        // Never less than a handshake from cold gets.
+        let budget = match (announced, self.announced_recv_budget) {
+            (true, Some(left)) => Some(self.initial_recv_budget.map_or(left, |b| b.max(left))),
+            _ => self.initial_recv_budget,
+        };
+        if let Some(bytes) = budget {
             conn.set_initial_recv_budget(bytes);
+        }
+        if let (true, Some(left)) = (announced, self.announced_recv_budget.as_mut()) {
+            // Drawn from until the owner sizes it again: a burst of such Inits
+            // shares it instead of each being promised all of it.
+            *left = left.saturating_sub(conn.recv_limit());
         }
         conn
     }
@@ -306,6 +321,19 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     /// [`Connection::set_recv_budget`]. `None`: the configured receive buffer.
     pub fn set_initial_recv_budget(&mut self, bytes: Option<u64>) {
         self.initial_recv_budget = bytes;
+    }
+
+    /// Receive memory a new connection starts with when its peer's Init
+    /// announced a saved path (`path_bdp`, Careful Resume): its first round
+    /// trip sends half that path's bandwidth-delay product, which a budget
+    /// sized for a cold start (ten datagrams) would hold back for a round trip
+    /// until the owner sizes the connection. Each such connection draws its
+    /// credit from `bytes` until the next call (so a burst of them shares it),
+    /// and only a peer that received the Accept (so proved its address) can
+    /// send data into it; it never gets less than a connection from cold.
+    /// `None`: [`Endpoint::set_initial_recv_budget`]'s.
+    pub fn set_announced_recv_budget(&mut self, bytes: Option<u64>) {
+        self.announced_recv_budget = bytes;
     }
 
     /// Opens a connection to `remote` (client).

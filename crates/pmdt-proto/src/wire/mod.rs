@@ -10,7 +10,7 @@ use cursor::{Reader, Writer};
 pub const MAGIC: u16 = 0x504D;
 /// Protocol version this implementation speaks (2: the handshake carries
 /// `max_ack_delay` and the idle timeout).
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// Size of the common header.
 pub const HEADER_LEN: usize = 28;
 /// Size of a data packet's header (common header + data fields), before the payload.
@@ -162,6 +162,12 @@ pub struct HandshakeParams {
     /// The sender's idle timeout in milliseconds (0: none); the connection's is the
     /// smaller of both sides' (RFC 9000 §10.1).
     pub idle_timeout_ms: u32,
+    /// The bandwidth-delay product, bytes, the sender expects its data to fill
+    /// from a path a previous connection saved (Careful Resume, see
+    /// [`crate::SavedPath`]); 0: none. The receiver starts its credit at
+    /// [`crate::RECV_WINDOW_PER_RTT`] times it, up to its memory limit,
+    /// instead of growing to it over the first round trips.
+    pub path_bdp: u64,
 }
 
 /// Largest `max_ack_delay` a side may announce: 2^14 ms (RFC 9000 §18.2).
@@ -275,6 +281,7 @@ fn read_params(r: &mut Reader<'_>) -> Result<HandshakeParams, DecodeError> {
         max_datagram: r.u16()?,
         max_ack_delay_us: r.u32()?,
         idle_timeout_ms: r.u32()?,
+        path_bdp: r.u64()?,
     };
     if p.max_ack_delay_us > MAX_ACK_DELAY_US {
         return Err(DecodeError::Malformed("max_ack_delay too large"));
@@ -417,7 +424,8 @@ fn write_params(w: &mut Writer<'_>, p: &HandshakeParams) -> Result<(), EncodeErr
     w.u64(p.max_data)?;
     w.u16(p.max_datagram)?;
     w.u32(p.max_ack_delay_us)?;
-    w.u32(p.idle_timeout_ms)
+    w.u32(p.idle_timeout_ms)?;
+    w.u64(p.path_bdp)
 }
 
 fn write_cookie(w: &mut Writer<'_>, c: &[u8]) -> Result<(), EncodeError> {

@@ -26,6 +26,7 @@ fn every_type_round_trips() {
         max_datagram: 1472,
         max_ack_delay_us: 25_000,
         idle_timeout_ms: 30_000,
+        path_bdp: 25_000_000,
     };
     let bodies = vec![
         Body::Init {

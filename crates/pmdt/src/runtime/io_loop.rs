@@ -814,11 +814,15 @@ impl IoLoop {
 
     /// The credit a handshake may advertise before the loop accounts for its
     /// connection.
+    /// Those that announced a saved path draw from a connection's fair share
+    /// of the free memory (see `Endpoint::set_announced_recv_budget`).
     fn set_initial_credit(&mut self) {
         let c = self
             .recv_mem
             .initial_credit(self.cfg.burst, INITIAL_CREDIT_MAX);
         self.ep.set_initial_recv_budget(Some(c));
+        let announced = self.recv_mem.initial_credit(1, u64::MAX);
+        self.ep.set_announced_recv_budget(Some(announced));
     }
 
     /// Sizes a connection's credit and the segments its storage may hold to its
