@@ -10,8 +10,10 @@
 //! RFC 9959's Reconnaissance: the handshake's can include the wait for the
 //! peer's address) says the path is still the one it was saved on jumps at
 //! once to half the saved bandwidth-delay product, paced over the current RTT
-//! (RFC 9959's Unvalidated phase). BBR's
-//! Startup then goes on from what that round really delivered, up to the saved
+//! (RFC 9959's Unvalidated phase); the Init told the receiver the saved BDP, so
+//! its credit covers that round and the next from the handshake on. BBR's
+//! Startup then goes on from the rate that flight's acks came back at (RFC
+//! 9959's Validating phase) and what the next rounds deliver, up to the saved
 //! bandwidth and no further, and ends there (ProbeBW finds more if the path
 //! has it): doubling past it would overshoot a full pipe by the doubling, the
 //! very loss the saved path spares. Startup's exits on loss and on queueing

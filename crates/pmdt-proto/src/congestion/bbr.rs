@@ -64,12 +64,11 @@
 use std::time::{Duration, Instant};
 
 use super::delivery_rate::RateSample;
+use super::jump_flight::JumpFlight;
 use super::queue_owner::QueueOwner;
 use super::{Controller, ModelSnapshot};
 use crate::rtt::RttEstimator;
 use crate::saved_path::Jump;
-
-use super::jump_flight::JumpFlight;
 use crate::stats::ControllerState;
 
 /// Startup pacing gain, 4·ln 2 ≈ 2.77 (draft: BBR.StartupPacingGain).
@@ -1934,8 +1933,9 @@ impl Controller for Bbr {
     /// its rate as the pacer's floor until Startup ends (Startup never lowers
     /// its rate before the pipe is full), the saved bandwidth as its ceiling
     /// and end. The model is seeded as from an initial train, at the rate over
-    /// Startup's gain: what the jump's round really delivers then sets the
-    /// estimate, and Startup's exits judge it.
+    /// Startup's gain: the rate the jump's flight comes back at, then what the
+    /// next rounds deliver, set the estimate (see [`Self::validate_jump`]), and
+    /// Startup's exits judge it.
     fn resume(&mut self, jump: Jump) -> bool {
         if self.mode != Mode::Startup || self.full_bw_reached || self.total_delivered > 0 {
             return false;

@@ -9,7 +9,7 @@ use cursor::{Reader, Writer};
 /// First two bytes of every pmdt packet: ASCII "PM".
 pub const MAGIC: u16 = 0x504D;
 /// Protocol version this implementation speaks (2: the handshake carries
-/// `max_ack_delay` and the idle timeout).
+/// `max_ack_delay` and the idle timeout; 3: and `path_bdp`).
 pub const VERSION: u8 = 3;
 /// Size of the common header.
 pub const HEADER_LEN: usize = 28;

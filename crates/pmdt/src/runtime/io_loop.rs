@@ -814,8 +814,14 @@ impl IoLoop {
 
     /// The credit a handshake may advertise before the loop accounts for its
     /// connection.
+    ///
     /// Those that announced a saved path draw from a connection's fair share
-    /// of the free memory (see `Endpoint::set_announced_recv_budget`).
+    /// of the free memory (see `Endpoint::set_announced_recv_budget`). The
+    /// loop accounts a connection's credit once its application accepts it:
+    /// a rebalance in between offers what was promised again, and if both
+    /// peers then fill their credit the pool runs short, the port drops what
+    /// does not fit, and the transport sends it again (never unsafe; at most a
+    /// fair share over).
     fn set_initial_credit(&mut self) {
         let c = self
             .recv_mem
