@@ -61,6 +61,13 @@ pub enum Event {
     Writable,
     /// The peer finished its stream and every byte of it has arrived.
     PeerFinished,
+    /// A graceful close completed: both sides finished and every byte either
+    /// way is acknowledged, so nothing written or read can be lost any more.
+    /// The connection stays for its closing period (a few probe timeouts, or
+    /// until the peer's Close), to answer a peer that missed our Close, then
+    /// ends with [`Event::Closed`]. An application waiting for its close to
+    /// complete need not wait for that.
+    Completed,
     /// The connection ended.
     Closed(CloseReason),
 }

@@ -1091,9 +1091,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 } else {
                     CloseReason::PeerClosed(*code)
                 };
-                if self.state.is_closing() {
+                if self.state.is_closing() && self.control_out != Some(ControlOut::Close) {
                     self.end(r, PeerCloseHeard::Yes);
                 } else {
+                    // Established, or closing with our Close not yet out (what
+                    // completed our close came in the same burst as the peer's
+                    // Close): answer, then end. Ending first would release the
+                    // connection with our Close still queued, and the peer, closing
+                    // too, would wait its whole closing period for it.
                     ControlOut::queue(&mut self.control_out, ControlOut::CloseThenEnd(r));
                 }
                 return;
@@ -1546,6 +1551,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 deadline: now + period,
             };
             ControlOut::queue(&mut self.control_out, ControlOut::Close);
+            self.events.push_back(Event::Completed);
             tracing::debug!(parent: &self.span, ?period, "closing");
         }
     }

@@ -957,6 +957,19 @@ impl IoLoop {
                 return;
             }
             Event::PeerFinished => s.peer_fin = true,
+            Event::Completed => {
+                // The close's outcome is known (every byte acknowledged both
+                // ways): the application's close returns now, with the figures
+                // as they are. The connection keeps its place (and counts as
+                // live, so a shutdown waits for it) until its closing period
+                // ends.
+                if let Some(c) = self.ep.connection(h) {
+                    *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = c.stats();
+                }
+                s.shared.set_closed(CloseReason::Graceful);
+                s.shared.waiter.wake();
+                return;
+            }
             Event::Closed(r) => s.closed = Some(r),
             // `Event` is non-exhaustive: a kind this runtime does not act on.
             _ => return,

@@ -331,8 +331,14 @@ impl StreamShared {
         *self.closed.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Tells the application how the connection ended. The first reason
+    /// stays: a close that completed gracefully is not undone by what ends
+    /// its closing period (a peer's Reset, a shutdown abandoning it).
     pub fn set_closed(&self, r: CloseReason) {
-        *self.closed.lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
+        self.closed
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert(r);
         self.closed_flag.store(true, Ordering::Release);
     }
 }

@@ -111,7 +111,9 @@ impl Stream {
         self.shared.remote
     }
 
-    /// Why the connection ended, once it has.
+    /// Why the connection ended, once it has: [`CloseReason::Graceful`] as soon
+    /// as a graceful close completed (every byte acknowledged both ways), while
+    /// the I/O loop keeps the connection for its closing period.
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.shared.close_reason()
     }
@@ -314,6 +316,9 @@ impl Stream {
     /// Graceful close: finishes this side, discards data still arriving, and returns
     /// once the peer acknowledged every byte written (`Ok`) or the connection ended
     /// otherwise (the error says why: timeout, reset, unreachable).
+    /// It does not wait for the connection's closing period (a few probe
+    /// timeouts in which the I/O loop answers a peer that missed our Close):
+    /// a runtime's shutdown does.
     /// The handle stays usable for [`Stream::stats`] and [`Stream::close_reason`].
     pub fn close(&mut self) -> io::Result<()> {
         self.shared.discard.store(true, Ordering::Release);

@@ -128,6 +128,8 @@ pub struct FlowOutcome {
     /// How the client's close ended: `Ok` once the server acknowledged every
     /// byte, the error otherwise (None: still waiting at the limit).
     pub client_close: Option<Result<(), FlowError>>,
+    /// When the client's close returned, from the run's start.
+    pub client_closed_at: Option<Duration>,
     /// How the server's close ended.
     pub server_close: Option<Result<(), FlowError>>,
     /// Data packets the server dropped unacknowledged (its connection's
@@ -191,6 +193,8 @@ struct Writer {
     pending: Vec<u8>,
     taken: usize,
     close: Option<Result<(), FlowError>>,
+    /// When `close` was set, from the run's start.
+    closed_at: Option<Duration>,
 }
 
 struct Reader {
@@ -288,6 +292,7 @@ pub fn run_flows_observed(
             completed_at: None,
             client_close: None,
             server_close: None,
+            client_closed_at: None,
             server_refused: 0,
         })
         .collect();
@@ -315,6 +320,7 @@ pub fn run_flows_observed(
                 pending: Vec::with_capacity(sc.write_size.max(1)),
                 taken: 0,
                 close: None,
+                closed_at: None,
             });
         }
         for (i, w) in writers.iter_mut().enumerate() {
@@ -349,6 +355,7 @@ pub fn run_flows_observed(
                 w.close = close_result(s.try_close());
             }
             if w.close.is_some() {
+                w.closed_at.get_or_insert(net.elapsed());
                 w.stream = None;
             }
         }
@@ -415,6 +422,7 @@ pub fn run_flows_observed(
         // (Flows never opened keep written 0 and no close.)
         o.written = w.written.saturating_sub(FLOW_TAG as u64);
         o.client_close = w.close.clone();
+        o.client_closed_at = w.closed_at;
     }
     for r in &readers {
         if let Some(f) = r.flow {
