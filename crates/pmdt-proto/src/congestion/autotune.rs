@@ -33,7 +33,7 @@ const MAX_RECV_WINDOW_PER_RTT: f64 = 5.0;
 /// waited on credit for most of its last rounds (1 Gbit/s x 200 ms x 5 % in the
 /// simulator: 1.3 s of its last 2 s, Startup ending at 4.5 s instead of 3.7). More
 /// than a doubling would leave the credit far above the BDP while the rate
-/// settles.
+/// settles. The growth counts twice (see [`RecvAutotune::on_data`]).
 const MAX_GROWTH_PER_RTT: f64 = 2.0;
 /// A measured interval counts as growth when its bytes exceed the most measured
 /// before by this factor (BBR's full-bandwidth test uses the same 25 %).
@@ -244,11 +244,21 @@ impl RecvAutotune {
         if self.plateau >= PLATEAU_INTERVALS {
             self.anticipated = 0;
         } else {
-            // The rounds the holes hold the head for, all counted at the next
-            // round's rate (a hole does not stop the doubling behind it; the
-            // rounds after the next would grow more, which the steady part and
-            // the next interval's measurement catch up with).
-            let rtts = rtts * growth.clamp(1.0, MAX_GROWTH_PER_RTT);
+            // The rounds the holes hold the head for, all counted at the rate
+            // two rounds on: the interval measured the last round's average, and
+            // this credit must last until the next interval's reaches the sender
+            // (an RTT, and half of one on the way), while the rate doubles per
+            // round and a hole does not stop it. Counted at the next round's
+            // rate only, the credit fell short in every last round of a lossy
+            // Startup, and a sender held back by credit measures no growth, so
+            // the credit stalled with it: at 1 Gbit/s x 200 ms x 1 % (simulator)
+            // Startup left at 3.0 s with 585 Mbit/s measured, and the link's rate
+            // took until 4.3 s; now it leaves at 2.9 s with 890 (the link's rate
+            // at 3.0 s). The excess while the rate settles is a promise, not
+            // memory (the storage grows with what is held), and is withdrawn with
+            // the rest of the anticipation.
+            let g = growth.clamp(1.0, MAX_GROWTH_PER_RTT);
+            let rtts = rtts * g * g;
             self.anticipated = self.anticipated.max((rtts * per_rtt as f64) as u64);
         }
         let target = self.steady.max(self.anticipated).min(cfg.max_window_bytes);
@@ -420,8 +430,8 @@ mod tests {
         }
     }
 
-    /// A sender doubling its rate per RTT (BBR's Startup) gets credit for its next
-    /// doubling; once its rate stopped growing for three intervals, the credit
+    /// A sender doubling its rate per RTT (BBR's Startup) gets credit for its
+    /// next two doublings; once its rate stopped growing for three intervals, the credit
     /// comes back to two RTTs of data, and a dip and recovery (BBR's Drain) is not
     /// growth.
     #[test]
@@ -437,8 +447,8 @@ mod tests {
             interval(&mut a, &mut t, per_rtt, &mut credit);
         }
         assert!(
-            credit >= 30 * mb,
-            "doubling: next round's two RTTs, {credit}"
+            (60 * mb..=68 * mb).contains(&credit),
+            "doubling: two RTTs at the rate two rounds on, {credit}"
         );
         interval(&mut a, &mut t, 8 * mb, &mut credit);
         interval(&mut a, &mut t, 4 * mb, &mut credit);
@@ -453,7 +463,7 @@ mod tests {
 
     /// A sender doubling its rate per RTT on a lossy path (Startup at 5 % loss):
     /// each hole holds the head for rounds while the rate doubles, so the credit
-    /// anticipates the next doubling on top of the holes' rounds, not instead of
+    /// anticipates the doubling on top of the holes' rounds, not instead of
     /// them (before, a 1 Gbit/s × 200 ms × 5 % path in the simulator waited on
     /// credit for 460 ms of Startup's last second).
     #[test]
@@ -483,14 +493,15 @@ mod tests {
         }
         // The last full interval measured 16 × `first` per RTT (the sixth ends
         // only with the next packet): holes of 2 RTTs keep the sender going for
-        // 3, and it doubles meanwhile.
+        // 3, counted at the rate two doublings on (until the next interval's
+        // credit arrives).
         let last = first << (rounds - 2);
         assert!(
-            credit >= 6 * last - last / 10,
+            credit >= 12 * last - last / 5,
             "{credit} for {last} per RTT"
         );
         assert!(
-            credit <= 6 * last + last / 10,
+            credit <= 12 * last + last / 5,
             "{credit} for {last} per RTT"
         );
     }
