@@ -4,6 +4,7 @@
 use pmdt::proto::RttHistogram;
 use pmdt::runtime::{LoadPeriodEnd, LoadReport, RuntimeStats};
 use pmdt::ConnectionStats;
+use pmdt::Runtime;
 use serde::Serialize;
 
 use crate::flow_error::FlowError;
@@ -223,6 +224,10 @@ pub struct LoadSummary {
     pub samples: usize,
 }
 
+/// Longest [`LoadSampler::sample_final`] waits for connections in their
+/// closing period (three probe timeouts: 1.2 s at a 400 ms RTT).
+const CLOSING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Collects the load reports of the first I/O loop during a run.
 #[derive(Debug, Default)]
 pub struct LoadSampler {
@@ -250,6 +255,24 @@ impl LoadSampler {
         if l.load_ended_by != LoadPeriodEnd::TransferStarted {
             self.take(&l.load);
         }
+    }
+
+    /// After the run's last flow ended: waits for its connections to end
+    /// (a close returns before the connection's closing period, about a round
+    /// trip, and the report that closes the transfer comes when the last one
+    /// ends; at most [`CLOSING_WAIT`]), then one statistics period, and takes
+    /// the reports. Returns the runtime's figures as of then.
+    pub fn sample_final(&mut self, rt: &Runtime) -> RuntimeStats {
+        let until = std::time::Instant::now() + CLOSING_WAIT;
+        while std::time::Instant::now() < until
+            && rt.stats().loops.iter().any(|l| l.connections > 0)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(120)); // one stats period
+        let stats = rt.stats();
+        self.sample(&stats);
+        stats
     }
 
     fn take(&mut self, r: &LoadReport) {

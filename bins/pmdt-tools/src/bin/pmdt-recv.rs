@@ -563,9 +563,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         // their threads see the abort, remove their part files and report.
         state.live.iter().for_each(|(_, a)| a.abort(130));
     }
-    std::thread::sleep(Duration::from_millis(120)); // one stats period
-    let rt_stats = rt.stats();
-    load.sample(&rt_stats); // the report published when the last flow ended
+    let rt_stats = load.sample_final(&rt); // the report published when the last flow ended
     if let (Some(i), Some(t)) = (interval, next_tick) {
         if meter.tracked() > 0 && ((t - i).elapsed() > i / 10 || meter.unreported()) {
             report.interval(meter.sample(Instant::now(), &rt_stats));

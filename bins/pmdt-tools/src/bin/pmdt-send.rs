@@ -998,9 +998,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     // Up to the last flow's end: a look every 50 ms had added up to 50 ms to
     // the run (7% of a 2 GiB transfer over memif).
     let seconds = last_ended.saturating_duration_since(started).as_secs_f64();
-    std::thread::sleep(Duration::from_millis(120)); // one stats period
-    let rt_stats = rt.stats();
-    load.sample(&rt_stats); // the report published when the last flow ended
+    let rt_stats = load.sample_final(&rt); // the report published when the last flow ended
     if let (Some(i), Some(t)) = (interval, next_tick) {
         // The last, partial interval (iperf3 reports it too), unless negligible.
         if meter.tracked() > 0 && ((t - i).elapsed() > i / 10 || meter.unreported()) {

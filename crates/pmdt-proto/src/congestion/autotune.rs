@@ -2,7 +2,7 @@
 //! grows to cover [`RECV_WINDOW_PER_RTT`] RTTs of received data (Linux's
 //! `tcp_rcv_space_adjust`, "dynamic right-sizing"), more when holes at the head
 //! last longer than an RTT (a lost retransmission), and, while the sender's rate
-//! doubles per round, those rounds at the next round's rate (withdrawn once it
+//! doubles per round, those rounds at the rate two rounds on (withdrawn once it
 //! stops); the send buffer to the peer's credit and a multiple of the congestion
 //! window, the packet window with the congestion window, all up to
 //! [`TransportConfig::max_window_bytes`].
@@ -32,8 +32,9 @@ const MAX_RECV_WINDOW_PER_RTT: f64 = 5.0;
 /// delivery rate per round. Anticipating only 1.5x, a lossy long path's Startup
 /// waited on credit for most of its last rounds (1 Gbit/s x 200 ms x 5 % in the
 /// simulator: 1.3 s of its last 2 s, Startup ending at 4.5 s instead of 3.7). More
-/// than a doubling would leave the credit far above the BDP while the rate
-/// settles. The growth counts twice (see [`RecvAutotune::on_data`]).
+/// than a doubling per round would leave the credit far above the BDP while the
+/// rate settles. The growth counts twice, for the two rounds the credit must
+/// last (see [`RecvAutotune::on_data`]).
 const MAX_GROWTH_PER_RTT: f64 = 2.0;
 /// A measured interval counts as growth when its bytes exceed the most measured
 /// before by this factor (BBR's full-bandwidth test uses the same 25 %).
@@ -203,7 +204,7 @@ impl RecvAutotune {
     /// credit should have, if not `capacity`: more while the sender's rate grows,
     /// back down to what the path needs once it stopped growing (a sender that
     /// doubles its rate per round, as in BBR's Startup, is given credit for the
-    /// next round's doubling, which the last round before the bottleneck does
+    /// next two rounds' doublings, which the last round before the bottleneck does
     /// not take).
     pub(crate) fn on_data(
         &mut self,

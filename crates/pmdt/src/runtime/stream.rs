@@ -90,7 +90,9 @@ impl StatsHandle {
             .clone()
     }
 
-    /// Why the connection ended, once it has (its statistics are final then).
+    /// Why the connection ended, once it has (as [`Stream::close_reason`]); the
+    /// statistics then hold everything sent and received (the closing period's
+    /// Close may still add a packet).
     pub fn close_reason(&self) -> Option<CloseReason> {
         self.shared.close_reason()
     }
@@ -318,7 +320,11 @@ impl Stream {
     /// otherwise (the error says why: timeout, reset, unreachable).
     /// It does not wait for the connection's closing period (a few probe
     /// timeouts in which the I/O loop answers a peer that missed our Close):
-    /// a runtime's shutdown does.
+    /// a runtime's shutdown does. Until that ends the connection keeps its
+    /// place, counted against the runtime's connection limit. In
+    /// run-to-completion mode the loop runs only inside the application's
+    /// calls: keep using the runtime, or shut it down, for a peer that missed
+    /// the Close to be answered.
     /// The handle stays usable for [`Stream::stats`] and [`Stream::close_reason`].
     pub fn close(&mut self) -> io::Result<()> {
         self.shared.discard.store(true, Ordering::Release);

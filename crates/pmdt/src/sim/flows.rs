@@ -146,8 +146,9 @@ pub struct SideReport {
     pub endpoint: EndpointStats,
     /// Packet buffers not back in the pool after shutdown (must be 0).
     pub buffers_in_use: usize,
-    /// Connections still open when the transfer phase ended (none after a
-    /// clean run): what they were doing.
+    /// Connections still open when the transfer phase ended: what they were
+    /// doing (after a clean run, only connections in their closing period,
+    /// which a close does not wait for).
     pub open_connections: Vec<ConnectionEntry>,
 }
 
@@ -427,7 +428,7 @@ pub fn run_flows_observed(
     for r in &readers {
         if let Some(f) = r.flow {
             outcomes[f].server_close = r.close.clone();
-            // Final once the connection closed.
+            // Final once the close completed.
             outcomes[f].server_refused = r.stream.stats().out_of_window;
         }
     }
