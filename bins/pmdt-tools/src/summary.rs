@@ -260,7 +260,7 @@ impl LoadSampler {
     /// After the run's last flow ended: waits for its connections to end
     /// (a close returns before the connection's closing period, about a round
     /// trip, and the report that closes the transfer comes when the last one
-    /// ends; at most [`CLOSING_WAIT`]), then one statistics period, and takes
+    /// ends; at most 2 s, `CLOSING_WAIT`), then one statistics period, and takes
     /// the reports. Returns the runtime's figures as of then.
     pub fn sample_final(&mut self, rt: &Runtime) -> RuntimeStats {
         let until = std::time::Instant::now() + CLOSING_WAIT;

@@ -95,27 +95,12 @@ fn the_side_that_closes_first_hears_the_peers_close_within_a_round_trip() {
     // The server's acks reach the client: everything it sent is acknowledged.
     p.drive_for(rtt);
     assert!(p.client.connection(ch).unwrap().is_send_complete());
-    // The server's answer, its finish and its close are held on the path and
-    // handed to the client at once, which closes before its ack leaves.
-    let held = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let h2 = held.clone();
-    p.set_filter(Box::new(move |_, dir, d: &[u8]| {
-        if dir == Direction::ToClient {
-            h2.lock().unwrap().push(d.to_vec());
-            Verdict::Drop
-        } else {
-            Verdict::Deliver
-        }
-    }));
+    // The server's answer, its finish and its close reach the client at once,
+    // which closes before its ack leaves.
     assert_eq!(p.server_connection().write(b"receipt"), Ok(7));
     let now = p.now;
     p.server_connection().close(now);
-    p.flush();
-    p.clear_filter();
-    p.now += p.delay;
-    for d in held.lock().unwrap().drain(..) {
-        p.inject(Direction::ToClient, &d);
-    }
+    deliver_at_once(&mut p, Direction::ToClient);
     let mut buf = [0u8; 64];
     assert_eq!(p.client_connection().read(&mut buf), 7);
     assert!(p.client.connection(ch).unwrap().is_peer_finished());
@@ -123,21 +108,7 @@ fn the_side_that_closes_first_hears_the_peers_close_within_a_round_trip() {
     p.client_connection().close(closed_at);
     // The client's ack and Close reach the server together; the server's
     // events are handled (its connection released) before it transmits.
-    let h2 = held.clone();
-    p.set_filter(Box::new(move |_, dir, d: &[u8]| {
-        if dir == Direction::ToServer {
-            h2.lock().unwrap().push(d.to_vec());
-            Verdict::Drop
-        } else {
-            Verdict::Deliver
-        }
-    }));
-    p.flush();
-    p.clear_filter();
-    p.now += p.delay;
-    for d in held.lock().unwrap().drain(..) {
-        p.inject(Direction::ToServer, &d);
-    }
+    deliver_at_once(&mut p, Direction::ToServer);
     let mut client_end = None;
     let mut server_end = None;
     while let Some((h, e)) = p.server.poll_event() {
@@ -172,4 +143,25 @@ fn the_side_that_closes_first_hears_the_peers_close_within_a_round_trip() {
         "the client ended {waited:?} after its close: it waited for the server's Close \
          (one round trip is {rtt:?})"
     );
+}
+
+/// Hands everything one side has to send now (`dir`) to the other side one path
+/// delay later, all at once, with no transmit in between.
+fn deliver_at_once(p: &mut Pair, dir: Direction) {
+    let held = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let h = held.clone();
+    p.set_filter(Box::new(move |_, d, bytes: &[u8]| {
+        if d == dir {
+            h.lock().unwrap().push(bytes.to_vec());
+            Verdict::Drop
+        } else {
+            Verdict::Deliver
+        }
+    }));
+    p.flush();
+    p.clear_filter();
+    p.now += p.delay;
+    for bytes in held.lock().unwrap().drain(..) {
+        p.inject(dir, &bytes);
+    }
 }
