@@ -63,6 +63,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::another_flow::AnotherFlow;
 use super::delivery_rate::RateSample;
 use super::jump_flight::JumpFlight;
 use super::queue_owner::QueueOwner;
@@ -212,13 +213,6 @@ const SHARED_PROBE_WAIT: Duration = Duration::from_secs(2);
 /// How long this flow's own congestion (its loss said its rate overshot the
 /// path) keeps it from taking a standing queue for another flow's.
 const OWN_CONGESTION_MEMORY: Duration = Duration::from_secs(4);
-/// How long another flow's queue, once a check found it (and while it
-/// stands after that verdict), keeps every Cruise waiting for the next probe,
-/// with a queue standing in it or not: a loss-based flow that backed off
-/// leaves the queue empty for seconds while it regrows (CUBIC's epoch with
-/// half of 1 Gbit/s × 40 ms and a 1 MiB buffer is about twelve), and probing
-/// into that gap takes its share; one deep queue per epoch renews it.
-const ANOTHER_FLOW_MEMORY: Duration = Duration::from_secs(10);
 /// A round's delivery rate at least this share of the estimate it paced at
 /// means its queue is not this flow's making.
 const SHARED_DELIVERY_SHARE: f64 = 0.9;
@@ -524,8 +518,9 @@ pub(crate) struct Bbr {
     queue_owner: QueueOwner,
     /// When this flow's loss last said its rate overshot the path.
     congested_at: Option<Instant>,
-    /// When a queue last stood through a check ([`QueueOwner::Another`]).
-    another_flow_at: Option<Instant>,
+    /// What checks found about another flow's queue lately
+    /// ([`QueueOwner::Another`]).
+    another_flow: AnotherFlow,
     /// The largest queueing delay (RTT over the minimum) of the current and the
     /// previous [`QUEUE_DEPTH_SLOT`], and when the current one began.
     queue_depth: [Duration; 2],
@@ -642,7 +637,7 @@ impl Bbr {
             shared_queue: false,
             queue_owner: QueueOwner::Unknown,
             congested_at: None,
-            another_flow_at: None,
+            another_flow: AnotherFlow::Unseen,
             shared_cut_round: None,
             queue_depth: [Duration::ZERO; 2],
             queue_depth_slot_start: None,
@@ -1087,9 +1082,11 @@ impl Bbr {
     /// flow takes to regrow ([`SHARED_PROBE_WAIT`], or fewer rounds for a small
     /// window), and the window target covers the queue's delay too
     /// ([`Self::cwnd_bdp`]; `inflight_hi`, where a probe set it, still bounds it).
-    /// Every Cruise waits so for [`ANOTHER_FLOW_MEMORY`] after another flow's
-    /// queue last stood (found by a check, and in each round it stood after
-    /// that verdict), a queue standing in it or not.
+    /// Every Cruise waits so while [`AnotherFlow`] remembers another flow's
+    /// queue (found by a check, and in each round it stood after that
+    /// verdict): five seconds after one verdict, ten after the queue last
+    /// stood once a later Cruise's check confirmed it, a queue standing in
+    /// the Cruise or not.
     fn update_shared_queue(&mut self, now: Instant) {
         let delivering_its_pace =
             self.prev_bw_latest as f64 >= self.bw() as f64 * SHARED_DELIVERY_SHARE;
@@ -1152,18 +1149,22 @@ impl Bbr {
         // The round that judged it another flow's paced the check's packets, so
         // it may have delivered below the estimate: the wait starts anyway.
         if (self.shared_queue || judged_another) && self.queue_owner == QueueOwner::Another {
-            self.another_flow_at = Some(now);
+            if judged_another {
+                self.another_flow.verdict(now);
+            } else {
+                self.another_flow.stood(now);
+            }
             self.wait_for_shared_queue();
         } else if self.shares_the_bottleneck(now) {
             self.wait_for_shared_queue();
         }
     }
 
-    /// Whether another flow's queue (found by a check) stood within
-    /// [`ANOTHER_FLOW_MEMORY`].
+    /// Whether checks found another flow's queue lately ([`AnotherFlow`]:
+    /// five seconds after one verdict, ten after the queue last stood once a
+    /// second confirmed it).
     fn shares_the_bottleneck(&self, now: Instant) -> bool {
-        self.another_flow_at
-            .is_some_and(|t| now.saturating_duration_since(t) < ANOTHER_FLOW_MEMORY)
+        self.another_flow.remembers(now)
     }
 
     /// BBRv3 probes after 2-3 s or after as many rounds as its window holds
@@ -1987,6 +1988,7 @@ impl Controller for Bbr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::congestion::another_flow::{CONFIRMED_MEMORY, ONCE_MEMORY};
 
     fn sample(rate: u64, prior: u64, total: u64, rtt_ms: u64, in_flight: u64) -> RateSample {
         RateSample {
@@ -2369,43 +2371,59 @@ mod tests {
             queued_rounds(&mut b, &mut t, &mut d, rate / 5, ms, 1);
         }
         assert_ne!(b.queue_owner, QueueOwner::Another);
-        assert!(b.another_flow_at.is_none(), "took it for another flow's");
+        assert_eq!(
+            b.another_flow,
+            AnotherFlow::Unseen,
+            "took it for another flow's"
+        );
     }
 
-    /// Once a queue stood through a check, every Cruise waits for the next
-    /// probe for [`ANOTHER_FLOW_MEMORY`], a queue standing in it or not (a
-    /// loss-based flow that backed off leaves the queue empty while it
+    /// Once a queue stood through checks in two Cruises, every Cruise waits
+    /// for the next probe for [`CONFIRMED_MEMORY`], a queue standing in it or
+    /// not (a loss-based flow that backed off leaves the queue empty while it
     /// regrows); after that a Cruise without a queue probes as often as a
-    /// flow alone.
+    /// flow alone. After one such check only for [`ONCE_MEMORY`]: a flow
+    /// alone whose check the processes' scheduling fooled once finds a
+    /// faster bottleneck seconds sooner.
     #[test]
     fn after_another_flows_queue_the_probes_wait_a_while() {
-        let rate = 8_000_000;
-        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
-        let (beside, _) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 107, 107);
-        assert!(beside >= 20, "{beside} rounds");
-        let base = CRUISE_ROUNDS + CRUISE_JITTER_ROUNDS + 2;
-        let start = t;
-        let mut waits = Vec::new();
-        while t.duration_since(start) < ANOTHER_FLOW_MEMORY + Duration::from_secs(5) {
-            while b.mode != Mode::ProbeBw(Phase::Cruise) {
-                rounds(&mut b, &mut t, &mut d, rate, 1);
+        for (verdicts, memory) in [(2, CONFIRMED_MEMORY), (1, ONCE_MEMORY)] {
+            let rate = 8_000_000;
+            let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+            for _ in 0..verdicts {
+                while b.mode != Mode::ProbeBw(Phase::Cruise) {
+                    rounds(&mut b, &mut t, &mut d, rate, 1);
+                }
+                let (beside, _) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 107, 107);
+                assert!(beside >= 20, "{beside} rounds");
             }
-            let since = t.duration_since(start);
-            let (n, checked) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 100, 100);
-            assert!(!checked, "checked without a queue");
-            waits.push((since, n));
-        }
-        for &(since, n) in &waits {
-            if since + Duration::from_secs(1) < ANOTHER_FLOW_MEMORY {
-                assert!(n >= 20, "probed after {n} rounds, {since:?} on: {waits:?}");
-            } else if since > ANOTHER_FLOW_MEMORY {
-                assert!(n <= base, "waited {n} rounds, {since:?} on: {waits:?}");
+            let base = CRUISE_ROUNDS + CRUISE_JITTER_ROUNDS + 2;
+            let start = t;
+            let mut waits = Vec::new();
+            while t.duration_since(start) < memory + Duration::from_secs(5) {
+                while b.mode != Mode::ProbeBw(Phase::Cruise) {
+                    rounds(&mut b, &mut t, &mut d, rate, 1);
+                }
+                let since = t.duration_since(start);
+                let (n, checked) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 100, 100);
+                assert!(!checked, "checked without a queue");
+                waits.push((since, n));
             }
+            for &(since, n) in &waits {
+                if since + Duration::from_secs(1) < memory {
+                    assert!(
+                        n >= 20,
+                        "{verdicts} verdicts: probed after {n} rounds, {since:?} on: {waits:?}"
+                    );
+                } else if since > memory {
+                    assert!(
+                        n <= base,
+                        "{verdicts} verdicts: waited {n} rounds, {since:?} on: {waits:?}"
+                    );
+                }
+            }
+            assert!(waits.iter().any(|&(since, _)| since > memory), "{waits:?}");
         }
-        assert!(
-            waits.iter().any(|&(since, _)| since > ANOTHER_FLOW_MEMORY),
-            "{waits:?}"
-        );
     }
 
     /// A stray late sample does not make a probe's round queued; a queue that

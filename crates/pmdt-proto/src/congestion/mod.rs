@@ -4,6 +4,7 @@
 //! packet window, the receiver's credit and the controller's window; pacing spreads
 //! packets at the controller's rate (always available, see `crate::pacer`).
 
+mod another_flow;
 pub(crate) mod autotune;
 mod bbr;
 mod cubic;

@@ -25,8 +25,9 @@
 //! 200 Mbit/s × 100 ms). Where what is worth checking is the 2 ms floor (40 ms
 //! and less), a flow with half the link that halves a queue under 7 ms takes it
 //! for its own: beside a loss-based flow that fills a shallow buffer, it is
-//! the caller's memory of a verdict (ten seconds in `bbr`) that keeps the
-//! probes apart, as one deep queue in a while is enough for it. A queue that
+//! the caller's memory of verdicts (`another_flow`: ten seconds once a second
+//! confirms the first) that keeps the probes apart, as one deep queue in a
+//! while is enough for it. A queue that
 //! grew by a quarter of the RTT under the check, or a delivery that fell under
 //! half of what the check paced, gives no verdict (see [`QueueOwner::judge`] and
 //! [`QueueOwner::delivered`]): the path changed while the flow held back.
