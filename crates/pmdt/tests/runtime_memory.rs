@@ -297,3 +297,52 @@ fn pcap_capture_is_readable_and_holds_ip_udp_datagrams() {
     assert!(out > 70 && inb > 0, "sent {out}, received {inb}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A connection that arrives after others joined the receiver's loop gets
+/// credit from its share of the receive memory in its handshake, although the
+/// others' grants take the whole of it until it joins (they come down when
+/// it does). Its handshake offered one datagram before: its first flight
+/// waited a round trip for the join, and beside three others it left Startup
+/// at half their rate. (The receiver here has memory beyond the credit the
+/// others gave, 8 MiB each, as pmdt-recv's pool has; where their credit
+/// takes it all, the newcomer still starts with one datagram.)
+#[test]
+fn a_connection_that_arrives_after_others_gets_credit_in_its_handshake() {
+    let delay = Duration::from_millis(20);
+    let a: SocketAddr = "10.0.0.1:1000".parse().unwrap();
+    let to: SocketAddr = "10.0.0.2:2000".parse().unwrap();
+    let (la, lb) = MemoryLink::pair_with_pool(a, to, 8192, 256 * 1024);
+    let start = |l: MemoryLink, seed: u64| {
+        Runtime::builder()
+            .transport(transport())
+            .backend(Backend::Links(vec![Box::new(l) as Box<dyn Link>]))
+            .impair(ImpairConfig::default().with_delay(delay).with_seed(seed))
+            .start()
+            .unwrap()
+    };
+    let (c, s) = (start(la, 1), start(lb, 2));
+    let listener = s.listen(0).unwrap();
+    // Three connections the receiver's application accepted: members of
+    // its loop, with the memory granted among them.
+    let first: Vec<_> = (0..3).map(|_| c.connect(to).unwrap()).collect();
+    let accepted: Vec<_> = (0..3).map(|_| listener.accept().unwrap()).collect();
+    let mut late = c.connect(to).unwrap();
+    let reader = thread::spawn(move || {
+        let mut st = listener.accept().unwrap();
+        let mut v = Vec::new();
+        st.read_to_end(&mut v).unwrap();
+        v
+    });
+    // Three datagrams' worth: the first flights need no more credit than the
+    // handshake gave.
+    let payload = data(4000, 5);
+    late.write_all(&payload).unwrap();
+    late.close().unwrap();
+    assert_eq!(reader.join().unwrap(), payload);
+    let blocked = late.stats().blocked_credit_us;
+    assert!(
+        blocked < (2 * delay).as_micros() as u64 / 2,
+        "waited {blocked} µs for credit"
+    );
+    drop((first, accepted));
+}

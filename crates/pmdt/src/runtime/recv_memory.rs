@@ -77,7 +77,9 @@ impl RecvMemory {
     /// started with one datagram of credit, lost a round trip to it, and left
     /// Startup at half the others' rate: four flows from one `pmdt-send -P 4`
     /// through 1 Gbit/s × 40 ms kept 147-188 Mbit/s for that one against
-    /// 206-324 for the others (Jain 0.93-0.99).
+    /// 206-324 for the others (Jain 0.93-0.99). Where the members' credit
+    /// already commits the newcomer's share (a pool that holds little more
+    /// than their credit), it still starts with a datagram.
     pub fn initial_credit(&self, burst: usize, cap: u64) -> u64 {
         let share = self.total / (self.members + 1) as u64;
         // The members keep at most their new shares' worth, or what they
