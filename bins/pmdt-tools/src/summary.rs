@@ -1,11 +1,14 @@
 //! The end-of-run summary: printed for people, and the `end` section of the JSON
 //! output.
 
+use std::time::{Duration, Instant};
+
 use pmdt::proto::RttHistogram;
 use pmdt::runtime::{LoadPeriodEnd, LoadReport, RuntimeStats};
 use pmdt::ConnectionStats;
 use pmdt::Runtime;
 use serde::Serialize;
+use std::time::{Duration, Instant};
 
 use crate::flow_error::FlowError;
 use crate::interval::Direction;
@@ -226,7 +229,7 @@ pub struct LoadSummary {
 
 /// Longest [`LoadSampler::sample_final`] waits for connections in their
 /// closing period (three probe timeouts: 1.2 s at a 400 ms RTT).
-const CLOSING_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+const CLOSING_WAIT: Duration = Duration::from_secs(2);
 
 /// Collects the load reports of the first I/O loop during a run.
 #[derive(Debug, Default)]
@@ -263,13 +266,11 @@ impl LoadSampler {
     /// ends; at most 2 s, `CLOSING_WAIT`), then one statistics period, and takes
     /// the reports. Returns the runtime's figures as of then.
     pub fn sample_final(&mut self, rt: &Runtime) -> RuntimeStats {
-        let until = std::time::Instant::now() + CLOSING_WAIT;
-        while std::time::Instant::now() < until
-            && rt.stats().loops.iter().any(|l| l.connections > 0)
-        {
-            std::thread::sleep(std::time::Duration::from_millis(10));
+        let until = Instant::now() + CLOSING_WAIT;
+        while Instant::now() < until && rt.stats().loops.iter().any(|l| l.connections > 0) {
+            std::thread::sleep(Duration::from_millis(10));
         }
-        std::thread::sleep(std::time::Duration::from_millis(120)); // one stats period
+        std::thread::sleep(Duration::from_millis(120)); // one stats period
         let stats = rt.stats();
         self.sample(&stats);
         stats

@@ -3,9 +3,9 @@
 //! `tcp_rcv_space_adjust`, "dynamic right-sizing"), more when holes at the head
 //! last longer than an RTT (a lost retransmission), and, while the sender's rate
 //! doubles per round, those rounds at the next round's rate, two rounds on
-//! where holes recur (withdrawn once it stops); the send buffer to the peer's credit and a multiple of the congestion
-//! window, the packet window with the congestion window, all up to
-//! [`TransportConfig::max_window_bytes`].
+//! where holes recur (withdrawn once it stops); the send buffer to the peer's
+//! credit and a multiple of the congestion window, the packet window with the
+//! congestion window, all up to [`TransportConfig::max_window_bytes`].
 //!
 //! Why the credit must exceed one BDP: a lost packet holds the head for about an RTT
 //! (detection, retransmission) and the credit update needs another half RTT to
@@ -209,8 +209,8 @@ impl RecvAutotune {
     /// credit should have, if not `capacity`: more while the sender's rate grows,
     /// back down to what the path needs once it stopped growing (a sender that
     /// doubles its rate per round, as in BBR's Startup, is given credit for the
-    /// next round's doubling, two where holes recur, which the last round before the bottleneck does
-    /// not take).
+    /// next round's doubling, two where holes recur, which the last round
+    /// before the bottleneck does not take).
     pub(crate) fn on_data(
         &mut self,
         now: Instant,
@@ -441,10 +441,10 @@ mod tests {
         }
     }
 
-    /// A sender doubling its rate per RTT (BBR's Startup) on a path without holes
-    /// gets credit for its next doubling; once its rate stopped growing for three intervals, the credit
-    /// comes back to two RTTs of data, and a dip and recovery (BBR's Drain) is not
-    /// growth.
+    /// A sender doubling its rate per RTT (BBR's Startup) on a path without
+    /// holes gets credit for its next doubling; once its rate stopped growing
+    /// for three intervals, the credit comes back to two RTTs of data, and a
+    /// dip and recovery (BBR's Drain) is not growth.
     #[test]
     fn credit_anticipating_growth_is_withdrawn_when_the_rate_settles() {
         let mb = 1_000_000;
