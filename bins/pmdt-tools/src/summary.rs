@@ -8,7 +8,6 @@ use pmdt::runtime::{LoadPeriodEnd, LoadReport, RuntimeStats};
 use pmdt::ConnectionStats;
 use pmdt::Runtime;
 use serde::Serialize;
-use std::time::{Duration, Instant};
 
 use crate::flow_error::FlowError;
 use crate::interval::Direction;
