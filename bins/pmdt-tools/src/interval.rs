@@ -59,6 +59,10 @@ pub struct StreamInterval {
     pub bandwidth_estimate: u64,
     /// The controller's round-trip propagation delay estimate, µs (0: none).
     pub min_rtt: u64,
+    /// Rounds the controller cruises between bandwidth probes in its current
+    /// or last probe cycle (BBR: 6-8 alone, more while another flow's queue
+    /// is remembered; 0: none).
+    pub probe_wait_rounds: u64,
 }
 
 /// All flows in one interval (iperf3's `intervals[].sum`).
@@ -307,6 +311,7 @@ impl Meter {
                 cc_state: s.cc_state,
                 bandwidth_estimate: s.cc_bandwidth_bps,
                 min_rtt: s.cc_min_rtt_us,
+                probe_wait_rounds: s.cc_probe_wait_rounds,
             });
         }
         // Ended flows have given their last figures.

@@ -333,6 +333,7 @@ mod tests {
             cc_state: Default::default(),
             bandwidth_estimate: 0,
             min_rtt: 0,
+            probe_wait_rounds: 0,
         };
         Interval {
             streams: vec![s; flows],

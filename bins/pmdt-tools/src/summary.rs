@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use pmdt::proto::RttHistogram;
+use pmdt::proto::{QueueVerdicts, RttHistogram};
 use pmdt::runtime::{LoadPeriodEnd, LoadReport, RuntimeStats};
 use pmdt::ConnectionStats;
 use pmdt::Runtime;
@@ -131,6 +131,10 @@ pub struct FlowSummary {
     /// Data this process sent: the congestion controller that paced it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub congestion: Option<&'static str>,
+    /// Data this process sent with BBR: what its checks of a queue standing
+    /// while it cruised found (another flow's makes its probes wait).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_verdicts: Option<QueueVerdicts>,
     /// Data this process sent from a saved path (`--path-cache`): whether the
     /// handshake confirmed it and the first round's jump.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -200,6 +204,8 @@ impl FlowSummary {
         self.rtt_us = RttSummary::from_hist(s.rtt_min_us, &s.rtt_histogram);
         if self.direction == Direction::Send {
             self.congestion = Some(s.congestion.name());
+            let v = s.cc_queue_verdicts;
+            self.queue_verdicts = (v != QueueVerdicts::default()).then_some(v);
             self.resume = s.resume;
             if self.round_trips.is_none() {
                 self.limited_by = SendLimits::from_stats(s);
@@ -528,7 +534,7 @@ impl Summary {
         }
         for f in self.flows.iter().filter(|_| per_flow) {
             eprintln!(
-                "  flow {} {} {}{}: {} bytes, {}, sha256 {}{}{}{}{}{}",
+                "  flow {} {} {}{}: {} bytes, {}, sha256 {}{}{}{}{}{}{}",
                 f.flow,
                 match f.direction {
                     Direction::Send => "to",
@@ -570,11 +576,51 @@ impl Summary {
                     .filter(|s| !s.is_empty())
                     .map(|s| format!("; held back by {s}"))
                     .unwrap_or_default(),
+                f.queue_verdicts
+                    .map(|v| format!(
+                        "; queues checked: {} its own, {} another flow's (probes wait), {} no verdict",
+                        v.own, v.another, v.none
+                    ))
+                    .unwrap_or_default(),
                 f.error
                     .as_ref()
                     .map(|e| format!(", error: {e}"))
                     .unwrap_or_default()
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A sender's summary shows what its controller's queue checks found
+    /// (why its probes waited); a sender without checks, and a receiver,
+    /// show nothing.
+    #[test]
+    fn a_senders_queue_verdicts_are_in_its_summary() {
+        let mut s = ConnectionStats::default();
+        let sender = |s: &ConnectionStats| {
+            FlowSummary {
+                direction: Direction::Send,
+                ..Default::default()
+            }
+            .with_stats(s)
+        };
+        assert_eq!(sender(&s).queue_verdicts, None);
+        s.cc_queue_verdicts.own = 3;
+        s.cc_queue_verdicts.another = 2;
+        let json = serde_json::to_value(sender(&s)).unwrap();
+        assert_eq!(
+            json["queue_verdicts"],
+            serde_json::json!({"own": 3, "another": 2, "none": 0})
+        );
+        let receiver = FlowSummary {
+            direction: Direction::Receive,
+            ..Default::default()
+        }
+        .with_stats(&s);
+        assert_eq!(receiver.queue_verdicts, None);
     }
 }

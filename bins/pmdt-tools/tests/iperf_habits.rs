@@ -152,6 +152,7 @@ fn assert_interval(iv: &Value) {
         "pacing_rate",
         "bandwidth_estimate",
         "min_rtt",
+        "probe_wait_rounds",
     ] {
         assert!(s[k].is_number(), "streams[0].{k}: {iv}");
     }

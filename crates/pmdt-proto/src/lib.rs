@@ -56,4 +56,4 @@ pub use recv_buffer::{credit_of_memory, RecvRing, RecvStorage};
 pub use rtt_histogram::RttHistogram;
 pub use saved_path::{ResumeOutcome, SavedPath};
 pub use send_buffer::{ByteRing, SendStorage};
-pub use stats::{ConnectionStats, ControllerState, EndpointStats};
+pub use stats::{ConnectionStats, ControllerState, EndpointStats, QueueVerdicts};

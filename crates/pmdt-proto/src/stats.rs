@@ -75,6 +75,14 @@ pub struct ConnectionStats {
     pub cc_min_rtt_us: u64,
     /// The controller's bandwidth-delay product estimate, bytes (0: none).
     pub cc_bdp: u64,
+    /// Rounds the controller cruises at its estimate between bandwidth
+    /// probes in its current (or last) probe cycle: BBR's 6-8 alone, up to
+    /// 63 while another flow's queue is remembered (0: not BBR, or no cycle
+    /// yet).
+    pub cc_probe_wait_rounds: u64,
+    /// What the controller's checks of a queue standing while it cruised
+    /// found (BBR): whose queue decides how long its probes wait.
+    pub cc_queue_verdicts: QueueVerdicts,
     /// The packet window now in force (grows with the path, see
     /// `TransportConfig::max_window_bytes`).
     pub window_packets: u64,
@@ -111,6 +119,21 @@ pub enum ControllerState {
     ProbeBwUp,
     /// BBR ProbeRTT: a small window to measure the propagation delay.
     ProbeRtt,
+}
+
+/// What a BBR flow's checks of a standing queue found: it paces a round below
+/// its estimate and looks whether the queue drained.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct QueueVerdicts {
+    /// The queue drained: this flow's own. Its probes keep their pace.
+    pub own: u64,
+    /// The queue stood through the check: another flow's (a loss-based one
+    /// that fills the buffer, or a larger flow's). Its probes wait for it.
+    pub another: u64,
+    /// The path changed under the check (the queue grew, or the delivery
+    /// fell): no verdict.
+    pub none: u64,
 }
 
 /// Counters of an endpoint (datagrams not attributable to a healthy connection).

@@ -70,7 +70,7 @@ use super::queue_owner::QueueOwner;
 use super::{Controller, ModelSnapshot};
 use crate::rtt::RttEstimator;
 use crate::saved_path::Jump;
-use crate::stats::ControllerState;
+use crate::stats::{ControllerState, QueueVerdicts};
 
 /// Startup pacing gain, 4·ln 2 ≈ 2.77 (draft: BBR.StartupPacingGain).
 const STARTUP_PACING_GAIN: f64 = 2.77;
@@ -521,6 +521,8 @@ pub(crate) struct Bbr {
     /// What checks found about another flow's queue lately
     /// ([`QueueOwner::Another`]).
     another_flow: AnotherFlow,
+    /// What the checks of standing queues found, counted (statistics).
+    queue_verdicts: QueueVerdicts,
     /// The largest queueing delay (RTT over the minimum) of the current and the
     /// previous [`QUEUE_DEPTH_SLOT`], and when the current one began.
     queue_depth: [Duration; 2],
@@ -638,6 +640,7 @@ impl Bbr {
             queue_owner: QueueOwner::Unknown,
             congested_at: None,
             another_flow: AnotherFlow::Unseen,
+            queue_verdicts: QueueVerdicts::default(),
             shared_cut_round: None,
             queue_depth: [Duration::ZERO; 2],
             queue_depth_slot_start: None,
@@ -1138,6 +1141,13 @@ impl Bbr {
             return;
         }
         if asked && self.queue_owner.verdict_round().is_none() {
+            match self.queue_owner {
+                QueueOwner::Own => self.queue_verdicts.own += 1,
+                QueueOwner::Another => self.queue_verdicts.another += 1,
+                QueueOwner::Unknown => self.queue_verdicts.none += 1,
+                // A check under way has a verdict round: not here.
+                QueueOwner::Checking { .. } => {}
+            }
             tracing::debug!(
                 verdict = ?self.queue_owner,
                 queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
@@ -1981,6 +1991,12 @@ impl Controller for Bbr {
             } else {
                 0
             },
+            probe_wait_rounds: if self.full_bw_reached {
+                self.cruise_rounds
+            } else {
+                0
+            },
+            queue_verdicts: self.queue_verdicts,
         }
     }
 }
@@ -2336,9 +2352,14 @@ mod tests {
     #[test]
     fn a_queue_that_drains_when_the_flow_holds_back_is_its_own() {
         let base = CRUISE_ROUNDS + CRUISE_JITTER_ROUNDS + 2;
-        let (alone, checked) = cruise_until_probe(107, 100);
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+        let (alone, checked) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 107, 100);
         assert!(checked, "the queue was not checked");
         assert!(alone <= base + 1, "a flow alone waited {alone} rounds");
+        let found = b.model().queue_verdicts;
+        assert_eq!((found.own, found.another, found.none), (1, 0, 0));
+        assert!(b.model().probe_wait_rounds <= base + 1, "{:?}", b.model());
         let (beside, checked) = cruise_until_probe(107, 107);
         assert!(checked, "the queue was not checked");
         assert!(beside >= 20, "beside another flow's queue: {beside} rounds");
@@ -2396,7 +2417,11 @@ mod tests {
                 }
                 let (beside, _) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 107, 107);
                 assert!(beside >= 20, "{beside} rounds");
+                // The statistics show why the probe waited.
+                assert!(b.model().probe_wait_rounds >= 20, "{:?}", b.model());
             }
+            let found = b.model().queue_verdicts;
+            assert_eq!((found.another, found.own), (verdicts, 0), "{found:?}");
             let base = CRUISE_ROUNDS + CRUISE_JITTER_ROUNDS + 2;
             let start = t;
             let mut waits = Vec::new();

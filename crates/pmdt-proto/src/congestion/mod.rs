@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::rtt::RttEstimator;
 use crate::saved_path::Jump;
-use crate::stats::ControllerState;
+use crate::stats::{ControllerState, QueueVerdicts};
 
 /// What a controller believes about the path, for statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -42,6 +42,10 @@ pub(crate) struct ModelSnapshot {
     pub(crate) min_rtt: Option<Duration>,
     /// Estimated bandwidth-delay product, bytes (0: no estimate).
     pub(crate) bdp: u64,
+    /// Rounds between probes in the current or last probe cycle (0: none).
+    pub(crate) probe_wait_rounds: u64,
+    /// What the checks of standing queues found.
+    pub(crate) queue_verdicts: QueueVerdicts,
 }
 
 /// A congestion/rate controller (model: quinn-proto's `Controller`).

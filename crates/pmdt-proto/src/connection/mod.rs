@@ -607,6 +607,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         s.cc_bandwidth_bps = model.bandwidth.saturating_mul(8);
         s.cc_min_rtt_us = model.min_rtt.map_or(0, |d| d.as_micros() as u64);
         s.cc_bdp = model.bdp;
+        s.cc_probe_wait_rounds = model.probe_wait_rounds;
+        s.cc_queue_verdicts = model.queue_verdicts;
         s.window_packets = self.window_packets;
         s.recv_window = self.recv.window();
         s.send_window = self.send.capacity();
