@@ -194,7 +194,13 @@ const PROBE_LOSS_SIGMAS: f64 = 4.0;
 /// it (additive increase against the bounds' multiplicative decrease). Steps
 /// of 1/128 of the bound, doubling, kept every flow's share where it was.
 const GENTLE_FIRST_STEP_PACKETS: u64 = 1;
-/// Longest a gentle Up lasts, rounds.
+/// Longest a gentle Up lasts, rounds. An Up that follows it at once (its
+/// rounds showed no queue and its estimate grew) goes on doubling the step
+/// where it left off, as BBRv3's Up does for as long as it lasts: restarting
+/// at one packet, a flow whose bound an overflow had set just before its
+/// bottleneck came back from 200 Mbit/s to 1 Gbit/s (100 ms) grew by 255
+/// packets per 0.8 s, 9-15 % of its flight, and was still at 450 Mbit/s ten
+/// seconds later.
 const MAX_GENTLE_UP_ROUNDS: u64 = 8;
 /// Growth of the estimate over a ProbeBW Up that counts as "still finding
 /// bandwidth": Up starts over at once (its gain compounds, 1.2× per round) instead
@@ -442,6 +448,8 @@ pub(crate) struct Bbr {
     /// `max_bw` when the last probe began: a probe that raised it by 25 % or more is
     /// followed by another one at once.
     bw_at_probe: u64,
+    /// Rounds of the current run of ProbeBW Ups (the gentle step doubles
+    /// with each).
     up_rounds: u32,
     up_growth: UpGrowth,
     /// The current ProbeBW Up's pacing gain ([`UP_GAIN_STEP`]).
@@ -719,6 +727,7 @@ impl Bbr {
                 self.up_gain = PROBE_UP_PACING_GAIN;
                 self.escalated_probe = false;
                 self.up_base_bw = self.max_bw;
+                self.up_rounds = 0;
             }
             self.up_samples = QueuedSamples::default();
         }
@@ -780,7 +789,6 @@ impl Bbr {
                 self.bw_at_probe = self.max_bw;
             }
             Mode::ProbeBw(Phase::Up) => {
-                self.up_rounds = 0;
                 self.probe_start_rtt = self.latest_rtt;
                 self.probe_base_rtt = Some(self.prev_round_min_rtt.unwrap_or(self.latest_rtt));
                 self.probe_base_loss = self.last_round_loss;
@@ -1127,6 +1135,11 @@ impl Bbr {
                 tracing::debug!(
                     check = ?self.queue_owner,
                     rounds_in_cruise = self.rounds_in_phase(),
+                    in_flight = self.bytes_in_flight,
+                    cwnd = self.bounded_cwnd(),
+                    inflight_hi = self.inflight_hi,
+                    bw = self.bw(),
+                    delivered = self.prev_bw_latest,
                     "bbr: a queue stands; checking whose"
                 );
                 self.cruise_rounds = self
@@ -1153,6 +1166,8 @@ impl Bbr {
                 queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
                 delivered = self.prev_bw_latest,
                 bw = self.bw(),
+                in_flight = self.bytes_in_flight,
+                cwnd = self.bounded_cwnd(),
                 "bbr: checked whose queue stands"
             );
         }
@@ -2669,6 +2684,46 @@ mod tests {
         let hi3 = b.inflight_hi.unwrap();
         assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
         assert_eq!((hi1 - hi0, hi2 - hi1, hi3 - hi2), (1000, 2000, 4000));
+    }
+
+    /// A gentle Up whose rounds show no queue while its estimate grows (the
+    /// bottleneck came back faster just after a probe overflowed it) is
+    /// followed by another at once, and that one goes on doubling the step
+    /// instead of starting over at one packet: the bound regains the path in
+    /// rounds, not in steps of 255 packets per eight.
+    #[test]
+    fn a_gentle_up_that_keeps_finding_room_keeps_doubling_its_step() {
+        let rate = 20_000_000;
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        rounds(&mut b, &mut t, &mut d, rate, 12);
+        until_up(&mut b, &mut t, &mut d, rate, 0.0);
+        up_sample(&mut b, t, &mut d, rate, 0.03);
+        assert_eq!(b.up_growth, UpGrowth::Gentle);
+        until_up(&mut b, &mut t, &mut d, rate, 0.0);
+        // The path now takes all the bound lets through, at the minimum RTT.
+        let mut his = vec![b.inflight_hi.unwrap()];
+        let mut modes = Vec::new();
+        for _ in 0..10 {
+            let through = b.inflight_hi.unwrap() * 10;
+            rounds(&mut b, &mut t, &mut d, through, 1);
+            his.push(b.inflight_hi.unwrap());
+            modes.push(b.mode);
+        }
+        assert!(
+            modes.iter().all(|m| *m == Mode::ProbeBw(Phase::Up)),
+            "{modes:?}"
+        );
+        let steps: Vec<u64> = his.windows(2).map(|w| w[1] - w[0]).collect();
+        // One packet, doubling, through the first Up's eight rounds ...
+        assert_eq!(
+            steps[..8],
+            [1000, 2000, 4000, 8000, 16_000, 32_000, 64_000, 128_000],
+            "{his:?}"
+        );
+        // ... and on through the next.
+        assert_eq!(steps[8..], [256_000, 512_000], "{his:?}");
     }
 
     /// A probe's sample counts in full while the RTT shows no queue of the
