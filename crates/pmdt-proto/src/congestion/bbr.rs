@@ -199,7 +199,7 @@ const GENTLE_FIRST_STEP_PACKETS: u64 = 1;
 /// where it left off, as BBRv3's Up does for as long as it lasts: restarting
 /// at one packet, a flow whose bound an overflow had set just before its
 /// bottleneck came back from 200 Mbit/s to 1 Gbit/s (100 ms) grew by 255
-/// packets per 0.8 s, 9-15 % of its flight, and was still at 450 Mbit/s ten
+/// packets per 0.8 s, 9-15 % of its flight, and was at 473 Mbit/s ten
 /// seconds later.
 const MAX_GENTLE_UP_ROUNDS: u64 = 8;
 /// Growth of the estimate over a ProbeBW Up that counts as "still finding
