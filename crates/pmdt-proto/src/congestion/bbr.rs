@@ -798,6 +798,29 @@ impl Bbr {
         }
     }
 
+    /// One line per round (`RUST_LOG=pmdt_proto::congestion::bbr=trace`): the
+    /// round that just ended, its smallest RTT against the minimum, the
+    /// estimate against its largest delivery-rate sample, the flight and the
+    /// pacing. Read beside pmdt-wanem's stalls, these lines showed why a flow
+    /// alone at 40 ms took its own queue for another flow's (RESULTS, session
+    /// 47).
+    fn trace_round_end(&self) {
+        let us = |d: Option<Duration>| d.map_or(0, |d| d.as_micros() as u64);
+        let ended = self.round_count.saturating_sub(1);
+        tracing::trace!(
+            round = ended,
+            mode = ?self.mode,
+            min_rtt_us = us(self.min_rtt),
+            round_min_rtt_us = us(self.round_min_rtt),
+            bw = self.bw(),
+            delivered = self.bw_latest,
+            in_flight = self.bytes_in_flight,
+            pacing_rate = self.pacing_rate.unwrap_or(0),
+            check_gain = self.queue_owner.pacing_gain(ended),
+            "bbr: round ended"
+        );
+    }
+
     fn update_round(&mut self, rs: &RateSample) {
         self.round_start = false;
         if rs.prior_delivered >= self.next_round_delivered {
@@ -1900,6 +1923,7 @@ impl Controller for Bbr {
         self.latest_rtt = rs.rtt;
         self.update_round(rs);
         if self.round_start {
+            self.trace_round_end();
             self.cut_for_shared_queue(now);
             self.end_round_loss();
             self.end_round_bounds();
