@@ -169,6 +169,22 @@ fn settles(f: &FlowReport, from: f64, target: u64) -> Option<f64> {
         .map(|i| (i + 1 - start) as f64 * TICK.as_secs_f64())
 }
 
+/// The queue the sender's smoothed RTT shows over its minimum, ms: the
+/// `quantile` of the timeline's samples from `from` to `to` seconds.
+fn standing_queue_ms(f: &FlowReport, from: f64, to: f64, quantile: f64) -> f64 {
+    let tick = TICK.as_secs_f64();
+    let tl = &f.sender_timeline;
+    let (a, b) = ((from / tick) as usize, ((to / tick) as usize).min(tl.len()));
+    let mut q: Vec<f64> = tl[a.min(b)..b]
+        .iter()
+        .map(|s| s.rtt_smoothed_us.saturating_sub(s.rtt_min_us) as f64 / 1000.0)
+        .collect();
+    q.sort_by(f64::total_cmp);
+    q.get(((q.len() as f64 - 1.0) * quantile) as usize)
+        .copied()
+        .unwrap_or(0.0)
+}
+
 /// `bbr-drop-recover-rtt*`: 1 Gbit/s, 200 Mbit/s from 10 s, 1 Gbit/s from 20 s
 /// (plus `SIM_RISE_MS`).
 fn drop_recover(rtt_ms: u64) -> (Option<f64>, Option<f64>, BulkReport) {
@@ -191,9 +207,11 @@ fn drop_recover(rtt_ms: u64) -> (Option<f64>, Option<f64>, BulkReport) {
     );
     println!(
         "bbr-drop-recover-rtt{rtt_ms}: down_s {down:?}, up_s {up:?}, last 8 s {:.0} Mbit/s, \
-         PTOs {}",
+         PTOs {}, queue at 200 Mbit/s {:.1} ms (median from 12 s), p90 {:.1} ms",
         goodput_from(f, 22.0) / 1e6,
-        f.sender.pto_count
+        f.sender.pto_count,
+        standing_queue_ms(f, 12.0, 20.0, 0.5),
+        standing_queue_ms(f, 12.0, 20.0, 0.9),
     );
     (down, up, r)
 }
