@@ -210,9 +210,7 @@ const MAX_GENTLE_UP_ROUNDS: u64 = 8;
 /// cycles.
 const UP_STILL_GROWING: f64 = PROBE_FOUND_MORE;
 /// Rounds Drain lasts at most (Startup's queue drains in about two at its
-/// gain), and ProbeBW Down draining a queue of this flow's own (0.75 takes a
-/// quarter of a round off the queue per round: pmdt-wanem's full 1 MiB queue
-/// at 200 Mbit/s × 40 ms, 42 ms, drains in two of its 70 ms rounds).
+/// gain).
 const MAX_DRAIN_ROUNDS: u64 = 3;
 /// Time between probes while another flow keeps a queue standing (BBRv3's
 /// bw_probe_wait, 2-3 s), counted in rounds of the minimum RTT, unless the
@@ -1126,7 +1124,9 @@ impl Bbr {
     fn update_shared_queue(&mut self, now: Instant) {
         let delivering_its_pace =
             self.prev_bw_latest as f64 >= self.bw() as f64 * SHARED_DELIVERY_SHARE;
-        let congested_lately = self.congested_lately(now);
+        let congested_lately = self
+            .congested_at
+            .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY);
         let cruising = self.mode == Mode::ProbeBw(Phase::Cruise);
         let standing = self.standing_queue(self.prev_round_min_rtt);
         let asked = self.queue_owner.verdict_round().is_some();
@@ -1206,26 +1206,6 @@ impl Bbr {
         } else if self.shares_the_bottleneck(now) {
             self.wait_for_shared_queue();
         }
-    }
-
-    /// Whether this flow met congestion of its own (loss said its rate
-    /// overshot the path) within [`OWN_CONGESTION_MEMORY`].
-    fn congested_lately(&self, now: Instant) -> bool {
-        self.congested_at
-            .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY)
-    }
-
-    /// Whether a queue standing now is this flow's own to drain: its own
-    /// congestion was recent and no check found another flow's queue
-    /// lately. A bottleneck that slowed under the flow fills the queue, and
-    /// the estimate comes down to the new rate through the short-term
-    /// bounds; cruising at that rate then keeps the queue standing. Through
-    /// pmdt-wanem, after 1 Gbit/s fell to 200 Mbit/s at 40 ms, 7 runs of 18
-    /// kept 25-38 ms of queue (up to nearly the minimum RTT) for 1.6-4.5 s:
-    /// ProbeBW Down lasted one minimum RTT, and drained about what the Up
-    /// before it had added (docs/RESULTS.md, session 48).
-    fn own_queue_to_drain(&self, now: Instant) -> bool {
-        self.congested_lately(now) && !self.another_flow.remembers(now)
     }
 
     /// Whether checks found another flow's queue lately ([`AnotherFlow`]:
@@ -1492,24 +1472,11 @@ impl Bbr {
             }
             Mode::ProbeBw(Phase::Down) => {
                 // Drained, or one min RTT passed (BBRv1's drain phase length): a queue
-                // another flow keeps standing cannot be drained by this one. A
-                // queue this flow's own congestion left is drained to the BDP
-                // (BBRv3's ProbeBW_DOWN), for at most MAX_DRAIN_ROUNDS, once
-                // the estimate is down to what the path delivers (while the
-                // short-term bounds still bring it down, Down's rate is above
-                // the link's and drains nothing: through pmdt-wanem at
-                // 100 ms, such a Down held off the yield to the queue that
-                // drains it in Cruise, and 40 ms stood for a second).
-                let settled =
-                    self.prev_bw_latest as f64 >= self.bw() as f64 * SHARED_DELIVERY_SHARE;
-                let long_enough = if settled && self.own_queue_to_drain(now) {
-                    self.rounds_in_phase() >= MAX_DRAIN_ROUNDS
-                } else {
-                    self.phase_start.is_some_and(|t| {
-                        now.saturating_duration_since(t) >= self.min_rtt.unwrap_or_default()
-                    })
-                };
-                if inflight <= self.bdp_multiple(1.0) || long_enough {
+                // another flow keeps standing cannot be drained by this one.
+                let elapsed = self.phase_start.is_some_and(|t| {
+                    now.saturating_duration_since(t) >= self.min_rtt.unwrap_or_default()
+                });
+                if inflight <= self.bdp_multiple(1.0) || elapsed {
                     self.enter(now, Mode::ProbeBw(Phase::Cruise));
                 }
             }
@@ -1815,7 +1782,9 @@ impl Bbr {
             || self
                 .shared_cut_round
                 .is_some_and(|r| self.round_count < r + SHARED_CUT_EVERY_ROUNDS)
-            || self.congested_lately(now)
+            || self
+                .congested_at
+                .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY)
         {
             return;
         }
@@ -3033,64 +3002,6 @@ mod tests {
         // queue's overflow, but this flow's congestion was 100 ms ago.
         lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 120, 0.03, 3);
         assert!(b.shared_cut_round.is_none(), "cut within 4 s");
-    }
-
-    /// A queue this flow's own congestion left (a bottleneck that slowed
-    /// under it) is drained in ProbeBW Down until the flight is back to the
-    /// BDP, over as many rounds as that takes (at most [`MAX_DRAIN_ROUNDS`]);
-    /// where checks found another flow's queue, Down lasts one minimum RTT
-    /// (this flow cannot drain that queue).
-    #[test]
-    fn after_its_own_congestion_down_drains_the_queue_to_the_bdp() {
-        let rate = 8_000_000;
-        let bdp = rate / 10;
-        let rtt = RttEstimator::new(Duration::from_millis(100));
-        // One round of 130 ms (30 ms of queue) carrying `flight` bytes and
-        // delivering `delivery` bytes/s.
-        let round = |b: &mut Bbr, t: &mut Instant, d: &mut u64, flight: u64, delivery: u64| {
-            *t += Duration::from_millis(130);
-            let prior = *d;
-            *d += delivery / 10;
-            b.on_rate_sample(*t, &sample(delivery, prior, *d, 130, flight), &rtt);
-        };
-        let down_rounds = |another: bool, drained_after: usize, delivery: u64| {
-            let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
-            // The bottleneck slowed: 5 % lost with 30 ms of queue.
-            lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 130, 0.05, 1);
-            assert!(b.congested_at.is_some(), "no congestion");
-            if another {
-                b.another_flow.verdict(t);
-            }
-            for _ in 0..40 {
-                if b.mode == Mode::ProbeBw(Phase::Down) {
-                    break;
-                }
-                round(&mut b, &mut t, &mut d, bdp * 13 / 10, rate);
-            }
-            assert_eq!(b.mode, Mode::ProbeBw(Phase::Down), "no probe");
-            let mut n = 0;
-            while b.mode == Mode::ProbeBw(Phase::Down) && n < 10 {
-                let flight = if n >= drained_after {
-                    bdp
-                } else {
-                    bdp * 13 / 10
-                };
-                round(&mut b, &mut t, &mut d, flight, delivery);
-                n += 1;
-            }
-            n
-        };
-        // Its own queue: Down goes on past one minimum RTT, until drained …
-        assert_eq!(down_rounds(false, 2, rate), 3);
-        // … or for MAX_DRAIN_ROUNDS.
-        assert_eq!(down_rounds(false, 10, rate), MAX_DRAIN_ROUNDS as usize);
-        // Not while the path delivers well under the estimate (the bounds
-        // still bring it down: Down's rate is above the link's): Down ends
-        // at the first round that shows it (its first round reads the
-        // delivery of the round before it).
-        assert_eq!(down_rounds(false, 10, rate * 6 / 10), 2);
-        // Another flow's: one minimum RTT.
-        assert_eq!(down_rounds(true, 10, rate), 1);
     }
 
     /// After a cut to a shared queue, Cruise regrows `inflight_hi` by 1, 2, 4
