@@ -578,8 +578,8 @@ impl Summary {
                     .unwrap_or_default(),
                 f.queue_verdicts
                     .map(|v| format!(
-                        "; queues checked: {} its own, {} another flow's (probes wait), {} no verdict",
-                        v.own, v.another, v.none
+                        "; queues checked: {} its own, {} another flow's (probes wait), {} no verdict, {} drained after its own congestion",
+                        v.own, v.another, v.none, v.drained
                     ))
                     .unwrap_or_default(),
                 f.error
@@ -611,11 +611,16 @@ mod tests {
         assert_eq!(sender(&s).queue_verdicts, None);
         s.cc_queue_verdicts.own = 3;
         s.cc_queue_verdicts.another = 2;
+        s.cc_queue_verdicts.drained = 4;
         let json = serde_json::to_value(sender(&s)).unwrap();
         assert_eq!(
             json["queue_verdicts"],
-            serde_json::json!({"own": 3, "another": 2, "none": 0})
+            serde_json::json!({"own": 3, "another": 2, "none": 0, "drained": 4})
         );
+        // A summary written before drains were counted still reads.
+        let old: QueueVerdicts =
+            serde_json::from_value(serde_json::json!({"own": 1, "another": 0, "none": 0})).unwrap();
+        assert_eq!(old.drained, 0);
         let receiver = FlowSummary {
             direction: Direction::Receive,
             ..Default::default()

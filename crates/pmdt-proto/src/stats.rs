@@ -134,6 +134,11 @@ pub struct QueueVerdicts {
     /// The path changed under the check (the queue grew, or the delivery
     /// fell): no verdict.
     pub none: u64,
+    /// Checks run to drain a queue after this flow's own congestion (a
+    /// bottleneck that slowed down leaves the queue its fall filled): no
+    /// verdict taken.
+    #[serde(default)]
+    pub drained: u64,
 }
 
 /// Counters of an endpoint (datagrams not attributable to a healthy connection).

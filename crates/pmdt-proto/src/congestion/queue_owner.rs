@@ -87,6 +87,17 @@ const MAX_VERDICT_ROUNDS: u64 = 4;
 /// through the same emulator, 0.75-1.1 of its estimate.
 const SLOWED_UNDER_CHECK: f64 = 0.5;
 
+/// What a check of a standing queue is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum CheckPurpose {
+    /// Whose queue it is: a verdict of another flow's makes the probes wait.
+    Whose,
+    /// Draining a queue of the flow's own after its own congestion (a
+    /// bottleneck that slowed down): its verdict is not taken (see
+    /// `Bbr::update_shared_queue`).
+    Drain,
+}
+
 /// What this Cruise found out about a queue standing in it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum QueueOwner {
