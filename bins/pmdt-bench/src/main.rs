@@ -15,6 +15,7 @@ mod peer;
 mod plot;
 mod pmdt_pair;
 mod proc;
+mod queueing;
 mod readme;
 mod report;
 mod state_split;

@@ -11,6 +11,7 @@ use crate::ctx::Ctx;
 use crate::exp::{pmdt_cell, secs_arg};
 use crate::machine::Machine;
 use crate::pmdt_pair::{num, Link, PairSpec};
+use crate::queueing;
 use crate::report::Report;
 use crate::steady_state;
 
@@ -23,6 +24,7 @@ pub const COLUMNS: &[&str] = &[
     "up_s",
     "low_pct",
     "high_pct",
+    "low_queue_ms",
     "jain",
     "of_link_pct",
     "bbr_pct",
@@ -96,6 +98,9 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                     }
                     if let Some(g) = steady_state::goodput_bps(doc, up + 2.0, secs) {
                         s.set("high_pct", g / HIGH * 100.0);
+                    }
+                    if let Some(q) = queueing::mean_queue_ms(doc, 1, down + 2.0, up) {
+                        s.set("low_queue_ms", q);
                     }
                     wan_drops(res, s);
                 },
@@ -197,6 +202,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             adaptation::BAND.1
         ),
         "low_pct, high_pct: goodput from 2 s after each change to the next (or the end), % of that rate (the payload ceiling is 95.1%).".into(),
+        format!("low_queue_ms: the queue the flow kept at {} Mbit/s: the mean of its smoothed RTT over its minimum RTT at the end of each interval, from 2 s after the fall to the rise (a flow alone should drain what the fall filled; pmdt-wanem's 1 MiB queue is 42 ms at that rate).", LOW / 1e6),
         format!("share: -P 4 for {share_secs} s through 1 Gbit/s × 40 ms; jain over the flows' goodput, of_link_pct their sum."),
         format!("bbr-vs-cubic: -P 2 --cc bbr,cubic for {share_secs} s through 1 Gbit/s × 40 ms (BDP 5 MB) with a 1 MiB or a 5 MiB queue; bbr_pct, cubic_pct: each flow's goodput from {} s to the end, % of the link; max_share_pct the larger.", share_secs / 4.0),
         "Target (issue #14): the rate follows within 2 s each way, no stall, no timeout; four flows Jain ≥ 0.95; beside one CUBIC flow neither takes more than 75% of the link.".into(),
