@@ -1157,15 +1157,15 @@ impl Bbr {
             && delivering_its_pace
             && !congested_lately
             && standing;
-        let own_lately = congested_lately && standing && delivering_its_pace;
-        if cruising && (another_flows || own_lately) && !asked && self.rounds_in_phase() >= 1 {
+        if cruising && delivering_its_pace && standing && !asked && self.rounds_in_phase() >= 1 {
             // Whose queue is it? The check paces below the estimate for a
-            // round; the probe waits for its verdict.
+            // round; the probe waits for its verdict. After this flow's own
+            // congestion the queue is its own: the check only drains it.
             let queue = self.queue_in(self.prev_round_min_rtt);
-            self.check_purpose = if another_flows {
-                CheckPurpose::Whose
-            } else {
+            self.check_purpose = if congested_lately {
                 CheckPurpose::Drain
+            } else {
+                CheckPurpose::Whose
             };
             self.queue_owner.ask(
                 self.round_count,
