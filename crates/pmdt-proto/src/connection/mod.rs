@@ -85,6 +85,13 @@ const TIME_THRESHOLD: (u32, u32) = (9, 8);
 /// that stalls a sender whose credit covers the recurring 2-round ones. Two
 /// copies make a third loss as rare as a fourth, for p² of the traffic.
 const LOST_AGAIN_COPIES: usize = 2;
+/// Copies sent of data lost after the stream's end went out (the fin was sent):
+/// nothing new follows it, so every repair is on the transfer's completion path,
+/// and a repair lost too costs a round trip to notice and another to send again.
+/// At 1 % loss the last flight of 1 Gbit/s × 200 ms (17,000 datagrams) has about
+/// 170 repairs, and one of them is lost in four runs of five: two copies spare
+/// that round trip for one datagram per loss at the very end.
+const TAIL_REPAIR_COPIES: usize = 2;
 /// Longest the initial window waits to be written whole (see
 /// `Connection::gathering_train`).
 const TRAIN_GATHER: Duration = Duration::from_millis(1);
@@ -1517,13 +1524,19 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// Queues chunk `c`, lost in a packet that was its `sending`, for
     /// retransmission: not when acknowledged meanwhile, nor when the packet was an
     /// earlier copy (the later one, queued right behind it, decides);
-    /// [`LOST_AGAIN_COPIES`] times when it was lost again and `copies` allows.
+    /// [`LOST_AGAIN_COPIES`] times when it was lost again, and
+    /// [`TAIL_REPAIR_COPIES`] times once the stream's end went out, when `copies`
+    /// allows.
     fn queue_retransmit(&mut self, c: Chunk, sending: Sending, copies: bool) {
         if self.chunk_acked(&c) || sending == Sending::EarlierCopy {
             return;
         }
-        let n = if copies && sending == Sending::Again {
+        let n = if !copies {
+            1
+        } else if sending == Sending::Again {
             LOST_AGAIN_COPIES
+        } else if self.fin >= Fin::Sent {
+            TAIL_REPAIR_COPIES
         } else {
             1
         };

@@ -1038,6 +1038,65 @@ fn data_lost_twice_is_sent_again_in_two_copies() {
     assert_eq!(s[3].1, 2 + 2 * copies, "{s:?}");
 }
 
+/// Sends 32 KiB and finishes at once (two round trips from the initial window:
+/// the fin leaves in the same flight as the datagram three from the end). That
+/// datagram's data is dropped on its n-th sending when `drop(n)`. Returns how
+/// often it was sent, once everything arrived.
+fn tail_sendings_with_losses(drop: fn(u32) -> bool) -> u32 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    let total: usize = 32 << 10;
+    let mut p = Pair::connected(TransportConfig {
+        keepalive: None,
+        ..Default::default()
+    });
+    // The datagram holding this byte.
+    let victim = (total - 4000) as u64;
+    let sent = Arc::new(AtomicU32::new(0));
+    let count = Arc::clone(&sent);
+    p.set_filter(filter(move |to_server, pkt| {
+        let Body::Data {
+            offset, payload, ..
+        } = pkt.body
+        else {
+            return true;
+        };
+        if !to_server || !(offset..offset + payload.len() as u64).contains(&victim) {
+            return true;
+        }
+        !drop(count.fetch_add(1, Ordering::Relaxed) + 1)
+    }));
+    let data: Vec<u8> = (0..total).map(|i| (i % 251) as u8).collect();
+    assert_eq!(p.client_write(&data), total, "written in one call");
+    p.client_conn().finish();
+    let mut got = Vec::new();
+    let limit = p.now + Duration::from_secs(10);
+    while got.len() < total && p.step(limit) {
+        got.extend(p.server_read_all());
+    }
+    assert!(got == data, "the stream arrived whole and intact");
+    sent.load(Ordering::Relaxed)
+}
+
+/// Data lost after the stream's end went out is sent again in
+/// [`TAIL_REPAIR_COPIES`] copies: nothing new follows, so a lost repair would
+/// cost the transfer's completion another round trip. Either copy arriving is
+/// enough; both lost, the data goes out in [`LOST_AGAIN_COPIES`] copies again.
+/// (Data lost while more was still to be sent goes out once:
+/// `data_lost_twice_is_sent_again_in_two_copies`.)
+#[test]
+fn data_lost_after_the_fin_went_out_is_sent_again_in_two_copies() {
+    let tail = TAIL_REPAIR_COPIES as u32;
+    assert_eq!(tail_sendings_with_losses(|n| n == 1), 1 + tail);
+    // The earlier copy lost: the later one arrives, nothing more is sent.
+    assert_eq!(tail_sendings_with_losses(|n| n <= 2), 1 + tail);
+    // Both copies lost: lost again, so two copies again.
+    assert_eq!(
+        tail_sendings_with_losses(|n| n <= 1 + TAIL_REPAIR_COPIES as u32),
+        1 + tail + LOST_AGAIN_COPIES as u32
+    );
+}
+
 /// Credit comes in the datagrams the peer actually sends: the smaller of the two
 /// sides' `max_datagram`, told in the handshake. A client sending 1,064-byte
 /// datagrams to a server of 1,500-byte ones found the server's credit edge off
