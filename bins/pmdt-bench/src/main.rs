@@ -8,6 +8,7 @@ mod cell;
 mod core_latency;
 mod ctx;
 mod exp;
+mod flow_interval;
 mod log_problems;
 mod machine;
 mod merge;

@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+use crate::flow_interval::flow_stream;
+
 /// The mean of `rtt − min_rtt` over flow `flow`'s stream intervals (1-based)
 /// that end inside `from_s..=to_s` (seconds since the sender started), in
 /// milliseconds. Intervals without a propagation-delay estimate (`min_rtt` 0:
@@ -18,11 +20,7 @@ pub fn mean_queue_ms(doc: &Value, flow: u64, from_s: f64, to_s: f64) -> Option<f
         .as_array()?
         .iter()
         .filter_map(|iv| {
-            let st = iv
-                .get("streams")?
-                .as_array()?
-                .iter()
-                .find(|s| s.get("flow").and_then(Value::as_u64) == Some(flow))?;
+            let st = flow_stream(iv, flow)?;
             let end = st.get("end")?.as_f64()?;
             let rtt = st.get("rtt")?.as_f64()?;
             let min = st.get("min_rtt")?.as_f64()?;

@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use crate::flow_interval::flow_stream;
+
 /// Stream bits per second over the intervals that start at or after `from_s` and
 /// end by `to_s` (seconds since the sender started), from the document's
 /// `intervals[].sum` (`start`, `end`, `bytes`). `None` if no interval qualifies.
@@ -15,12 +17,7 @@ pub fn goodput_bps(doc: &Value, from_s: f64, to_s: f64) -> Option<f64> {
 /// Like [`goodput_bps`], of one flow (`intervals[].streams[]` whose `flow` is
 /// `flow`, 1-based): its share of a path the flows share.
 pub fn flow_goodput_bps(doc: &Value, flow: u64, from_s: f64, to_s: f64) -> Option<f64> {
-    rate_over(doc, from_s, to_s, |iv| {
-        iv.get("streams")?
-            .as_array()?
-            .iter()
-            .find(|s| s.get("flow").and_then(Value::as_u64) == Some(flow))
-    })
+    rate_over(doc, from_s, to_s, |iv| flow_stream(iv, flow))
 }
 
 /// Bits per second over the intervals inside `from_s..to_s`, of the part of

@@ -526,8 +526,6 @@ pub(crate) struct Bbr {
     queue_owner: QueueOwner,
     /// When this flow's loss last said its rate overshot the path.
     congested_at: Option<Instant>,
-    /// What the check under way in this Cruise is for.
-    check_purpose: CheckPurpose,
     /// What checks found about another flow's queue lately
     /// ([`QueueOwner::Another`]).
     another_flow: AnotherFlow,
@@ -649,7 +647,6 @@ impl Bbr {
             shared_queue: false,
             queue_owner: QueueOwner::Unknown,
             congested_at: None,
-            check_purpose: CheckPurpose::Whose,
             another_flow: AnotherFlow::Unseen,
             queue_verdicts: QueueVerdicts::default(),
             shared_cut_round: None,
@@ -764,7 +761,6 @@ impl Bbr {
                 // A per-flow, deterministic draw (no RNG in the controller).
                 let jitter = (self.next_round_delivered / self.mss) % (CRUISE_JITTER_ROUNDS + 1);
                 self.queue_owner = QueueOwner::Unknown;
-                self.check_purpose = CheckPurpose::Whose;
                 self.cruise_rounds = if std::mem::take(&mut self.probe_first) {
                     0
                 } else {
@@ -1141,7 +1137,8 @@ impl Bbr {
             .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY);
         let cruising = self.mode == Mode::ProbeBw(Phase::Cruise);
         let standing = self.standing_queue(self.prev_round_min_rtt);
-        let asked = self.queue_owner.verdict_round().is_some();
+        let checking = self.queue_owner.checking();
+        let asked = checking.is_some();
         if cruising {
             let bw = self.bw();
             if bw > 0 {
@@ -1151,7 +1148,7 @@ impl Bbr {
             self.queue_owner
                 .judge(self.round_count, self.queue_in(self.prev_round_min_rtt));
         }
-        let drain_only = asked && self.check_purpose == CheckPurpose::Drain;
+        let drain_only = checking == Some(CheckPurpose::Drain);
         let judged_another = asked && self.queue_owner == QueueOwner::Another && !drain_only;
         let another_flows = matches!(self.mode, Mode::ProbeBw(_))
             && delivering_its_pace
@@ -1162,12 +1159,13 @@ impl Bbr {
             // round; the probe waits for its verdict. After this flow's own
             // congestion the queue is its own: the check only drains it.
             let queue = self.queue_in(self.prev_round_min_rtt);
-            self.check_purpose = if congested_lately {
+            let purpose = if congested_lately {
                 CheckPurpose::Drain
             } else {
                 CheckPurpose::Whose
             };
             self.queue_owner.ask(
+                purpose,
                 self.round_count,
                 queue,
                 self.min_rtt.unwrap_or_default(),
@@ -1202,7 +1200,6 @@ impl Bbr {
                 "bbr: drained a queue after own congestion"
             );
             self.queue_verdicts.drained += 1;
-            self.check_purpose = CheckPurpose::Whose;
             self.queue_owner = QueueOwner::Unknown;
         } else if asked && self.queue_owner.verdict_round().is_none() {
             match self.queue_owner {

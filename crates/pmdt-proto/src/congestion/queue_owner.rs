@@ -106,6 +106,8 @@ pub(super) enum QueueOwner {
     /// The flow paces at `gain` times its estimate through `drain_round`; the
     /// round after it shows whether the queue drained.
     Checking {
+        /// What the check is for.
+        purpose: CheckPurpose,
         /// The round paced below the estimate.
         drain_round: u64,
         /// The round at whose start the verdict falls.
@@ -134,8 +136,15 @@ impl QueueOwner {
     /// that ended as `round` began: unless it is under `floor` or
     /// [`CHECKED_QUEUE_RTT_FRACTION`] of `min_rtt`, `min_rtt` is not known, or
     /// a check is under way or found another flow's queue in this Cruise, the
-    /// check drains it during `round`.
-    pub(super) fn ask(&mut self, round: u64, queue: Duration, min_rtt: Duration, floor: Duration) {
+    /// check drains it during `round`, for `purpose`.
+    pub(super) fn ask(
+        &mut self,
+        purpose: CheckPurpose,
+        round: u64,
+        queue: Duration,
+        min_rtt: Duration,
+        floor: Duration,
+    ) {
         let least = min_rtt.mul_f64(CHECKED_QUEUE_RTT_FRACTION).max(floor);
         if !matches!(self, QueueOwner::Unknown | QueueOwner::Own)
             || min_rtt.is_zero()
@@ -151,6 +160,7 @@ impl QueueOwner {
             .ceil()
             .clamp(1.0, MAX_VERDICT_ROUNDS as f64) as u64;
         *self = QueueOwner::Checking {
+            purpose,
             drain_round: round,
             verdict_round: round + 1 + observed,
             smallest_after: None,
@@ -231,6 +241,14 @@ impl QueueOwner {
         round >= drain_round + 2
     }
 
+    /// What the check under way is for (`None`: no check is).
+    pub(super) fn checking(&self) -> Option<CheckPurpose> {
+        match *self {
+            QueueOwner::Checking { purpose, .. } => Some(purpose),
+            _ => None,
+        }
+    }
+
     /// The round at whose start the verdict falls, while checking: the
     /// probe waits for it.
     pub(super) fn verdict_round(&self) -> Option<u64> {
@@ -260,7 +278,7 @@ mod tests {
     #[test]
     fn a_queue_that_drains_under_the_check_is_this_flows() {
         let mut q = QueueOwner::Unknown;
-        q.ask(7, 6 * MS, 100 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 7, 6 * MS, 100 * MS, 2 * MS);
         // 6 % of the rate off for round 7 only.
         assert!((q.pacing_gain(7) - 0.94).abs() < 1e-9, "{q:?}");
         assert_eq!(q.pacing_gain(8), 1.0);
@@ -272,25 +290,25 @@ mod tests {
         assert_eq!(q, QueueOwner::Own);
         assert_eq!(q.verdict_round(), None);
         // A queue that stands again is asked about again.
-        q.ask(12, 6 * MS, 100 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 12, 6 * MS, 100 * MS, 2 * MS);
         assert_eq!(q.verdict_round(), Some(14));
     }
 
     #[test]
     fn a_queue_that_stands_through_the_check_is_another_flows() {
         let mut q = QueueOwner::Unknown;
-        q.ask(3, 12 * MS, 40 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 3, 12 * MS, 40 * MS, 2 * MS);
         assert_eq!(q.pacing_gain(3), MIN_CHECK_GAIN, "a deep queue");
         // A flow with half the link drained half of it.
         q.judge(5, 6 * MS);
         assert_eq!(q, QueueOwner::Another);
         assert_eq!(q.pacing_gain(5), 1.0);
         // Not asked again in this Cruise.
-        q.ask(9, 12 * MS, 40 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 9, 12 * MS, 40 * MS, 2 * MS);
         assert_eq!(q, QueueOwner::Another);
         // Under what is worth checking: jitter, not another flow's queue.
         let mut q = QueueOwner::Unknown;
-        q.ask(3, 8 * MS, 100 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 3, 8 * MS, 100 * MS, 2 * MS);
         q.judge(5, 4 * MS);
         assert_eq!(q, QueueOwner::Own);
     }
@@ -302,7 +320,7 @@ mod tests {
     #[test]
     fn at_a_short_round_trip_the_verdict_takes_several_rounds() {
         let mut q = QueueOwner::Unknown;
-        q.ask(3, 3 * MS, 10 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 3, 3 * MS, 10 * MS, 2 * MS);
         // Three rounds after the one that carries the check's packets.
         assert_eq!(q.verdict_round(), Some(7));
         q.judge(5, 3 * MS);
@@ -313,21 +331,21 @@ mod tests {
         // A queue that stands in every one of them is another flow's; the
         // smallest is the one judged.
         let mut q = QueueOwner::Unknown;
-        q.ask(3, 3 * MS, 10 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 3, 3 * MS, 10 * MS, 2 * MS);
         for (round, queue) in [(5, 4 * MS), (6, 3 * MS), (7, 5 * MS)] {
             q.judge(round, queue);
         }
         assert_eq!(q, QueueOwner::Another);
         // At 20 ms, two rounds; at 30 ms and more, one.
         let mut q = QueueOwner::Unknown;
-        q.ask(3, 3 * MS, 20 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 3, 3 * MS, 20 * MS, 2 * MS);
         assert_eq!(q.verdict_round(), Some(6));
         let mut q = QueueOwner::Unknown;
-        q.ask(3, 3 * MS, 30 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 3, 3 * MS, 30 * MS, 2 * MS);
         assert_eq!(q.verdict_round(), Some(5));
         // At most MAX_VERDICT_ROUNDS.
         let mut q = QueueOwner::Unknown;
-        q.ask(3, MS, MS, Duration::ZERO);
+        q.ask(CheckPurpose::Whose, 3, MS, MS, Duration::ZERO);
         assert_eq!(q.verdict_round(), Some(3 + 1 + MAX_VERDICT_ROUNDS));
     }
 
@@ -336,7 +354,7 @@ mod tests {
     #[test]
     fn a_check_whose_delivery_falls_gives_no_verdict() {
         let mut q = QueueOwner::Unknown;
-        q.ask(3, 6 * MS, 100 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 3, 6 * MS, 100 * MS, 2 * MS);
         // The drain round's own samples are older packets'.
         q.delivered(4, 0.2);
         assert!(q.verdict_round().is_some(), "{q:?}");
@@ -345,7 +363,7 @@ mod tests {
         assert_eq!(q, QueueOwner::Unknown);
         // A flow beside another delivers what it paced.
         let mut q = QueueOwner::Unknown;
-        q.ask(3, 6 * MS, 100 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 3, 6 * MS, 100 * MS, 2 * MS);
         q.delivered(5, 0.8);
         q.judge(5, 5 * MS);
         assert_eq!(q, QueueOwner::Another);
@@ -354,13 +372,13 @@ mod tests {
     #[test]
     fn a_queue_that_grows_under_the_check_gives_no_verdict() {
         let mut q = QueueOwner::Unknown;
-        q.ask(3, 6 * MS, 100 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 3, 6 * MS, 100 * MS, 2 * MS);
         q.judge(5, 35 * MS);
         assert_eq!(q, QueueOwner::Unknown);
         assert_eq!(q.verdict_round(), None);
         assert_eq!(q.pacing_gain(5), 1.0);
         // Asked afresh; a queue that grew less is still another flow's.
-        q.ask(8, 6 * MS, 100 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 8, 6 * MS, 100 * MS, 2 * MS);
         q.judge(10, 11 * MS);
         assert_eq!(q, QueueOwner::Another);
     }
@@ -372,13 +390,13 @@ mod tests {
     #[test]
     fn a_queue_another_flow_fills_under_the_check_is_its() {
         let mut q = QueueOwner::Unknown;
-        q.ask(12, 2900 * MS / 1000, 40 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 12, 2900 * MS / 1000, 40 * MS, 2 * MS);
         q.delivered(14, 0.73);
         q.judge(14, 7100 * MS / 1000);
         assert_eq!(q, QueueOwner::Another);
         // By a quarter of the RTT: the path changed.
         let mut q = QueueOwner::Unknown;
-        q.ask(12, 2900 * MS / 1000, 40 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 12, 2900 * MS / 1000, 40 * MS, 2 * MS);
         q.judge(14, 13 * MS);
         assert_eq!(q, QueueOwner::Unknown);
     }
@@ -386,14 +404,14 @@ mod tests {
     #[test]
     fn a_shallow_queue_is_not_checked() {
         let mut q = QueueOwner::Unknown;
-        q.ask(1, 4 * MS, 100 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 1, 4 * MS, 100 * MS, 2 * MS);
         assert_eq!(q, QueueOwner::Unknown, "4 ms of 100: jitter");
-        q.ask(1, 3 * MS, 20 * MS, 4 * MS);
+        q.ask(CheckPurpose::Whose, 1, 3 * MS, 20 * MS, 4 * MS);
         assert_eq!(q, QueueOwner::Unknown, "under the floor");
-        q.ask(1, 2 * MS, 40 * MS, 2 * MS);
+        q.ask(CheckPurpose::Whose, 1, 2 * MS, 40 * MS, 2 * MS);
         assert!((q.pacing_gain(1) - 0.95).abs() < 1e-9, "{q:?}");
         let mut q = QueueOwner::Unknown;
-        q.ask(1, MS, Duration::ZERO, Duration::ZERO);
+        q.ask(CheckPurpose::Whose, 1, MS, Duration::ZERO, Duration::ZERO);
         assert_eq!(q, QueueOwner::Unknown, "no minimum RTT yet");
     }
 }
