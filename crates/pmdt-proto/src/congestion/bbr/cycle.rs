@@ -1,0 +1,259 @@
+//! The state machine's transitions: Startup → Drain → ProbeBW's Down, Cruise,
+//! Refill and Up, and ProbeRTT.
+
+use std::time::{Duration, Instant};
+
+use super::{
+    Bbr, Mode, Phase, UpGrowth, ESCALATE_AFTER_GROWTH, GENTLE_FIRST_STEP_PACKETS,
+    INFLIGHT_HI_GROWTH, MAX_UP_PACING_GAIN, MAX_UP_ROUNDS, PROBE_FOUND_MORE, PROBE_RTT_CWND_GAIN,
+    PROBE_RTT_INTERVAL, PROBE_UP_PACING_GAIN, QUEUE_FREE_RTT, QUEUE_RTT_FLOOR, UP_GAIN_STEP,
+};
+use crate::congestion::delivery_rate::RateSample;
+
+/// The share of a run of Ups' samples that may show more than
+/// [`QUEUE_FREE_RTT`] and the run still count as showing no queue: through
+/// `pmdt-wanem` sharing a
+/// core with the receiver, a stray sample a few milliseconds late in a round of
+/// thousands kept a flow alone from escalating (one run's rise from 200 Mbit/s
+/// to 1 Gbit/s at 100 ms grew 1.2-1.3× a round for eight rounds, and took
+/// 2.3 s in all). Counted over a run of Ups' samples since its last phase
+/// change (a round at 1 Gbit/s × 100 ms has thousands).
+const QUEUE_FREE_STRAYS: f64 = 0.01;
+/// Growth of the estimate over a queue-free ProbeBW Up round that keeps the
+/// probe going (and escalates its gain): what a 1.2 gain shows a round later.
+const QUEUE_FREE_GROWING: f64 = 1.05;
+/// How long ProbeRTT holds the reduced window (draft: ProbeRTTDuration = 200 ms).
+const PROBE_RTT_DURATION: Duration = Duration::from_millis(200);
+/// ProbeBW Up ends once an RTT sample exceeds the RTT at the probe's start by this
+/// fraction of the minimum: the probe is building a queue instead of finding
+/// bandwidth. (Relative to the start, not the minimum: a queue another flow keeps
+/// standing must not stop every probe.)
+const PROBE_UP_QUEUE_FRACTION: f64 = 0.125;
+/// Longest a gentle Up lasts, rounds. An Up that follows it at once (its
+/// rounds showed no queue and its estimate grew) goes on doubling the step
+/// where it left off, as BBRv3's Up does for as long as it lasts: restarting
+/// at one packet, a flow whose bound an overflow had set just before its
+/// bottleneck came back from 200 Mbit/s to 1 Gbit/s (100 ms) grew by 255
+/// packets per 0.8 s, 9-15 % of its flight, and was at 473 Mbit/s ten
+/// seconds later.
+const MAX_GENTLE_UP_ROUNDS: u64 = 8;
+/// Growth of the estimate over a ProbeBW Up that counts as "still finding
+/// bandwidth": Up starts over at once (its gain compounds, 1.2× per round) instead
+/// of draining and cruising a few rounds before the next probe. A Startup
+/// that ended on its own overshoot leaves an estimate from the round before the
+/// pipe filled, as low as half the link: this regains it in a few rounds, not
+/// cycles.
+const UP_STILL_GROWING: f64 = PROBE_FOUND_MORE;
+/// Rounds Drain lasts at most (Startup's queue drains in about two at its
+/// gain).
+const MAX_DRAIN_ROUNDS: u64 = 3;
+
+/// RTT samples of a ProbeBW Up, and how many of them showed a queue.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct QueuedSamples {
+    pub(super) samples: u64,
+    pub(super) queued: u64,
+}
+
+impl QueuedSamples {
+    pub(super) fn add(&mut self, queued: bool) {
+        self.samples += 1;
+        self.queued += u64::from(queued);
+    }
+
+    /// No queue: at most [`QUEUE_FREE_STRAYS`] of the samples showed one.
+    pub(super) fn queue_free(&self) -> bool {
+        self.queued as f64 <= self.samples as f64 * QUEUE_FREE_STRAYS
+    }
+}
+
+impl Bbr {
+    pub(super) fn rounds_in_phase(&self) -> u64 {
+        self.round_count - self.phase_start_round
+    }
+
+    pub(super) fn update_state(&mut self, now: Instant, rs: &RateSample) {
+        let inflight = rs.bytes_in_flight;
+        match self.mode {
+            Mode::Startup => {
+                if self.full_bw_reached {
+                    self.enter(now, Mode::Drain);
+                }
+            }
+            Mode::Drain => {
+                // Drained, or for long enough: beside another flow's standing
+                // queue the flight never gets down to the BDP (the packets
+                // wait in that queue), and Drain's third of the rate would
+                // bring the estimate down round after round.
+                if inflight <= self.bdp_multiple(1.0) || self.rounds_in_phase() >= MAX_DRAIN_ROUNDS
+                {
+                    self.enter(now, Mode::ProbeBw(Phase::Down));
+                }
+            }
+            Mode::ProbeBw(Phase::Down) => {
+                // Drained, or one min RTT passed (BBRv1's drain phase length): a queue
+                // another flow keeps standing cannot be drained by this one.
+                let elapsed = self.phase_start.is_some_and(|t| {
+                    now.saturating_duration_since(t) >= self.min_rtt.unwrap_or_default()
+                });
+                if inflight <= self.bdp_multiple(1.0) || elapsed {
+                    self.enter(now, Mode::ProbeBw(Phase::Cruise));
+                }
+            }
+            Mode::ProbeBw(Phase::Cruise) => {
+                if self.rounds_in_phase() >= 1 {
+                    // The probe's last packets are acknowledged.
+                    self.probe_base_rtt = None;
+                }
+                let grew = self.max_bw as f64 >= self.bw_at_probe as f64 * PROBE_FOUND_MORE
+                    && self.bw_at_probe > 0;
+                if self.round_start && (grew || self.rounds_in_phase() >= self.cruise_rounds) {
+                    self.enter(now, Mode::ProbeBw(Phase::Refill));
+                }
+            }
+            Mode::ProbeBw(Phase::Refill) => {
+                if self.round_start {
+                    self.enter(now, Mode::ProbeBw(Phase::Up));
+                }
+            }
+            Mode::ProbeBw(Phase::Up) => {
+                if self.round_start {
+                    self.up_rounds += 1;
+                    let step =
+                        (GENTLE_FIRST_STEP_PACKETS * self.mss) << (self.up_rounds - 1).min(16);
+                    let up_growth = self.up_growth;
+                    if let Some(hi) = self.inflight_hi.as_mut() {
+                        // BBRv3's BBRProbeInflightHiUpward: exponential growth,
+                        // as fast as the escalated gain.
+                        let most = (*hi as f64 * INFLIGHT_HI_GROWTH.max(self.up_gain)) as u64;
+                        *hi = match up_growth {
+                            UpGrowth::Fast => most,
+                            UpGrowth::Gentle => (*hi + step).min(most),
+                        };
+                    }
+                }
+                let elapsed = self.phase_start.is_some_and(|t| {
+                    now.saturating_duration_since(t) >= self.min_rtt.unwrap_or_default()
+                });
+                let queueing = self.min_rtt.is_some_and(|m| {
+                    rs.rtt > self.probe_start_rtt.max(m) + m.mul_f64(PROBE_UP_QUEUE_FRACTION)
+                });
+                self.up_samples.add(
+                    self.min_rtt.is_none_or(|m| {
+                        rs.rtt > m + QUEUE_RTT_FLOOR.max(m.mul_f64(QUEUE_FREE_RTT))
+                    }),
+                );
+                let max_rounds = match self.up_growth {
+                    UpGrowth::Fast => MAX_UP_ROUNDS,
+                    UpGrowth::Gentle => MAX_GENTLE_UP_ROUNDS,
+                };
+                let done = (elapsed && inflight >= self.bdp_multiple(PROBE_UP_PACING_GAIN))
+                    || self.rounds_in_phase() >= max_rounds;
+                let growing = self.bw_at_probe > 0
+                    && self.max_bw as f64 >= self.bw_at_probe as f64 * UP_STILL_GROWING;
+                // A round with no queue at all whose estimate still grew: the
+                // estimate trails the rate, so the growth it shows is the
+                // gain of the round before; the path takes more.
+                let queue_free = self.up_samples.queue_free()
+                    && self.bw_at_probe > 0
+                    && self.max_bw as f64 >= self.bw_at_probe as f64 * QUEUE_FREE_GROWING;
+                // The path took half as much again as when the probe began:
+                // not the spare a loss-based flow leaves as it backs off (its
+                // 30 % of its share; escalating into that took CUBIC's share
+                // of a shallow queue, 56 → 72 % of the link for BBR). Such a
+                // run of Ups ends on its own queue or loss only: a round that
+                // grew little with a few late samples (the estimate a round
+                // behind an escalated gain, a receiver preempted) ended it
+                // half way up, and the Down, Cruise and Refill before the next
+                // probe, which started again at 1.2, cost half a second
+                // (through pmdt-wanem, 200 Mbit/s back to 1 Gbit/s at 100 ms:
+                // up_s median 2.03 s, 5 of 8 runs over 2 s; 1.62 s, none,
+                // after). Not beside another flow's queue: a loss-based flow's
+                // backoff can leave a flow with a small share half as much
+                // again, and running on to its own loss took CUBIC's share of
+                // a shallow queue (BBR 48-68 % of the link in three runs,
+                // 41-47 % before).
+                let far_below = self.up_base_bw > 0
+                    && self.max_bw as f64 >= self.up_base_bw as f64 * ESCALATE_AFTER_GROWTH;
+                if growing {
+                    // The pipe grew: where the last probe overflowed says nothing.
+                    self.up_growth = UpGrowth::Fast;
+                }
+                if queueing || done {
+                    tracing::debug!(
+                        rounds = self.rounds_in_phase(),
+                        gain = self.up_gain,
+                        samples = self.up_samples.samples,
+                        queued = self.up_samples.queued,
+                        queueing,
+                        growing,
+                        queue_free,
+                        far_below,
+                        bw = self.max_bw,
+                        bw_at_probe = self.bw_at_probe,
+                        up_base_bw = self.up_base_bw,
+                        "bbr: a ProbeBW Up round ends"
+                    );
+                }
+                let rising_alone = far_below && !self.shares_the_bottleneck(now);
+                if queueing || (done && !growing && !queue_free && !rising_alone) {
+                    self.enter(now, Mode::ProbeBw(Phase::Down));
+                } else if done {
+                    if queue_free && far_below {
+                        self.up_gain = (self.up_gain * UP_GAIN_STEP).min(MAX_UP_PACING_GAIN);
+                        self.escalated_probe = true;
+                    }
+                    self.enter(now, Mode::ProbeBw(Phase::Up));
+                }
+            }
+            Mode::ProbeRtt => {}
+        }
+        self.check_probe_rtt(now, rs);
+    }
+
+    pub(super) fn probe_rtt_cwnd(&self) -> u64 {
+        self.bdp_multiple(PROBE_RTT_CWND_GAIN).max(self.min_cwnd())
+    }
+
+    pub(super) fn check_probe_rtt(&mut self, now: Instant, rs: &RateSample) {
+        let expired = self
+            .probe_rtt_min_stamp
+            .is_some_and(|t| now.saturating_duration_since(t) > PROBE_RTT_INTERVAL);
+        if self.mode != Mode::ProbeRtt && expired && self.min_rtt.is_some() {
+            tracing::debug!(
+                min_rtt_us = self.min_rtt.map(|d| d.as_micros() as u64),
+                probe_rtt_min_us = self.probe_rtt_min_delay.map(|d| d.as_micros() as u64),
+                "bbr: ProbeRTT: no RTT as low as the minimum for the interval"
+            );
+            self.enter(now, Mode::ProbeRtt);
+            self.probe_rtt_done = None;
+            self.probe_rtt_round_done = false;
+        }
+        if self.mode != Mode::ProbeRtt {
+            return;
+        }
+        match self.probe_rtt_done {
+            None => {
+                if rs.bytes_in_flight <= self.probe_rtt_cwnd() {
+                    self.probe_rtt_done = Some(now + PROBE_RTT_DURATION);
+                    self.probe_rtt_round_done = false;
+                    self.next_round_delivered = rs.total_delivered;
+                }
+            }
+            Some(done) => {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done && now >= done {
+                    // The fresh minimum was measured: restart the timer.
+                    self.probe_rtt_min_stamp = Some(now);
+                    if self.full_bw_reached {
+                        self.enter(now, Mode::ProbeBw(Phase::Down));
+                    } else {
+                        self.enter(now, Mode::Startup);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,1125 @@
+use super::*;
+use crate::congestion::another_flow::{CONFIRMED_MEMORY, ONCE_MEMORY};
+
+fn sample(rate: u64, prior: u64, total: u64, rtt_ms: u64, in_flight: u64) -> RateSample {
+    RateSample {
+        delivery_rate: rate,
+        delivered: rate / 10,
+        interval: Duration::from_millis(rtt_ms),
+        is_app_limited: false,
+        is_credit_limited: false,
+        rtt: Duration::from_millis(rtt_ms),
+        prior_delivered: prior,
+        total_delivered: total,
+        newly_acked: rate / 10,
+        newly_lost: 0,
+        lost: 0,
+        tx_in_flight: in_flight,
+        bytes_in_flight: in_flight,
+        train_rate: None,
+    }
+}
+
+/// Feeds one sample per round at the given delivery rate.
+fn rounds(b: &mut Bbr, t: &mut Instant, delivered: &mut u64, rate: u64, n: usize) {
+    queued_rounds(b, t, delivered, rate, 100, n);
+}
+
+#[test]
+fn a_resumed_startup_jumps_climbs_to_the_saved_rate_and_ends_there() {
+    let mut b = Bbr::new(1000);
+    let jump = Jump {
+        rate: 5_000_000,
+        window: 500_000,
+        bandwidth: 10_000_000,
+    };
+    assert!(b.resume(jump));
+    assert_eq!(b.pacing_rate, Some(5_000_000));
+    assert!(b.cwnd >= 500_000);
+    // The jump's round delivers its rate: Startup would pace at 2.77 times
+    // that, and paces at the saved rate instead.
+    let (mut t, mut d) = (Instant::now(), 0);
+    rounds(&mut b, &mut t, &mut d, 5_000_000, 1);
+    assert_eq!(b.mode, Mode::Startup);
+    assert_eq!(b.pacing_rate, Some(10_000_000));
+    // A round at 90 % of the saved rate: the pipe is as full as it was.
+    rounds(&mut b, &mut t, &mut d, 9_000_000, 1);
+    assert!(b.full_bw_reached);
+    assert_ne!(b.mode, Mode::Startup);
+    // Once data was delivered there is nothing to resume.
+    let mut late = Bbr::new(1000);
+    rounds(&mut late, &mut t, &mut d, 1_000_000, 1);
+    assert!(!late.resume(jump));
+}
+
+#[test]
+fn startup_exits_when_bandwidth_stops_growing_then_probes() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    for r in [1u64, 2, 4, 8] {
+        rounds(&mut b, &mut t, &mut d, r * 1_000_000, 1);
+        assert_eq!(b.mode, Mode::Startup);
+    }
+    rounds(&mut b, &mut t, &mut d, 8_000_000, 3);
+    assert!(b.full_bw_reached);
+    assert_ne!(b.mode, Mode::Startup);
+    assert_eq!(b.max_bw, 8_000_000);
+    rounds(&mut b, &mut t, &mut d, 8_000_000, 20);
+    assert!(matches!(b.mode, Mode::ProbeBw(_)));
+    // Pacing at most 1.25 × bw, the window about 2 BDP.
+    assert!(b.pacing_rate.unwrap() <= 10_000_000);
+    let bdp = 800_000;
+    assert!(b.window() <= 2 * bdp + b.quanta() && b.window() >= bdp);
+    // A 100 ms path with no batching: the window's burst room stays at three
+    // quanta of two datagrams (more would only queue at the bottleneck).
+    assert_eq!(b.window_quanta(), b.quanta());
+    assert_eq!(b.quanta(), 6 * 1000);
+}
+
+/// In Startup's first rounds, every RTT of a round above the minimum ends
+/// Startup only once the estimate stops doubling: another flow's queue (or
+/// a first round the peer was slow to acknowledge) while this flow's rate
+/// still doubles does not. Later the queue alone does.
+#[test]
+fn a_queue_while_the_rate_still_doubles_does_not_end_startup() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let mut round = |b: &mut Bbr, rate: u64, rtt_ms: u64| {
+        t += Duration::from_millis(rtt_ms);
+        let prior = d;
+        d += rate / 10;
+        b.on_rate_sample(t, &sample(rate, prior, d, rtt_ms, rate / 10), &rtt);
+    };
+    round(&mut b, 1_000_000, 100);
+    for r in [2u64, 4] {
+        round(&mut b, r * 1_000_000, 110);
+        assert_eq!(b.mode, Mode::Startup, "{r} MB/s");
+    }
+    round(&mut b, 8_000_000, 110);
+    assert!(b.full_bw_reached, "a queue past the first rounds");
+}
+
+/// 60 bursts of acks at `rate` on a 10 µs path, a burst of `period`'s worth
+/// every `period` (the smoothed RTT): what a poll loop's batches, or its
+/// turns among many connections, look like to the sender.
+fn acks_in_bursts(rate: u64, period: Duration) -> Bbr {
+    let mut b = Bbr::new(1400);
+    let mut t = Instant::now();
+    let mut rtt = RttEstimator::new(period);
+    rtt.update(period, Duration::ZERO, Duration::ZERO);
+    let burst = (rate as f64 * period.as_secs_f64()) as u64;
+    let mut delivered = 0;
+    for _ in 0..60 {
+        t += period;
+        let mut s = sample(rate, delivered, delivered + burst, 0, burst);
+        s.rtt = Duration::from_micros(10);
+        s.newly_acked = burst;
+        s.delivered = burst;
+        delivered += burst;
+        b.on_rate_sample(t, &s, &rtt);
+    }
+    b
+}
+
+/// A poll-mode peer microseconds away acknowledges in bursts: the window must
+/// hold a burst's worth (ack aggregation), not 2 × bw × a 10 µs minimum RTT.
+#[test]
+fn acks_in_bursts_on_a_microsecond_path_widen_the_window() {
+    let rate = 125_000_000; // 1 Gbit/s, acknowledged every 500 µs
+    let b = acks_in_bursts(rate, Duration::from_micros(500));
+    let two_bdp = 2 * rate / 100_000; // 2 × bw × 10 µs = 2.5 kB
+    assert!(b.extra_acked > 40_000, "extra acked {}", b.extra_acked);
+    assert!(
+        b.window() > 20 * two_bdp,
+        "window {} holds a burst",
+        b.window()
+    );
+    // Batching dominates: the window has room for three send quanta of a
+    // millisecond at the pacing rate (tens of kB here, not six datagrams)
+    // beyond the BDP and the aggregation.
+    let pacing = b.pacing_rate.unwrap();
+    assert_eq!(
+        b.window_quanta(),
+        3 * (pacing / 1000).min(MAX_SEND_QUANTUM_BYTES)
+    );
+    assert!(b.window_quanta() > 5 * b.quanta());
+    assert!(
+        b.window() >= b.extra_acked + b.window_quanta(),
+        "window {}, extra acked {}",
+        b.window(),
+        b.extra_acked
+    );
+}
+
+/// An I/O loop shared by a thousand connections: a path of 10 µs whose
+/// smoothed RTT is 5 ms (the loop's turn among the others). The acks come in
+/// bursts a turn apart and the window must hold a turn's worth; the send
+/// quanta stay small (this is not one loop's burst).
+#[test]
+fn a_loop_shared_by_many_connections_keeps_the_ack_aggregation() {
+    let rate = 1_250_000; // 10 Mbit/s, acknowledged every 5 ms
+    let b = acks_in_bursts(rate, Duration::from_millis(5));
+    assert!(!b.batching_dominates());
+    assert!(b.extra_acked > 4_000, "extra acked {}", b.extra_acked);
+    assert!(b.window() > b.extra_acked, "window {}", b.window());
+    assert_eq!(b.window_quanta(), b.quanta());
+}
+
+#[test]
+fn random_loss_is_not_congestion_but_loss_with_a_queue_is() {
+    // Outside a probe (in one, loss never seen before is taken for a queue
+    // the probe overflowed, see the test below).
+    let (mut b, t, d) = cruising(8_000_000);
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    // 5 % of an 800 kB flight lost, RTT at its minimum: random loss.
+    let mut s = sample(8_000_000, d, d + 10_000, 100, 800_000);
+    s.lost = 40_000;
+    b.on_rate_sample(t, &s, &rtt);
+    assert!(b.inflight_hi.is_none());
+    // One late ack in the same round (the round's minimum RTT is still the
+    // minimum): not a standing queue either.
+    let mut s = sample(8_000_000, d, d + 20_000, 150, 800_000);
+    s.lost = 40_000;
+    b.on_rate_sample(t, &s, &rtt);
+    assert!(b.inflight_hi.is_none());
+    assert!(b.bw_lo.is_none() && b.inflight_lo.is_none());
+    // 5 % lost in a round whose every RTT is 50 % above the minimum: a queue
+    // overflowing. The short-term bounds back off; `inflight_hi` is a
+    // probe's to set (see the test below).
+    let mut s = sample(8_000_000, d + 20_000, d + 40_000, 150, 800_000);
+    s.lost = 40_000;
+    b.on_rate_sample(t, &s, &rtt);
+    assert!(b.bw_lo.is_some() && b.inflight_lo.is_some(), "no back-off");
+    assert!(b.inflight_hi.is_none());
+}
+
+/// Only the loss of packets a probe sent sets `inflight_hi`, once per
+/// probe: packets sent after it, while its queue still overflows, went out
+/// at smaller flights, and their loss must not lower it further (it did,
+/// to 0.83 BDP after one probe at 1 Gbit/s × 100 ms, and regrowing took
+/// eight seconds).
+#[test]
+fn only_a_probes_loss_sets_inflight_hi_once() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising(rate);
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let overflow = |b: &mut Bbr, t: &mut Instant, d: &mut u64, tx_in_flight: u64| {
+        *t += Duration::from_millis(150);
+        let prior = *d;
+        *d += 20_000;
+        let mut s = sample(rate, prior, *d, 150, tx_in_flight);
+        s.lost = 40_000;
+        s.newly_lost = 40_000;
+        b.on_rate_sample(*t, &s, &rtt);
+    };
+    until_up(&mut b, &mut t, &mut d, rate, 0.0);
+    // The probe's flight, 1.25 BDP, overflows the queue.
+    overflow(&mut b, &mut t, &mut d, 1_000_000);
+    assert_eq!(b.inflight_hi, Some(1_000_000));
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
+    // Later packets of smaller flights are lost in the queue the probe left.
+    for flight in [900_000, 800_000, 700_000, 600_000] {
+        overflow(&mut b, &mut t, &mut d, flight);
+        assert_eq!(
+            b.inflight_hi,
+            Some(1_000_000),
+            "lowered by a {flight} B flight"
+        );
+    }
+    // The next probe's loss sets it again.
+    until_up(&mut b, &mut t, &mut d, rate, 0.0);
+    overflow(&mut b, &mut t, &mut d, 950_000);
+    assert_eq!(b.inflight_hi, Some(950_000));
+}
+
+/// Rounds at `rate` whose every RTT is `rtt_ms` (a queue above the 100 ms
+/// minimum when longer).
+fn queued_rounds(b: &mut Bbr, t: &mut Instant, d: &mut u64, rate: u64, rtt_ms: u64, n: usize) {
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    for _ in 0..n {
+        *t += Duration::from_millis(rtt_ms);
+        let prior = *d;
+        *d += rate / 10;
+        b.on_rate_sample(*t, &sample(rate, prior, *d, rtt_ms, rate / 10), &rtt);
+    }
+}
+
+/// A queue standing through Cruise, where rounds without one came just
+/// before, is the flows' own aggregate: each yields half the queue's share
+/// of the round trip, once per Cruise. One that has stood longer than
+/// [`QUEUE_DRAINED_MEMORY_RTTS`] (a buffer-filling flow's) is not yielded
+/// to.
+#[test]
+fn a_standing_queue_that_drained_lately_is_yielded_to_once_per_cruise() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising(rate);
+    assert!(b.queue_yield.is_none());
+    // 30 ms of queue over a 100 ms minimum.
+    queued_rounds(&mut b, &mut t, &mut d, rate, 130, 3);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+    let keep = (1.0 + 100.0 / 130.0) / 2.0;
+    let y = b.queue_yield.expect("no yield to the standing queue");
+    assert!(
+        (y as f64 - rate as f64 * keep).abs() < rate as f64 * 0.01,
+        "{y}"
+    );
+    assert!(b.pacing_rate.unwrap() < rate);
+    queued_rounds(&mut b, &mut t, &mut d, rate, 130, 2);
+    assert_eq!(b.queue_yield, Some(y), "yielded twice in one Cruise");
+    // The queue stays: the next probe forgets the yield, and the next
+    // Cruise, more than ten round trips after the queue last drained,
+    // does not yield again.
+    let mut probed = false;
+    let mut cruised_again = false;
+    for _ in 0..200 {
+        let refill = b.mode == Mode::ProbeBw(Phase::Refill);
+        queued_rounds(&mut b, &mut t, &mut d, rate, 130, 1);
+        if refill {
+            probed = true;
+            assert!(b.queue_yield.is_none(), "the probe kept the yield");
+        }
+        if probed && b.mode == Mode::ProbeBw(Phase::Cruise) && b.rounds_in_phase() >= 3 {
+            cruised_again = true;
+            break;
+        }
+    }
+    assert!(cruised_again, "{:?}", b.mode);
+    assert!(
+        b.queue_yield.is_none(),
+        "yielded to a queue that never drains"
+    );
+}
+
+/// Cruise rounds from its start until the next ProbeBW Up, with every
+/// round's RTT `rtt_ms` (the queue it shows) but those at or after the
+/// first a check paced below the estimate, which show `after_check_ms`;
+/// and whether a check was made.
+fn cruise_until_probe(rtt_ms: u64, after_check_ms: u64) -> (u64, bool) {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+    rounds_until_probe(&mut b, &mut t, &mut d, rate, rtt_ms, after_check_ms)
+}
+
+/// [`cruise_until_probe`] for a controller at the start of a Cruise.
+fn rounds_until_probe(
+    b: &mut Bbr,
+    t: &mut Instant,
+    d: &mut u64,
+    rate: u64,
+    rtt_ms: u64,
+    after_check_ms: u64,
+) -> (u64, bool) {
+    let cruise = b.round_count;
+    let mut checked = false;
+    for _ in 0..100 {
+        // The packets the check paces in this round are acknowledged in
+        // the next, whose one sample this is.
+        checked |= b.queue_owner.verdict_round().is_some();
+        let ms = if checked { after_check_ms } else { rtt_ms };
+        queued_rounds(b, t, d, rate, ms, 1);
+        if b.mode == Mode::ProbeBw(Phase::Up) {
+            return (b.round_count - cruise, checked);
+        }
+    }
+    panic!("no probe in 100 rounds");
+}
+
+/// The first Cruise after a probe (the first after Startup probes at once).
+fn until_cruise_after_probe(rate: u64) -> (Bbr, Instant, u64) {
+    let (mut b, mut t, mut d) = cruising(rate);
+    until_up(&mut b, &mut t, &mut d, rate, 0.0);
+    while b.mode != Mode::ProbeBw(Phase::Cruise) {
+        rounds(&mut b, &mut t, &mut d, rate, 1);
+    }
+    (b, t, d)
+}
+
+/// A queue that drains when the flow paces a round below its estimate was
+/// its own (an estimate a little above the link's rate builds one while
+/// it cruises): the next probe comes after Cruise's usual rounds, not
+/// after the shared-queue wait (through `pmdt-wanem` a flow alone waited
+/// 20-28 rounds at 100 ms, and found a bottleneck that grew back seconds
+/// late). One that stands through the check is another flow's: the probe
+/// waits 2 s.
+#[test]
+fn a_queue_that_drains_when_the_flow_holds_back_is_its_own() {
+    let base = CRUISE_ROUNDS + CRUISE_JITTER_ROUNDS + 2;
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+    let (alone, checked) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 107, 100);
+    assert!(checked, "the queue was not checked");
+    assert!(alone <= base + 1, "a flow alone waited {alone} rounds");
+    let found = b.model().queue_verdicts;
+    assert_eq!((found.own, found.another, found.none), (1, 0, 0));
+    assert!(b.model().probe_wait_rounds <= base + 1, "{:?}", b.model());
+    let (beside, checked) = cruise_until_probe(107, 107);
+    assert!(checked, "the queue was not checked");
+    assert!(beside >= 20, "beside another flow's queue: {beside} rounds");
+    // No queue: no check.
+    let (clear, checked) = cruise_until_probe(100, 100);
+    assert!(
+        !checked && clear <= base,
+        "{clear} rounds, checked {checked}"
+    );
+}
+
+/// A check under way when the bottleneck slows down gives no verdict: the
+/// queue the slowdown builds is this flow's own, and the probes that must
+/// find the path's rate again do not wait for another flow.
+#[test]
+fn a_check_the_bottleneck_overtakes_gives_no_verdict() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+    // 7 ms of queue over a 100 ms minimum, until a check asks whose.
+    for _ in 0..20 {
+        if b.queue_owner.verdict_round().is_some() {
+            break;
+        }
+        queued_rounds(&mut b, &mut t, &mut d, rate, 107, 1);
+    }
+    assert!(b.queue_owner.verdict_round().is_some(), "no check");
+    // The bottleneck falls to a fifth of the rate: a fifth is delivered,
+    // behind a queue that grows.
+    for ms in [130, 160, 190] {
+        queued_rounds(&mut b, &mut t, &mut d, rate / 5, ms, 1);
+    }
+    assert_ne!(b.queue_owner, QueueOwner::Another);
+    assert_eq!(
+        b.another_flow,
+        AnotherFlow::Unseen,
+        "took it for another flow's"
+    );
+}
+
+/// After the flow's own congestion (a bottleneck that slowed down), a
+/// queue standing in Cruise is the one the fall filled: checks drain it,
+/// one after another while it stands, and take no verdict (through
+/// `pmdt-wanem`, 1 Gbit/s falling to 200 Mbit/s at 40 ms left 25-38 ms
+/// standing for seconds in 7 of 18 runs). Once that congestion is
+/// [`OWN_CONGESTION_MEMORY`] old, a queue that stands through a check is
+/// another flow's again.
+#[test]
+fn after_its_own_congestion_a_flow_drains_a_standing_queue_and_judges_nothing() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+    b.congested_at = Some(t);
+    // 30 ms of queue over a 100 ms minimum, for three seconds.
+    let mut drain_rounds = 0;
+    for _ in 0..23 {
+        queued_rounds(&mut b, &mut t, &mut d, rate, 130, 1);
+        if b.queue_owner.pacing_gain(b.round_count) < 1.0 {
+            drain_rounds += 1;
+        }
+    }
+    let found = b.model().queue_verdicts;
+    assert!(
+        found.drained >= 2,
+        "{found:?}, {drain_rounds} rounds drained"
+    );
+    assert_eq!((found.own, found.another, found.none), (0, 0, 0));
+    assert_eq!(b.another_flow, AnotherFlow::Unseen);
+    // The congestion is past: the same queue is another flow's.
+    queued_rounds(&mut b, &mut t, &mut d, rate, 130, 40);
+    assert!(b.model().queue_verdicts.another >= 1, "{:?}", b.model());
+    assert_ne!(b.another_flow, AnotherFlow::Unseen);
+}
+
+/// Once a queue stood through checks in two Cruises, every Cruise waits
+/// for the next probe for [`CONFIRMED_MEMORY`], a queue standing in it or
+/// not (a loss-based flow that backed off leaves the queue empty while it
+/// regrows); after that a Cruise without a queue probes as often as a
+/// flow alone. After one such check only for [`ONCE_MEMORY`]: a flow
+/// alone whose check the processes' scheduling fooled once finds a
+/// faster bottleneck seconds sooner.
+#[test]
+fn after_another_flows_queue_the_probes_wait_a_while() {
+    for (verdicts, memory) in [(2, CONFIRMED_MEMORY), (1, ONCE_MEMORY)] {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+        for _ in 0..verdicts {
+            while b.mode != Mode::ProbeBw(Phase::Cruise) {
+                rounds(&mut b, &mut t, &mut d, rate, 1);
+            }
+            let (beside, _) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 107, 107);
+            assert!(beside >= 20, "{beside} rounds");
+            // The statistics show why the probe waited.
+            assert!(b.model().probe_wait_rounds >= 20, "{:?}", b.model());
+        }
+        let found = b.model().queue_verdicts;
+        assert_eq!((found.another, found.own), (verdicts, 0), "{found:?}");
+        let base = CRUISE_ROUNDS + CRUISE_JITTER_ROUNDS + 2;
+        let start = t;
+        let mut waits = Vec::new();
+        while t.duration_since(start) < memory + Duration::from_secs(5) {
+            while b.mode != Mode::ProbeBw(Phase::Cruise) {
+                rounds(&mut b, &mut t, &mut d, rate, 1);
+            }
+            let since = t.duration_since(start);
+            let (n, checked) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 100, 100);
+            assert!(!checked, "checked without a queue");
+            waits.push((since, n));
+        }
+        for &(since, n) in &waits {
+            if since + Duration::from_secs(1) < memory {
+                assert!(
+                    n >= 20,
+                    "{verdicts} verdicts: probed after {n} rounds, {since:?} on: {waits:?}"
+                );
+            } else if since > memory {
+                assert!(
+                    n <= base,
+                    "{verdicts} verdicts: waited {n} rounds, {since:?} on: {waits:?}"
+                );
+            }
+        }
+        assert!(waits.iter().any(|&(since, _)| since > memory), "{waits:?}");
+    }
+}
+
+/// A stray late sample does not make a probe's round queued; a queue that
+/// a few per cent of its samples show does.
+#[test]
+fn a_stray_late_sample_leaves_a_round_queue_free() {
+    let mut q = QueuedSamples::default();
+    assert!(q.queue_free());
+    for i in 0..200 {
+        q.add(i == 100);
+    }
+    assert!(q.queue_free(), "{q:?}");
+    for _ in 0..5 {
+        q.add(true);
+    }
+    assert!(!q.queue_free(), "{q:?}");
+}
+
+/// A receiver whose credit still grows holds the delivery rate flat for a few
+/// rounds: that is not the pipe's plateau, Startup goes on.
+#[test]
+fn credit_limited_rounds_do_not_end_startup() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    rounds(&mut b, &mut t, &mut d, 1_000_000, 1);
+    for _ in 0..6 {
+        t += Duration::from_millis(100);
+        let prior = d;
+        d += 100_000;
+        let mut s = sample(1_000_000, prior, d, 100, 100_000);
+        s.is_credit_limited = true;
+        b.on_rate_sample(t, &s, &rtt);
+    }
+    assert_eq!(b.mode, Mode::Startup, "credit-limited rounds");
+    rounds(&mut b, &mut t, &mut d, 1_000_000, 4);
+    assert_ne!(b.mode, Mode::Startup, "a real plateau ends it");
+}
+
+/// Feeds `n` rounds of 100 ms delivering `rate` with `loss` of each round's
+/// bytes declared lost, RTT at its minimum.
+fn lossy_rounds(b: &mut Bbr, t: &mut Instant, d: &mut u64, rate: u64, loss: f64, n: usize) {
+    lossy_queued_rounds(b, t, d, rate, 100, loss, n);
+}
+
+/// Startup on a path with 5 % random loss: a round that loses at that rate
+/// while its RTT shows a few milliseconds of queue does not end Startup
+/// (before, it did, at 30-70 % of the link through pmdt-wanem); a round
+/// that loses far more than the path's random loss does.
+#[test]
+fn startup_ends_on_loss_beyond_the_paths_random_loss_only() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let queued = |b: &mut Bbr, t: &mut Instant, d: &mut u64, flight: u64, loss: f64| {
+        *t += Duration::from_millis(106);
+        let prior = *d;
+        *d += flight;
+        let mut s = sample(flight * 10, prior, *d, 106, flight);
+        s.newly_lost = (flight as f64 * loss / (1.0 - loss)) as u64;
+        s.lost = s.newly_lost;
+        b.on_rate_sample(*t, &s, &rtt);
+    };
+    // After a first round of 100 datagrams, a flight of 73 losing 6 (8 %)
+    // while its RTT shows a little queue (not every RTT of its round): too
+    // few datagrams yet to tell it from random loss.
+    lossy_rounds(&mut b, &mut t, &mut d, 1_000_000, 0.0, 1);
+    t += Duration::from_millis(106);
+    let prior = d;
+    d += 67_000;
+    let mut s = sample(670_000, prior, d, 106, 67_000);
+    s.newly_lost = 6_000;
+    s.lost = 6_000;
+    b.on_rate_sample(t, &s, &rtt);
+    let s = sample(670_000, prior, d, 100, 67_000);
+    b.on_rate_sample(t, &s, &rtt);
+    assert_eq!(b.mode, Mode::Startup, "a small flight");
+    for r in [1u64, 2, 4, 8] {
+        lossy_rounds(&mut b, &mut t, &mut d, r * 1_000_000, 0.05, 1);
+        assert_eq!(b.mode, Mode::Startup);
+    }
+    queued(&mut b, &mut t, &mut d, 1_600_000, 0.055);
+    assert_eq!(b.mode, Mode::Startup, "random loss and a small queue");
+    queued(&mut b, &mut t, &mut d, 1_600_000, 0.30);
+    assert!(b.full_bw_reached, "the queue overflowed");
+    assert_ne!(b.mode, Mode::Startup);
+}
+
+/// A controller past Startup at `rate`, cruising: its clock and delivered bytes.
+fn cruising(rate: u64) -> (Bbr, Instant, u64) {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    rounds(&mut b, &mut t, &mut d, rate, 12);
+    while b.mode != Mode::ProbeBw(Phase::Cruise) {
+        rounds(&mut b, &mut t, &mut d, rate, 1);
+    }
+    (b, t, d)
+}
+
+/// Feeds rounds at `rate` until a ProbeBW Up begins (at most 100): the next
+/// one if one is under way.
+fn until_up(b: &mut Bbr, t: &mut Instant, d: &mut u64, rate: u64, loss: f64) {
+    let mut left_up = b.mode != Mode::ProbeBw(Phase::Up);
+    for _ in 0..100 {
+        lossy_rounds(b, t, d, rate, loss, 1);
+        if b.mode != Mode::ProbeBw(Phase::Up) {
+            left_up = true;
+        } else if left_up {
+            return;
+        }
+    }
+    panic!("no ProbeBW Up in 100 rounds: {:?}", b.mode);
+}
+
+/// A sample in the middle of a ProbeBW Up round: `lost` of a 1.2-BDP flight, the RTT
+/// at its minimum (a queue too shallow to show).
+fn up_sample(b: &mut Bbr, t: Instant, d: &mut u64, rate: u64, lost_share: f64) {
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let flight = rate / 10 * 12 / 10;
+    // Sent in the middle of the round that ended last: no round starts.
+    let mut s = sample(rate, *d - rate / 20, *d + 10_000, 100, flight);
+    *d += 10_000;
+    s.lost = (flight as f64 * lost_share) as u64;
+    s.delivered = flight - s.lost;
+    b.on_rate_sample(t, &s, &rtt);
+}
+
+/// Rounds of ProbeBW Up on a path that delivers all it is sent at `rtt_ms`:
+/// each round's rate is the pacing rate of the one before. The gains of
+/// the rounds, in order, while the probe lasts (at most `n` rounds).
+fn up_gains(b: &mut Bbr, t: &mut Instant, d: &mut u64, rtt_ms: u64, n: usize) -> Vec<f64> {
+    let mut gains = Vec::new();
+    while b.mode == Mode::ProbeBw(Phase::Up) && gains.len() < n {
+        gains.push(b.pacing_gain);
+        let rate = b.pacing_rate.unwrap();
+        queued_rounds(b, t, d, rate, rtt_ms, 1);
+    }
+    gains
+}
+
+/// A bottleneck that grew (a path back from 200 Mbit/s to 1 Gbit/s): a
+/// probe whose rounds show no queue at all and still find more escalates
+/// its gain, 1.2 then 1.5, where a gain of 1.2 grows the rate only 1.13×
+/// per round trip; one whose rounds show a queue, even under the
+/// threshold that ends a probe (another flow's, CUBIC's), stays at 1.2.
+#[test]
+fn a_queue_free_probe_that_finds_more_escalates_its_gain() {
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    let free = up_gains(&mut b, &mut t, &mut d, 100, 6);
+    assert_eq!(free, [1.2, 1.2, 1.2, 1.5, 1.5, 1.5]);
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    let queued = up_gains(&mut b, &mut t, &mut d, 105, 6);
+    assert_eq!(queued, [1.2; 6]);
+}
+
+/// A run of Ups of a flow alone that found half as much again as it began
+/// with (a bottleneck that grew) does not end on a round that grew little
+/// and showed a few milliseconds of queue (a late receiver, the estimate a
+/// round behind): only the probe's own queue or loss ends it. Beside
+/// another flow's queue, such a round does.
+#[test]
+fn a_probe_that_found_far_more_ends_on_its_queue_not_on_a_slow_round() {
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    up_gains(&mut b, &mut t, &mut d, 100, 6);
+    let bw = b.max_bw;
+    assert!(bw as f64 >= 8e6 * ESCALATE_AFTER_GROWTH, "{bw}");
+    // Rounds with the probe's flight out, no growth, 5 ms of queue.
+    let mut round = |b: &mut Bbr, rtt_ms: u64| {
+        t += Duration::from_millis(rtt_ms);
+        let prior = d;
+        d += bw / 10;
+        b.on_rate_sample(t, &sample(bw, prior, d, rtt_ms, bw / 10 * 13 / 10), &rtt);
+    };
+    for _ in 0..MAX_UP_ROUNDS + 1 {
+        round(&mut b, 105);
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
+    }
+    // The probe's queue: an eighth of the minimum RTT over where it began.
+    round(&mut b, 120);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
+
+    // Beside another flow's queue, such a round ends the probe.
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    up_gains(&mut b, &mut t, &mut d, 100, 6);
+    b.another_flow.verdict(t);
+    let mut ended = false;
+    for _ in 0..MAX_UP_ROUNDS + 1 {
+        t += Duration::from_millis(105);
+        let prior = d;
+        d += bw / 10;
+        b.on_rate_sample(t, &sample(bw, prior, d, 105, bw / 10 * 13 / 10), &rtt);
+        ended |= b.mode != Mode::ProbeBw(Phase::Up);
+    }
+    assert!(ended, "{:?}", b.mode);
+}
+
+/// An escalated probe's last round overshoots the bottleneck it reached
+/// (a quarter of a round's flight lost, more than the high loss threshold):
+/// the loss of the packets it sent is repaired without cutting the model.
+/// The same loss met by a probe at the base gain is congestion.
+#[test]
+fn an_escalated_probes_overshoot_is_not_congestion() {
+    for (rtt_ms, escalated) in [(100, true), (105, false)] {
+        let (mut b, mut t, mut d) = cruising(8_000_000);
+        until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+        up_gains(&mut b, &mut t, &mut d, rtt_ms, 6);
+        assert_eq!(b.pacing_gain > PROBE_UP_PACING_GAIN, escalated);
+        let bw = b.max_bw;
+        // The queue shows: the probe ends.
+        queued_rounds(&mut b, &mut t, &mut d, bw, 120, 1);
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
+        // The overshoot's loss, acknowledged with packets the probe sent.
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let flight = bw / 10;
+        let mut s = sample(bw, d - flight / 2, d + flight / 2, 108, flight);
+        s.lost = flight / 3;
+        s.newly_lost = s.lost;
+        t += Duration::from_millis(50);
+        b.on_rate_sample(t, &s, &rtt);
+        assert_eq!(b.bw_lo.is_none(), escalated, "escalated: {escalated}");
+        assert_eq!(b.max_bw, bw);
+    }
+}
+
+/// A probe that overflows a queue the RTT cannot show (3 % of its flight
+/// lost on a lossless path) ends at once; the flight goes back to the pipe,
+/// the model keeps its rate, and the next probe approaches the pipe in small
+/// steps, growing them while it finds nothing.
+#[test]
+fn a_probe_that_overflows_a_shallow_queue_ends_and_the_next_approaches_gently() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    up_sample(&mut b, t, &mut d, 8_000_000, 0.03);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
+    assert_eq!(b.up_growth, UpGrowth::Gentle);
+    assert_eq!(b.inflight_hi, Some(800_000 + b.quanta()));
+    assert!(
+        b.bw_lo.is_none() && b.inflight_lo.is_none(),
+        "not congestion"
+    );
+    assert_eq!(b.max_bw, 8_000_000);
+    // The next Up: the step doubles per round, from one packet, whatever
+    // the bound.
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    let hi0 = b.inflight_hi.unwrap();
+    lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
+    let hi1 = b.inflight_hi.unwrap();
+    lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
+    let hi2 = b.inflight_hi.unwrap();
+    lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
+    let hi3 = b.inflight_hi.unwrap();
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
+    assert_eq!((hi1 - hi0, hi2 - hi1, hi3 - hi2), (1000, 2000, 4000));
+}
+
+/// A gentle Up whose rounds show no queue while its estimate grows (the
+/// bottleneck came back faster just after a probe overflowed it) is
+/// followed by another at once, and that one goes on doubling the step
+/// instead of starting over at one packet: the bound regains the path in
+/// rounds, not in steps of 255 packets per eight.
+#[test]
+fn a_gentle_up_that_keeps_finding_room_keeps_doubling_its_step() {
+    let rate = 20_000_000;
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    rounds(&mut b, &mut t, &mut d, rate, 12);
+    until_up(&mut b, &mut t, &mut d, rate, 0.0);
+    up_sample(&mut b, t, &mut d, rate, 0.03);
+    assert_eq!(b.up_growth, UpGrowth::Gentle);
+    until_up(&mut b, &mut t, &mut d, rate, 0.0);
+    // The path now takes all the bound lets through, at the minimum RTT.
+    let mut his = vec![b.inflight_hi.unwrap()];
+    let mut modes = Vec::new();
+    for _ in 0..10 {
+        let through = b.inflight_hi.unwrap() * 10;
+        rounds(&mut b, &mut t, &mut d, through, 1);
+        his.push(b.inflight_hi.unwrap());
+        modes.push(b.mode);
+    }
+    assert!(
+        modes.iter().all(|m| *m == Mode::ProbeBw(Phase::Up)),
+        "{modes:?}"
+    );
+    let steps: Vec<u64> = his.windows(2).map(|w| w[1] - w[0]).collect();
+    // One packet, doubling, through the first Up's eight rounds ...
+    assert_eq!(
+        steps[..8],
+        [1000, 2000, 4000, 8000, 16_000, 32_000, 64_000, 128_000],
+        "{his:?}"
+    );
+    // ... and on through the next.
+    assert_eq!(steps[8..], [256_000, 512_000], "{his:?}");
+}
+
+/// A probe's sample counts in full while the RTT shows no queue of the
+/// probe's own (spare capacity), scaled by the RTT before it over the
+/// sample's once it does (a larger share of a full bottleneck's output,
+/// taken from other flows), and in full again once the probe's packets are
+/// acknowledged.
+#[test]
+fn a_probe_keeps_what_it_found_spare_not_what_its_queue_took() {
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let mut mid_round = |b: &mut Bbr, rate: u64, rtt_ms: u64| {
+        let mut s = sample(rate, d - rate / 20, d + 10_000, rtt_ms, rate / 10);
+        d += 10_000;
+        s.newly_acked = 10_000;
+        b.on_rate_sample(t, &s, &rtt);
+    };
+    mid_round(&mut b, 9_000_000, 101);
+    assert_eq!(b.max_bw, 9_000_000, "spare capacity");
+    mid_round(&mut b, 10_000_000, 125);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Down), "the probe queues");
+    // 10 MB/s × (100 + 2 ms) / 125 ms: 8.16 MB/s, below what the filter has.
+    assert_eq!(b.max_bw, 9_000_000, "the probe's own queue");
+    // A round into Cruise, the probe's packets are all acknowledged.
+    while b.mode != Mode::ProbeBw(Phase::Cruise) || b.rounds_in_phase() < 1 {
+        rounds(&mut b, &mut t, &mut d, 8_000_000, 1);
+    }
+    assert!(b.probe_base_rtt.is_none());
+}
+
+/// Under 5 % random loss an Up flight losing its usual share is not an
+/// overflow, and the probe goes on.
+#[test]
+fn random_loss_in_a_probe_is_not_an_overflow() {
+    // The loss begins outside a probe (see the test above).
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.05, 10);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.05);
+    up_sample(&mut b, t, &mut d, 8_000_000, 0.055);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
+    assert_eq!(b.up_growth, UpGrowth::Fast);
+    // Well beyond it is one.
+    up_sample(&mut b, t, &mut d, 8_000_000, 0.09);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
+}
+
+/// Random loss on the wire: every round loses its share, the RTT shows no
+/// queue. ProbeBW paces at bw / (1 − loss) (the delivery rate is the link's
+/// times 1 − loss) and the model keeps its rate; a round without loss among
+/// them (the floor is a minimum: a queue's overflow is in some rounds only)
+/// brings the pacing back to the estimate.
+#[test]
+fn random_loss_floor_raises_pacing_without_cutting_the_model() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+    lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.05, 12);
+    assert!(
+        (b.loss_floor - 0.05).abs() < 0.005,
+        "floor {}",
+        b.loss_floor
+    );
+    assert!(b.bw_lo.is_none(), "random loss lowered the model");
+    assert_eq!(b.bw(), 8_000_000);
+    let want = 8_000_000.0 / 0.95;
+    let cruise = b.pacing_rate.unwrap() as f64 / b.pacing_gain;
+    assert!(
+        (cruise - want).abs() < want * 0.02,
+        "pacing {} at gain {}",
+        b.pacing_rate.unwrap(),
+        b.pacing_gain
+    );
+    lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 2);
+    assert_eq!(b.loss_floor, 0.0);
+}
+
+/// Loss in rounds whose every RTT shows a queue may be the queue's own: it is
+/// not compensated (that would feed the queue), and with 5 % lost the bounds
+/// back off instead.
+#[test]
+fn loss_with_a_standing_queue_is_not_compensated() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    rounds(&mut b, &mut t, &mut d, 8_000_000, 12);
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    for _ in 0..12 {
+        t += Duration::from_millis(150);
+        let prior = d;
+        d += 800_000;
+        let mut s = sample(8_000_000, prior, d, 150, 800_000);
+        s.newly_lost = 42_000;
+        s.lost = 42_000;
+        b.on_rate_sample(t, &s, &rtt);
+    }
+    assert_eq!(b.loss_floor, 0.0);
+    assert!(b.bw_lo.is_some() && b.inflight_lo.is_some(), "no back-off");
+    // The flight is held to what went through (1 BDP), not the 2 BDPs of
+    // the window: the queue drains.
+    assert!(b.window() <= 800_000, "window {}", b.window());
+}
+
+/// Startup that ended on its own overshoot (loss with a queue) has an estimate
+/// a round behind its rate: ProbeBW probes at once instead of cruising a
+/// cycle (6-8 rounds) below the link first.
+#[test]
+fn a_loss_ended_startup_probes_at_once() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    for r in [1u64, 2, 4] {
+        rounds(&mut b, &mut t, &mut d, r * 1_000_000, 1);
+    }
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    t += Duration::from_millis(110);
+    let prior = d;
+    d += 400_000;
+    let mut s = sample(4_000_000, prior, d, 110, 400_000);
+    s.lost = 40_000;
+    b.on_rate_sample(t, &s, &rtt);
+    assert!(b.full_bw_reached && b.mode != Mode::Startup, "{:?}", b.mode);
+    let mut modes = Vec::new();
+    for _ in 0..4 {
+        t += Duration::from_millis(100);
+        let prior = d;
+        d += 400_000;
+        b.on_rate_sample(t, &sample(4_000_000, prior, d, 100, 100_000), &rtt);
+        modes.push(b.mode);
+    }
+    assert!(
+        modes.contains(&Mode::ProbeBw(Phase::Up)),
+        "no probe within 4 rounds: {modes:?}"
+    );
+}
+
+/// Rounds at `rate` whose every RTT is `rtt_ms` (a queue above the 100 ms
+/// minimum when longer), each losing `loss` of its datagrams.
+fn lossy_queued_rounds(
+    b: &mut Bbr,
+    t: &mut Instant,
+    d: &mut u64,
+    rate: u64,
+    rtt_ms: u64,
+    loss: f64,
+    n: usize,
+) {
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    for _ in 0..n {
+        *t += Duration::from_millis(rtt_ms);
+        let prior = *d;
+        *d += rate / 10;
+        let mut s = sample(rate, prior, *d, rtt_ms, rate / 10);
+        s.newly_lost = (rate as f64 / 10.0 * loss / (1.0 - loss)) as u64;
+        s.lost = s.newly_lost;
+        b.on_rate_sample(*t, &s, &rtt);
+    }
+}
+
+/// A controller cruising at `rate` on a path that loses `loss` at random
+/// (its loss floor learnt), in the first rounds of a Cruise.
+fn cruising_with_random_loss(rate: u64, loss: f64) -> (Bbr, Instant, u64) {
+    let (mut b, mut t, mut d) = cruising(rate);
+    lossy_rounds(&mut b, &mut t, &mut d, rate, loss, 10);
+    while b.mode != Mode::ProbeBw(Phase::Cruise) || b.rounds_in_phase() > 1 {
+        lossy_rounds(&mut b, &mut t, &mut d, rate, loss, 1);
+    }
+    (b, t, d)
+}
+
+/// A queue that stands through Cruise rounds and overflows (more loss than
+/// the path's random loss explains, but not a flow's own overshoot's) is
+/// the flows' together: `inflight_hi` is cut to [`BETA`] of the round's
+/// delivery. Random loss with a queue, and a round that loses 12 % (this
+/// flow's own overshoot), do not cut; nor does the overflow's loss without
+/// a standing queue.
+#[test]
+fn a_shared_queues_overflow_cuts_inflight_hi_and_random_loss_does_not() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.01);
+    assert!(
+        (b.loss_floor - 0.01).abs() < 0.001,
+        "floor {}",
+        b.loss_floor
+    );
+    let hi0 = b.inflight_hi;
+    // 3 % lost with no queue: random loss, however high.
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.03, 3);
+    assert_eq!(b.inflight_hi, hi0, "cut without a queue");
+    // 10 ms of queue (under the 25 % that makes loss congestion) and the
+    // path's 1 % random loss.
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.01, 4);
+    assert_eq!(b.inflight_hi, hi0, "cut for random loss");
+    // 12 % lost with the queue: the flow's own overshoot.
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.12, 4);
+    assert_eq!(b.inflight_hi, hi0, "cut for its own overshoot");
+    assert!(b.shared_cut_round.is_none());
+    // 3 % lost with the queue: the shared queue overflows.
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
+    let hi = b.inflight_hi.expect("no cut to the shared queue");
+    assert_eq!(hi, (800_000.0 * BETA) as u64);
+    assert!(b.bw_lo.is_none(), "taken for this flow's congestion");
+    assert_eq!(b.up_growth, UpGrowth::Gentle);
+    // Not again in the next round.
+    let cut_round = b.shared_cut_round;
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 1);
+    assert_eq!(b.shared_cut_round, cut_round, "cut in two rounds in a row");
+}
+
+/// Loss in a round whose queue is far from the deepest seen lately is not
+/// a full queue's overflow: one flow's own few milliseconds of queue
+/// beside random loss (100 Mbit/s × 100 ms at 1 %: the floor, a minimum,
+/// sits below the loss rate, and rounds with 2 ms of queue were cut).
+#[test]
+fn loss_with_a_queue_far_from_the_deepest_does_not_cut() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    // 60 ms of queue a moment ago (a probe, Startup), no loss.
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 160, 0.0, 1);
+    // 10 ms of queue, 3 % lost: the loss is not the queue's.
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 4);
+    assert!(
+        b.shared_cut_round.is_none(),
+        "cut with a sixth of the queue"
+    );
+}
+
+/// A flow that has not found another flow's queue lately does not cut to
+/// an overflow: on a lossy path, the queue a probe left and the probe's
+/// own losses looked like a shared queue's overflow.
+#[test]
+fn a_flow_alone_does_not_cut_to_an_overflow() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.01);
+    assert!(!b.shares_the_bottleneck(t));
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
+    assert!(b.shared_cut_round.is_none(), "cut alone");
+}
+
+/// Within [`OWN_CONGESTION_MEMORY`] of this flow's own congestion (loss
+/// above 2 % with a queue the RTT shows), an overflowing queue is not cut
+/// to: the short-term bounds answer it.
+#[test]
+fn no_shared_cut_soon_after_own_congestion() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 130, 0.05, 1);
+    assert!(b.congested_at.is_some(), "no congestion");
+    // 20 ms of queue (two thirds of the deepest), 3 % lost: a shared
+    // queue's overflow, but this flow's congestion was 100 ms ago.
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 120, 0.03, 3);
+    assert!(b.shared_cut_round.is_none(), "cut within 4 s");
+}
+
+/// After a cut to a shared queue, Cruise regrows `inflight_hi` by 1, 2, 4
+/// … packets a round while it is what limits the flight: the same steps
+/// for every flow, whatever its share.
+#[test]
+fn after_a_shared_cut_cruise_regrows_inflight_hi_in_equal_steps() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    // A queue that stands through the check: another flow's.
+    for _ in 0..5 {
+        if !b.shares_the_bottleneck(t) {
+            lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+        }
+    }
+    assert!(b.shares_the_bottleneck(t));
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
+    let hi0 = b.inflight_hi.expect("no cut");
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let mut his = vec![hi0];
+    // Rounds the flight reaches the bound in, the queue still standing
+    // (the other flows keep it: the memory of the check's verdict holds
+    // the probe off).
+    for _ in 0..7 {
+        t += Duration::from_millis(110);
+        let prior = d;
+        d += 560_000;
+        let flight = b.inflight_hi.unwrap();
+        b.on_rate_sample(t, &sample(5_600_000, prior, d, 110, flight), &rtt);
+        // Later in the round the flight reaches the bound it set.
+        let mut s = sample(
+            5_600_000,
+            d - 280_000,
+            d + 1000,
+            110,
+            b.inflight_hi.unwrap(),
+        );
+        s.newly_acked = 1000;
+        d += 1000;
+        b.on_rate_sample(t, &s, &rtt);
+        his.push(b.inflight_hi.unwrap());
+    }
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+    // Doubling up to 32 packets a round.
+    let steps: Vec<u64> = his.windows(2).map(|w| w[1] - w[0]).collect();
+    assert_eq!(
+        steps,
+        [1000, 2000, 4000, 8000, 16_000, 32_000, 32_000],
+        "{his:?}"
+    );
+    // Flights below the bound: not what limits, no growth.
+    let mut below = || {
+        t += Duration::from_millis(100);
+        let prior = d;
+        d += 400_000;
+        b.on_rate_sample(t, &sample(4_000_000, prior, d, 100, 400_000), &rtt);
+        b.inflight_hi.unwrap()
+    };
+    let hi = below();
+    assert_eq!((below(), below()), (hi, hi));
+}
+
+/// Startup's early rounds, whose queue does not end Startup while the
+/// estimate still doubles, count from the first round the application
+/// did not hold back: a connection whose application wrote little at
+/// first still has them.
+#[test]
+fn startup_early_rounds_count_from_the_first_round_not_held_back() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    for _ in 0..4 {
+        t += Duration::from_millis(100);
+        let prior = d;
+        d += 100_000;
+        let mut s = sample(1_000_000, prior, d, 100, 100_000);
+        s.is_app_limited = true;
+        b.on_rate_sample(t, &s, &rtt);
+    }
+    for r in [2u64, 4, 8] {
+        t += Duration::from_millis(110);
+        let prior = d;
+        d += r * 100_000;
+        b.on_rate_sample(t, &sample(r * 1_000_000, prior, d, 110, r * 100_000), &rtt);
+        assert_eq!(b.mode, Mode::Startup, "{r} MB/s");
+    }
+}
