@@ -168,11 +168,12 @@ impl Bbr {
                 // probe, which started again at 1.2, cost half a second
                 // (through pmdt-wanem, 200 Mbit/s back to 1 Gbit/s at 100 ms:
                 // up_s median 2.03 s, 5 of 8 runs over 2 s; 1.62 s, none,
-                // after). Not beside another flow's queue: a loss-based flow's
-                // backoff can leave a flow with a small share half as much
-                // again, and running on to its own loss took CUBIC's share of
-                // a shallow queue (BBR 48-68 % of the link in three runs,
-                // 41-47 % before).
+                // after). Only once the run escalated (its rounds showed no
+                // queue at all) and no check found another flow's queue
+                // lately: a loss-based flow's backoff can leave a flow with a
+                // small share half as much again, and running on to its own
+                // loss took CUBIC's share of a shallow queue (BBR 48-68 % of
+                // the link in three runs, 41-47 % before).
                 let far_below = self.up_base_bw > 0
                     && self.max_bw as f64 >= self.up_base_bw as f64 * ESCALATE_AFTER_GROWTH;
                 if growing {
@@ -195,7 +196,8 @@ impl Bbr {
                         "bbr: a ProbeBW Up round ends"
                     );
                 }
-                let rising_alone = far_below && !self.shares_the_bottleneck(now);
+                let rising_alone =
+                    far_below && self.escalated_probe && !self.shares_the_bottleneck(now);
                 if queueing || (done && !growing && !queue_free && !rising_alone) {
                     self.enter(now, Mode::ProbeBw(Phase::Down));
                 } else if done {

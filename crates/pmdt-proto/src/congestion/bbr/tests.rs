@@ -641,7 +641,8 @@ fn a_queue_free_probe_that_finds_more_escalates_its_gain() {
 /// with (a bottleneck that grew) does not end on a round that grew little
 /// and showed a few milliseconds of queue (a late receiver, the estimate a
 /// round behind): only the probe's own queue or loss ends it. Beside
-/// another flow's queue, such a round does.
+/// another flow's queue, or after rounds that all showed some queue (the
+/// gain never escalated), such a round does.
 #[test]
 fn a_probe_that_found_far_more_ends_on_its_queue_not_on_a_slow_round() {
     let rtt = RttEstimator::new(Duration::from_millis(100));
@@ -670,6 +671,22 @@ fn a_probe_that_found_far_more_ends_on_its_queue_not_on_a_slow_round() {
     until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
     up_gains(&mut b, &mut t, &mut d, 100, 6);
     b.another_flow.verdict(t);
+    let mut ended = false;
+    for _ in 0..MAX_UP_ROUNDS + 1 {
+        t += Duration::from_millis(105);
+        let prior = d;
+        d += bw / 10;
+        b.on_rate_sample(t, &sample(bw, prior, d, 105, bw / 10 * 13 / 10), &rtt);
+        ended |= b.mode != Mode::ProbeBw(Phase::Up);
+    }
+    assert!(ended, "{:?}", b.mode);
+
+    // Rounds that all showed a queue: the gain stayed at 1.2.
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    assert_eq!(up_gains(&mut b, &mut t, &mut d, 105, 6), [1.2; 6]);
+    let bw = b.max_bw;
+    assert!(bw as f64 >= 8e6 * ESCALATE_AFTER_GROWTH, "{bw}");
     let mut ended = false;
     for _ in 0..MAX_UP_ROUNDS + 1 {
         t += Duration::from_millis(105);
