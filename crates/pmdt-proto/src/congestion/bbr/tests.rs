@@ -645,57 +645,53 @@ fn a_queue_free_probe_that_finds_more_escalates_its_gain() {
 /// gain never escalated), such a round does.
 #[test]
 fn a_probe_that_found_far_more_ends_on_its_queue_not_on_a_slow_round() {
-    let rtt = RttEstimator::new(Duration::from_millis(100));
-    let (mut b, mut t, mut d) = cruising(8_000_000);
-    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
-    up_gains(&mut b, &mut t, &mut d, 100, 6);
-    let bw = b.max_bw;
-    assert!(bw as f64 >= 8e6 * ESCALATE_AFTER_GROWTH, "{bw}");
-    // Rounds with the probe's flight out, no growth, 5 ms of queue.
-    let mut round = |b: &mut Bbr, rtt_ms: u64| {
-        t += Duration::from_millis(rtt_ms);
-        let prior = d;
-        d += bw / 10;
-        b.on_rate_sample(t, &sample(bw, prior, d, rtt_ms, bw / 10 * 13 / 10), &rtt);
-    };
-    for _ in 0..MAX_UP_ROUNDS + 1 {
-        round(&mut b, 105);
-        assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
+    /// A run of Ups from cruising at 8 MB/s through six rounds at `rtt_ms`
+    /// (100: no queue, the gain escalates; 105: a queue in every round).
+    fn found_far_more(rtt_ms: u64, another_flow: bool) -> (Bbr, Instant, u64) {
+        let (mut b, mut t, mut d) = cruising(8_000_000);
+        until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+        up_gains(&mut b, &mut t, &mut d, rtt_ms, 6);
+        assert!(
+            b.max_bw as f64 >= 8e6 * ESCALATE_AFTER_GROWTH,
+            "{}",
+            b.max_bw
+        );
+        if another_flow {
+            b.another_flow.verdict(t);
+        }
+        (b, t, d)
     }
-    // The probe's queue: an eighth of the minimum RTT over where it began.
-    round(&mut b, 120);
-    assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
-
-    // Beside another flow's queue, such a round ends the probe.
-    let (mut b, mut t, mut d) = cruising(8_000_000);
-    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
-    up_gains(&mut b, &mut t, &mut d, 100, 6);
-    b.another_flow.verdict(t);
-    let mut ended = false;
-    for _ in 0..MAX_UP_ROUNDS + 1 {
-        t += Duration::from_millis(105);
-        let prior = d;
-        d += bw / 10;
-        b.on_rate_sample(t, &sample(bw, prior, d, 105, bw / 10 * 13 / 10), &rtt);
-        ended |= b.mode != Mode::ProbeBw(Phase::Up);
+    /// A round with the probe's flight out and no growth, at `rtt_ms`; the
+    /// mode after it.
+    fn slow_round(b: &mut Bbr, t: &mut Instant, d: &mut u64, rtt_ms: u64) -> Mode {
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let bw = b.max_bw;
+        *t += Duration::from_millis(rtt_ms);
+        let prior = *d;
+        *d += bw / 10;
+        b.on_rate_sample(*t, &sample(bw, prior, *d, rtt_ms, bw / 10 * 13 / 10), &rtt);
+        b.mode
     }
-    assert!(ended, "{:?}", b.mode);
-
-    // Rounds that all showed a queue: the gain stayed at 1.2.
-    let (mut b, mut t, mut d) = cruising(8_000_000);
-    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
-    assert_eq!(up_gains(&mut b, &mut t, &mut d, 105, 6), [1.2; 6]);
-    let bw = b.max_bw;
-    assert!(bw as f64 >= 8e6 * ESCALATE_AFTER_GROWTH, "{bw}");
-    let mut ended = false;
-    for _ in 0..MAX_UP_ROUNDS + 1 {
-        t += Duration::from_millis(105);
-        let prior = d;
-        d += bw / 10;
-        b.on_rate_sample(t, &sample(bw, prior, d, 105, bw / 10 * 13 / 10), &rtt);
-        ended |= b.mode != Mode::ProbeBw(Phase::Up);
+    let up = Mode::ProbeBw(Phase::Up);
+    // Alone, escalated: rounds with 5 ms of queue go on; the probe's own
+    // queue (an eighth of the minimum RTT over where it began) ends it.
+    let (mut b, mut t, mut d) = found_far_more(100, false);
+    for _ in 0..=MAX_UP_ROUNDS {
+        assert_eq!(slow_round(&mut b, &mut t, &mut d, 105), up);
     }
-    assert!(ended, "{:?}", b.mode);
+    assert_eq!(
+        slow_round(&mut b, &mut t, &mut d, 120),
+        Mode::ProbeBw(Phase::Down)
+    );
+    // Beside another flow's queue, or never escalated (every round showed a
+    // queue, the gain stayed at 1.2): such rounds end it.
+    for (rtt_ms, another_flow) in [(100, true), (105, false)] {
+        let (mut b, mut t, mut d) = found_far_more(rtt_ms, another_flow);
+        let modes: Vec<Mode> = (0..=MAX_UP_ROUNDS)
+            .map(|_| slow_round(&mut b, &mut t, &mut d, 105))
+            .collect();
+        assert!(modes.contains(&Mode::ProbeBw(Phase::Down)), "{modes:?}");
+    }
 }
 
 /// An escalated probe's last round overshoots the bottleneck it reached
