@@ -280,11 +280,13 @@ fn four_flows_share_fairly() {
 
 /// Four flows that start together, each from its initial train
 /// (`Startup::FromInitialTrain`): each train sees a different mix of the
-/// others' datagrams, so they start unevenly, and ProbeBW evens them out more
-/// slowly than identical doubling starts do. What that costs, stated where the
-/// option is documented (`--fast-start`).
+/// others' datagrams, so they start unevenly (the cost stated where the
+/// option is documented, `--fast-start`), and ProbeBW evens them out. Before
+/// Cruise climbed in equal steps beside other flows, it did so more slowly
+/// than after identical doubling starts (Jain 0.9950 against 0.9998); now
+/// both end within 0.01 of each other (0.9950 and 0.9935).
 #[test]
-fn four_flows_from_their_initial_trains_share_less_evenly() {
+fn four_flows_from_their_initial_trains_share_fairly() {
     let (forward, reverse) = path(100_000_000, Duration::from_millis(20), 0.0, 1.0);
     let jain = |startup: Startup| {
         let mut sc = scenario(forward.clone(), reverse.clone(), 15 << 20);
@@ -301,8 +303,8 @@ fn four_flows_from_their_initial_trains_share_less_evenly() {
     };
     let doubling = jain(Startup::Doubling);
     let train = jain(Startup::FromInitialTrain);
-    assert!(train >= 0.9, "Jain {train}");
-    assert!(train <= doubling);
+    assert!(doubling >= 0.95, "Jain {doubling}");
+    assert!(train >= 0.95, "Jain {train}");
 }
 
 /// One BBR and one CUBIC flow over `rate_bps` × `rtt` with a queue of

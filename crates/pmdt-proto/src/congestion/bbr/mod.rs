@@ -412,6 +412,9 @@ pub(crate) struct Bbr {
     queue_yield: Option<u64>,
     /// When a round's RTT last showed no standing queue.
     queue_drained_at: Option<Instant>,
+    /// Bytes a round by which Cruise paces above the estimate beside other
+    /// flows (`Self::climb_beside_others`).
+    shared_climb_step: Option<u64>,
 }
 
 impl Bbr {
@@ -496,6 +499,7 @@ impl Bbr {
             bytes_in_flight: 0,
             queue_drained_at: None,
             queue_yield: None,
+            shared_climb_step: None,
         }
     }
 
@@ -701,6 +705,7 @@ impl Controller for Bbr {
             }
             self.update_shared_queue(now);
             self.yield_to_standing_queue(now);
+            self.climb_beside_others(now);
             self.regrow_after_shared_cut();
             self.round_max_tx_in_flight = 0;
         }

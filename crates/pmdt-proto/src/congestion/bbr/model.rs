@@ -176,7 +176,12 @@ impl Bbr {
             } else {
                 1.0
             };
-            self.pacing_gain * check * bw as f64 / (1.0 - self.loss_floor)
+            let climb = if self.mode == Mode::ProbeBw(Phase::Cruise) {
+                self.shared_climb_rate()
+            } else {
+                0.0
+            };
+            (self.pacing_gain * check * bw as f64 + climb) / (1.0 - self.loss_floor)
         } else if matches!(self.mode, Mode::ProbeBw(_)) {
             self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN) / (1.0 - self.loss_floor)
         } else {

@@ -1110,6 +1110,51 @@ fn after_a_shared_cut_cruise_regrows_inflight_hi_in_equal_steps() {
     assert_eq!((below(), below()), (hi, hi));
 }
 
+/// Beside other flows, Cruise paces above its estimate by 1, 2, 4 … up to
+/// 128 packets a round (the same steps for every flow, whatever its share),
+/// a queue standing or not, and from the first step again after a cut to
+/// the shared queue. Alone it paces at its estimate.
+#[test]
+fn beside_other_flows_cruise_climbs_in_equal_doubling_steps() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    // Alone, with a queue or without: no climb.
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.0, 2);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+    assert!(!b.shares_the_bottleneck(t));
+    assert_eq!(b.shared_climb_step, None);
+    assert_eq!(b.pacing_rate, Some(b.bw()));
+    // A queue that stands through the check: another flow's.
+    for _ in 0..5 {
+        if !b.shares_the_bottleneck(t) {
+            lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+        }
+    }
+    assert!(b.shares_the_bottleneck(t));
+    // Each round (no queue, then a queue) the step doubles, up to 128
+    // packets; the pacing rate is the estimate plus a step per min RTT.
+    let climb = |b: &Bbr| {
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+        let step = b.shared_climb_step.expect("no climb beside another flow");
+        assert_eq!(b.pacing_rate, Some(b.bw() + step * 10), "100 ms min RTT");
+        step / 1000
+    };
+    // The round that found the queue another flow's took the first step.
+    let mut steps = vec![climb(&b)];
+    for queued_ms in [100, 100, 100, 100, 110, 110, 110, 110] {
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, queued_ms, 0.0, 1);
+        steps.push(climb(&b));
+    }
+    assert_eq!(steps, [1, 2, 4, 8, 16, 32, 64, 128, 128]);
+    // The shared queue overflows (the round's loss is judged at its end):
+    // the cut starts the steps over.
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
+    assert!(b.shared_cut_round.is_some(), "no cut to the shared queue");
+    assert_eq!(climb(&b), 1);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+    assert_eq!(climb(&b), 2);
+}
+
 /// Startup's early rounds, whose queue does not end Startup while the
 /// estimate still doubles, count from the first round the application
 /// did not hold back: a connection whose application wrote little at
