@@ -696,6 +696,7 @@ impl Controller for Bbr {
         self.update_round(rs);
         if self.round_start {
             self.trace_round_end();
+            let overflowed = self.round_lost_beyond_random();
             self.cut_for_shared_queue(now);
             self.end_round_loss();
             self.end_round_bounds();
@@ -705,7 +706,7 @@ impl Controller for Bbr {
             }
             self.update_shared_queue(now);
             self.yield_to_standing_queue(now);
-            self.climb_beside_others(now);
+            self.climb_beside_others(now, overflowed);
             self.regrow_after_shared_cut();
             self.round_max_tx_in_flight = 0;
         }

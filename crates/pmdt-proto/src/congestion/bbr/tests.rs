@@ -1112,8 +1112,9 @@ fn after_a_shared_cut_cruise_regrows_inflight_hi_in_equal_steps() {
 
 /// Beside other flows, Cruise paces above its estimate by 1, 2, 4 … up to
 /// 128 packets a round (the same steps for every flow, whatever its share),
-/// a queue standing or not, and from the first step again after a cut to
-/// the shared queue. Alone it paces at its estimate.
+/// a queue standing or not, and from the first step again after a round
+/// that lost more than random loss explains, cut or not. Alone it paces at
+/// its estimate.
 #[test]
 fn beside_other_flows_cruise_climbs_in_equal_doubling_steps() {
     let rate = 8_000_000;
@@ -1146,13 +1147,24 @@ fn beside_other_flows_cruise_climbs_in_equal_doubling_steps() {
         steps.push(climb(&b));
     }
     assert_eq!(steps, [1, 2, 4, 8, 16, 32, 64, 128, 128]);
-    // The shared queue overflows (the round's loss is judged at its end):
-    // the cut starts the steps over.
+    // The shared queue overflows (a round's loss is judged at its end): the
+    // cut starts the steps over, and so does the next round's loss.
     lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
     assert!(b.shared_cut_round.is_some(), "no cut to the shared queue");
     assert_eq!(climb(&b), 1);
+    let mut steps = Vec::new();
+    for _ in 0..3 {
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+        steps.push(climb(&b));
+    }
+    assert_eq!(steps, [1, 2, 4]);
+    // A round that loses 10 %, too much for a shared queue's overflow (no
+    // cut): the steps start over all the same.
+    let cut = b.shared_cut_round;
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.10, 1);
     lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
-    assert_eq!(climb(&b), 2);
+    assert_eq!(b.shared_cut_round, cut);
+    assert_eq!(climb(&b), 1);
 }
 
 /// Startup's early rounds, whose queue does not end Startup while the
