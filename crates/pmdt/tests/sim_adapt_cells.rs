@@ -145,12 +145,15 @@ fn bbr_share_4_flows() {
 /// 0.55, and 0.63 with `inflight_hi` regrown in equal steps for every flow
 /// (docs/RESULTS.md, "Session 26"). With every flow cutting `inflight_hi` when
 /// the shared queue overflows and regrowing it by the same steps: 0.90 on the
-/// default seed, 0.83-0.98 on seeds 1-7, mean 0.91 (0.46-0.55 before).
+/// default seed, 0.83-0.98 on seeds 1-7, mean 0.91 (0.46-0.55 before). With
+/// Cruise climbing above the estimate in equal steps beside other flows
+/// (session 52): 0.92-1.00 on seeds 1-16, mean 0.97 (0.85-0.98, mean 0.90,
+/// before).
 #[test]
 #[ignore = "a minute of simulated 1 Gbit/s; see the module docs"]
 fn bbr_share_4_flows_joining() {
     let j = bbr_share_4(Duration::from_secs(2), 10.0);
-    assert!(j >= 0.8, "Jain {j:.4}");
+    assert!(j >= 0.9, "Jain {j:.4}");
 }
 
 /// Seconds from `from` until the sender's bandwidth estimate is within
