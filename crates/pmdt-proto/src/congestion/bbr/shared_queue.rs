@@ -383,32 +383,36 @@ impl Bbr {
     /// steps over. Not while a check paces below the estimate, nor alone (a
     /// flow alone paces at its estimate and does not push into a queue of
     /// its own), nor within [`OWN_CONGESTION_MEMORY`] of this flow's own
-    /// congestion: a flow climbs only while it would also cut to the shared
-    /// queue's overflow. Through `pmdt-wanem`, one flow of four whose loss
-    /// kept saying congestion of its own climbed without cutting while the
-    /// others cut: 220 → 400 Mbit/s, the others 160-250 (Jain 0.942).
-    ///
-    /// Through `pmdt-wanem`, steps that restarted only at a shared cut went
-    /// on at 128 packets a round through rounds that lost 10 % (too much
-    /// for a shared queue's overflow: congestion of each flow's own, which
-    /// does not cut `inflight_hi`): three of four flows kept the queue
-    /// overflowing and the fourth fell to 2 Mbit/s (Jain 0.935,
-    /// 90,476 datagrams retransmitted in 20 s).
+    /// congestion (a flow climbs only while it would also cut to the shared
+    /// queue's overflow).
     ///
     /// The same steps for every flow: additive increase, against the cut's
     /// multiplicative decrease. Without it, a flow paced at its own
     /// estimate: flows that left Startup with a small share (one that
     /// started a few round trips after the others, into their queue) grew
     /// only by their probes, seconds apart and each in proportion to its
-    /// share, so the shares stayed where Startup left them. In the
-    /// simulator, four flows through 1 Gbit/s × 40 ms and a 1 MiB queue,
-    /// seeds 1-16: starting 100 ms apart, Jain over 20 s 0.66-0.93 (mean
-    /// 0.84) before, 0.89-0.97 (mean 0.93) with it; joining 2 s apart, over
-    /// the last 10 s, 0.85-0.98 (mean 0.90) before, 0.92-1.00 (mean 0.97)
-    /// with it; starting together 0.94-1.00 (mean 0.989) and 0.99-1.00
-    /// (mean 0.997). Regrowing
-    /// `inflight_hi` alone ([`Self::regrow_after_shared_cut`]) did not do
-    /// it: it stops where the pacing rate, not the bound, limits the flight.
+    /// share, so the shares stayed where Startup left them. Regrowing
+    /// `inflight_hi` alone ([`Self::regrow_after_shared_cut`]) did not do it:
+    /// it stops where the pacing rate, not the bound, limits the flight. In
+    /// the simulator, four flows through 1 Gbit/s × 40 ms and a 1 MiB queue,
+    /// seeds 1-16, Jain:
+    /// - starting 100 ms apart, over 20 s: 0.66-0.93 (mean 0.84) before,
+    ///   0.89-0.97 (mean 0.93) with it;
+    /// - joining 2 s apart, over the last 10 s: 0.85-0.98 (mean 0.90)
+    ///   before, 0.92-1.00 (mean 0.97) with it;
+    /// - starting together: 0.94-1.00 (mean 0.989) before, 0.99-1.00 (mean
+    ///   0.997) with it.
+    ///
+    /// Through `pmdt-wanem`, four flows starting together:
+    /// - steps that restarted only at a shared cut went on at 128 packets a
+    ///   round through rounds that lost 10 % (too much for a shared queue's
+    ///   overflow: congestion of each flow's own, which does not cut
+    ///   `inflight_hi`); three flows kept the queue overflowing and the
+    ///   fourth fell to 2 Mbit/s (Jain 0.935, 90,476 datagrams retransmitted
+    ///   in 20 s);
+    /// - one flow whose loss kept saying congestion of its own climbed
+    ///   without cutting while the others cut: 220 → 400 Mbit/s, the others
+    ///   160-250 (Jain 0.942).
     pub(super) fn climb_beside_others(&mut self, now: Instant, overflowed: bool) {
         let congested_lately = self
             .congested_at
