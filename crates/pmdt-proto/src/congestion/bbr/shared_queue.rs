@@ -119,9 +119,7 @@ impl Bbr {
     pub(super) fn update_shared_queue(&mut self, now: Instant) {
         let delivering_its_pace =
             self.prev_bw_latest as f64 >= self.bw() as f64 * SHARED_DELIVERY_SHARE;
-        let congested_lately = self
-            .congested_at
-            .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY);
+        let congested_lately = self.congested_lately(now);
         let cruising = self.mode == Mode::ProbeBw(Phase::Cruise);
         let standing = self.standing_queue(self.prev_round_min_rtt);
         let checking = self.queue_owner.checking();
@@ -340,9 +338,7 @@ impl Bbr {
             || self
                 .shared_cut_round
                 .is_some_and(|r| self.round_count < r + SHARED_CUT_EVERY_ROUNDS)
-            || self
-                .congested_at
-                .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY)
+            || self.congested_lately(now)
         {
             return;
         }
@@ -350,8 +346,7 @@ impl Bbr {
         if queued.as_secs_f64() < self.deepest_queue().as_secs_f64() * SHARED_CUT_QUEUE_DEPTH {
             return;
         }
-        let datagrams = (self.round_acked + self.round_lost) as f64 / self.mss as f64;
-        let lost = self.round_lost as f64 / self.mss as f64;
+        let (datagrams, lost) = self.round_loss_packets();
         if !self.round_lost_beyond_random()
             || lost > datagrams * (self.loss_floor + SHARED_CUT_MAX_EXCESS)
         {
@@ -414,9 +409,7 @@ impl Bbr {
     ///   without cutting while the others cut: 220 → 400 Mbit/s, the others
     ///   160-250 (Jain 0.942).
     pub(super) fn climb_beside_others(&mut self, now: Instant, overflowed: bool) {
-        let congested_lately = self
-            .congested_at
-            .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY);
+        let congested_lately = self.congested_lately(now);
         let climbing = self.mode == Mode::ProbeBw(Phase::Cruise)
             && self.shares_the_bottleneck(now)
             && !congested_lately
@@ -451,12 +444,26 @@ impl Bbr {
         if self.round_lost < SHARED_CUT_MIN_LOST_PACKETS * self.mss {
             return false;
         }
-        let mss = self.mss as f64;
-        let datagrams = (self.round_acked + self.round_lost) as f64 / mss;
-        let lost = self.round_lost as f64 / mss;
+        let (datagrams, lost) = self.round_loss_packets();
         let p = self.loss_floor;
         let noise = SHARED_CUT_SIGMAS * (datagrams * p * (1.0 - p)).sqrt();
         lost > datagrams * p + noise
+    }
+
+    /// The round so far: datagrams acknowledged or lost, and those lost.
+    fn round_loss_packets(&self) -> (f64, f64) {
+        let mss = self.mss as f64;
+        (
+            (self.round_acked + self.round_lost) as f64 / mss,
+            self.round_lost as f64 / mss,
+        )
+    }
+
+    /// Whether this flow met congestion of its own (its loss said its rate
+    /// overshot the path) within [`OWN_CONGESTION_MEMORY`].
+    pub(super) fn congested_lately(&self, now: Instant) -> bool {
+        self.congested_at
+            .is_some_and(|t| now.saturating_duration_since(t) < OWN_CONGESTION_MEMORY)
     }
 
     /// The deepest queue (RTT over the minimum) seen in the last one or two
