@@ -697,6 +697,21 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
             &["--max-buffer", "512000000", "--pool-size", "4095"],
             "raise --memory-mb",
         ),
+        (
+            SEND,
+            &["-P", "4", "--stagger", "-1", "--backend", "udp"],
+            "--stagger must be 0 seconds or more",
+        ),
+        (
+            SEND,
+            &["-P", "4", "--stagger", "4", "-t", "12", "--backend", "udp"],
+            "starts flow 4 at 12 s, after the run's 12 s end",
+        ),
+        (
+            SEND,
+            &["-P", "2", "--stagger", "1", "-R", "--backend", "udp"],
+            "cannot be used with",
+        ),
         (SEND, &["--cc", "bbr,vegas"], "unknown controller 'vegas'"),
         (
             SEND,

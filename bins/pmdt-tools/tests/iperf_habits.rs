@@ -136,6 +136,67 @@ fn bidir_runs_both_directions_at_once() {
     assert_eq!(rj["sum_received"]["bytes"], 2 << 20);
 }
 
+/// `-P 3 --stagger 1 -t 3`: the flows start 1 s apart and all stop at the
+/// run's end (not 3 s after their own start), each sending only from its own
+/// start (the intervals show no bytes before it).
+#[test]
+fn staggered_flows_start_apart_and_end_together() {
+    let _g = serial();
+    let port = free_udp_port();
+    let bind = format!("127.0.0.1:{port}");
+    let (so, ro) = run_pair(
+        &["--backend", "udp", "--bind", &bind, "-N", "3", "--json"],
+        &[
+            "--backend",
+            "udp",
+            "-c",
+            &bind,
+            "-P",
+            "3",
+            "--stagger",
+            "1",
+            "-t",
+            "3",
+            "-i",
+            "0.1",
+            "--json",
+        ],
+        Duration::from_millis(500),
+    );
+    let doc = json(&so);
+    let flows = doc["end"]["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 3, "{doc}");
+    for f in flows {
+        let k = f["flow"].as_u64().unwrap();
+        let began = f["started_s"].as_f64().expect("each flow's start");
+        let due = (k - 1) as f64;
+        assert!(
+            began >= due && began < due + 0.5,
+            "flow {k} starts {due} s in: {f}"
+        );
+        let ended = began + f["seconds"].as_f64().unwrap();
+        // The last flow would end at 5 s had it run -t from its own start;
+        // the rest of the second is for the close's drain.
+        assert!(
+            (3.0..4.0).contains(&ended),
+            "every flow stops at the run's end: {f}"
+        );
+        assert!(f["bytes"].as_u64().unwrap() > 0, "{f}");
+        assert_eq!(f["receipt"]["matches"], true, "{f}");
+        // Nothing before its start: the intervals that end by then carry none.
+        let early: u64 = doc["intervals"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|iv| iv["streams"].as_array().unwrap())
+            .filter(|st| st["flow"] == k && st["end"].as_f64().unwrap() <= due)
+            .map(|st| st["bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(early, 0, "flow {k} sent before its start");
+    }
+    assert_eq!(end(&ro)["connections"], 3);
+}
+
 fn assert_interval(iv: &Value) {
     let s = &iv["streams"][0];
     for k in [

@@ -10,7 +10,7 @@ use crate::cell::CellSpec;
 use crate::ctx::Ctx;
 use crate::exp::{pmdt_cell, secs_arg};
 use crate::machine::Machine;
-use crate::pmdt_pair::{num, Link, PairSpec};
+use crate::pmdt_pair::{jain, num, Link, PairSpec};
 use crate::queueing;
 use crate::report::Report;
 use crate::steady_state;
@@ -29,6 +29,7 @@ pub const COLUMNS: &[&str] = &[
     "of_link_pct",
     "bbr_pct",
     "cubic_pct",
+    "last_flow_pct",
     "retransmitted",
     "wan_queue_drops",
 ];
@@ -138,6 +139,48 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             wan_drops(res, s);
         },
     ));
+    // The same four flows started 2 s apart (`--stagger`): each joins the
+    // others' queue, and Jain's index over the run's second half says whether
+    // the late flows reach their share.
+    let (stagger, from) = if ctx.quick { (0.5, 2.0) } else { (2.0, 10.0) };
+    let send = [
+        "-t".to_string(),
+        secs_arg(share_secs),
+        "-P".into(),
+        "4".into(),
+        "--stagger".into(),
+        secs_arg(stagger),
+    ];
+    let send: Vec<&str> = send.iter().map(String::as_str).collect();
+    let mut pair = PairSpec::new(
+        Link::Memif(1500),
+        &send,
+        Duration::from_secs_f64(share_secs + 0.08),
+    );
+    pair.connections = 4;
+    pair.interval_s = INTERVAL_S;
+    pair.wanem = Some(wanem_args(40, &[]));
+    r.cells.push(pmdt_cell(
+        ctx,
+        E,
+        CellSpec::new("bbr-share-4-flows-joining-rtt40", "jain")
+            .param("cc", "bbr")
+            .param("rtt_ms", 40)
+            .param("flows", 4)
+            .param("stagger_s", stagger),
+        &pair,
+        |res, s| {
+            let shares: Option<Vec<f64>> = (1..=4)
+                .map(|f| steady_state::flow_goodput_bps(&res.send, f, from, share_secs))
+                .collect();
+            if let Some(g) = shares {
+                s.set("jain", jain(&g))
+                    .set("of_link_pct", g.iter().sum::<f64>() / HIGH * 100.0)
+                    .set("last_flow_pct", g[3] / HIGH * 100.0);
+            }
+            wan_drops(res, s);
+        },
+    ));
     // One BBR flow beside one CUBIC flow, through a shallow (the default 1 MiB,
     // 0.2 BDP) and a deep (1 BDP) queue: BBR v1 tends to take a shallow queue's
     // link, CUBIC a deep one's.
@@ -204,6 +247,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         "low_pct, high_pct: goodput from 2 s after each change to the next (or the end), % of that rate (the payload ceiling is 95.1%).".into(),
         format!("low_queue_ms: the queue the flow kept at {} Mbit/s: the mean of its smoothed RTT over its minimum RTT at the end of each interval, from 2 s after the fall to the rise (a flow alone should drain what the fall filled; pmdt-wanem's 1 MiB queue is 42 ms at that rate).", LOW / 1e6),
         format!("share: -P 4 for {share_secs} s through 1 Gbit/s × 40 ms; jain over the flows' goodput, of_link_pct their sum."),
+        format!("joining: -P 4 --stagger {stagger} for {share_secs} s through the same path, the flows starting {stagger} s apart; jain over each flow's goodput from {from} s to the end (every flow running), last_flow_pct the last flow's share of the link."),
         format!("bbr-vs-cubic: -P 2 --cc bbr,cubic for {share_secs} s through 1 Gbit/s × 40 ms (BDP 5 MB) with a 1 MiB or a 5 MiB queue; bbr_pct, cubic_pct: each flow's goodput from {} s to the end, % of the link; max_share_pct the larger.", share_secs / 4.0),
         "Target (issue #14): the rate follows within 2 s each way, no stall, no timeout; four flows Jain ≥ 0.95; beside one CUBIC flow neither takes more than 75% of the link.".into(),
     ];

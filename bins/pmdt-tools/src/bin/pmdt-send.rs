@@ -66,6 +66,18 @@ struct SendArgs {
     /// then all start at once (as iperf3's -P).
     #[arg(short = 'P', long, default_value_t = 1)]
     flows: usize,
+    /// Start the -P flows this many seconds apart instead of at once: flow k
+    /// (1-based) starts (k − 1) × SECONDS after the first, every flow connected
+    /// before the first starts. With -t every flow stops at the run's end, so
+    /// a late flow's share is measured beside the flows already running (how
+    /// a transfer that joins others gets its share).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        allow_negative_numbers = true,
+        conflicts_with_all = ["reverse", "bidir", "multi", "rr"]
+    )]
+    stagger: Option<f64>,
     /// Send for this many seconds, then close: the data already written is
     /// delivered (the summary says how long that drain took). Default 10 without
     /// -n or -F.
@@ -168,6 +180,8 @@ struct Job {
     payload: Payload,
     seconds: Option<f64>,
     deadline: Option<Instant>,
+    /// When it starts, after the run's start (`--stagger`).
+    delay: Duration,
     hash: bool,
     /// Where the payload starts in the stream the interval reports count (after
     /// the request line, once written).
@@ -546,6 +560,17 @@ fn run_flow(job: Job, mut stream: Stream, stop: &Interrupt, run_started: Instant
     }
 }
 
+/// Sleeps until `at` (a `--stagger`ed flow's start), or until Ctrl-C/SIGTERM.
+fn wait_until(at: Instant, stop: &Interrupt) {
+    while !stop.is_set() {
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(20)));
+    }
+}
+
 /// Saves what the flows that sent learned about the path to each receiver
 /// into the path cache `file` (see `PathCache::record` for when). A cache
 /// that cannot be read or written is a warning: the transfer itself went
@@ -630,6 +655,7 @@ fn jobs(cli: &SendArgs) -> Result<Vec<Job>, CliError> {
                 },
                 seconds,
                 deadline: None,
+                delay: Duration::from_secs_f64(cli.stagger.unwrap_or(0.0) * i as f64),
                 hash: !cli.no_hash,
                 start: PayloadStart::unknown(),
                 round_trips: cli.rr.then_some(RoundTripSpec {
@@ -640,6 +666,34 @@ fn jobs(cli: &SendArgs) -> Result<Vec<Job>, CliError> {
         }
     }
     Ok(out)
+}
+
+/// `--stagger`: a delay of 0 s or more that starts the last flow before -t
+/// ends the run.
+fn check_stagger(args: &SendArgs) -> Result<(), CliError> {
+    let Some(s) = args.stagger else {
+        return Ok(());
+    };
+    if !(s.is_finite() && s >= 0.0) {
+        return Err(CliError::new(format!(
+            "--stagger must be 0 seconds or more, got {s}"
+        )));
+    }
+    let last = s * (args.flows - 1) as f64;
+    let seconds = args
+        .time
+        .or((args.bytes.is_none() && args.file.is_none()).then_some(DEFAULT_SECONDS));
+    match seconds {
+        Some(t) if last >= t => Err(CliError::new(format!(
+            "--stagger {s} starts flow {} at {last} s, after the run's {t} s end",
+            args.flows
+        ))
+        .hint(format!(
+            "a -t above {last} s, or a --stagger under {} s, gives every flow time to send",
+            t / (args.flows - 1) as f64
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// `--rr`'s options: a message size in range, a rate above 0, and a `-n` that
@@ -713,6 +767,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     if args.rr {
         check_round_trips(args)?;
     }
+    check_stagger(args)?;
     let interval = cli.output.interval()?;
     let to: Vec<SocketAddr> = if args.to.is_empty() {
         vec![SocketAddr::from((
@@ -953,6 +1008,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         let gate = Arc::clone(&gate);
         handles.push(std::thread::spawn(move || {
             gate.wait();
+            wait_until(started + job.delay, &stop);
             let r = run_flow(job, stream, &stop, started);
             let _ = ended.send(Instant::now());
             vec![r]
