@@ -402,9 +402,11 @@ pub(crate) struct Bbr {
     /// The round from which Startup's early rounds count: the first whose
     /// sample the application did not hold back.
     startup_unheld_round: Option<u64>,
-    /// Smallest RTT sample of the current and of the previous round.
+    /// Smallest RTT sample of the current, the previous round and the one
+    /// before it (whether Startup's last round grew the queue).
     round_min_rtt: Option<Duration>,
     prev_round_min_rtt: Option<Duration>,
+    round_min_rtt_before: Option<Duration>,
     bytes_in_flight: u64,
     /// The rate a yield to a standing queue left, until the next probe
     /// (lifting it once the queue drained gave the room back to the largest
@@ -496,6 +498,7 @@ impl Bbr {
             startup_unheld_round: None,
             round_min_rtt: None,
             prev_round_min_rtt: None,
+            round_min_rtt_before: None,
             bytes_in_flight: 0,
             queue_drained_at: None,
             queue_yield: None,
@@ -700,6 +703,7 @@ impl Controller for Bbr {
             self.cut_for_shared_queue(now);
             self.end_round_loss();
             self.end_round_bounds();
+            self.round_min_rtt_before = self.prev_round_min_rtt;
             self.prev_round_min_rtt = self.round_min_rtt.take();
             if !self.standing_queue(self.prev_round_min_rtt) {
                 self.queue_drained_at = Some(now);

@@ -105,7 +105,9 @@ impl Bbr {
         // 2 % of the link for 20 s). Later the signal stands as it is: waiting
         // for the estimate to stop growing too let Startup overshoot a shallow
         // buffer by another round (1 Gbit/s × 200 ms at 5 % loss: 80 % of the
-        // link in steady state instead of 86 %).
+        // link in steady state instead of 86 %). The queue must have at least
+        // doubled over the round, as this flow's own doubling flight makes it
+        // ([`Self::startup_queue_doubled`]): a queue other flows keep does not.
         let early_growth = self
             .startup_unheld_round
             .is_none_or(|r| self.round_count < r + STARTUP_EARLY_ROUNDS)
@@ -114,6 +116,7 @@ impl Bbr {
             && self
                 .prev_round_min_rtt
                 .is_some_and(|r| self.queue_visible(r))
+            && self.startup_queue_doubled()
         {
             tracing::debug!(
                 bw = self.max_bw,
@@ -141,6 +144,19 @@ impl Bbr {
             );
             self.full_bw_reached = true;
         }
+    }
+
+    /// Whether the last round's queue (its smallest RTT over the minimum) is at
+    /// least twice the round before's: Startup's own overshoot doubles the
+    /// queue each round (the flight doubles into a full pipe), while a queue
+    /// other flows keep stands whatever this one sends. A flow that joined a
+    /// busy bottleneck saw their queue in every RTT and ended Startup on it at
+    /// 2 % of the link (through pmdt-wanem, four flows 2 s apart at 1 Gbit/s ×
+    /// 40 ms: the second and the fourth left Startup at 15-18 Mbit/s).
+    fn startup_queue_doubled(&self) -> bool {
+        let last = self.queue_in(self.prev_round_min_rtt);
+        let before = self.queue_in(self.round_min_rtt_before);
+        last >= before * 2
     }
 
     /// The loss rate over Startup's rounds that showed no queue, once they

@@ -80,7 +80,9 @@ fn startup_exits_when_bandwidth_stops_growing_then_probes() {
 /// In Startup's first rounds, every RTT of a round above the minimum ends
 /// Startup only once the estimate stops doubling: another flow's queue (or
 /// a first round the peer was slow to acknowledge) while this flow's rate
-/// still doubles does not. Later the queue alone does.
+/// still doubles does not. Later a queue ends it once it doubled over a round
+/// (this flow's flight doubling into a full pipe); a queue that stands as it
+/// was (other flows') does not.
 #[test]
 fn a_queue_while_the_rate_still_doubles_does_not_end_startup() {
     let mut b = Bbr::new(1000);
@@ -99,7 +101,18 @@ fn a_queue_while_the_rate_still_doubles_does_not_end_startup() {
         assert_eq!(b.mode, Mode::Startup, "{r} MB/s");
     }
     round(&mut b, 8_000_000, 110);
-    assert!(b.full_bw_reached, "a queue past the first rounds");
+    assert_eq!(
+        b.mode,
+        Mode::Startup,
+        "the same queue past the first rounds"
+    );
+    // The round's RTT is judged at the next round's start.
+    round(&mut b, 16_000_000, 120);
+    round(&mut b, 32_000_000, 120);
+    assert!(
+        b.full_bw_reached,
+        "a queue that doubled past the first rounds"
+    );
 }
 
 /// 60 bursts of acks at `rate` on a 10 µs path, a burst of `period`'s worth
