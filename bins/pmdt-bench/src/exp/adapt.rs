@@ -110,20 +110,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     }
     // Four flows of one controller through one 1 Gbit/s × 40 ms bottleneck.
     let share_secs = if ctx.quick { 4.0 } else { 20.0 };
-    let send = [
-        "-t".to_string(),
-        secs_arg(share_secs),
-        "-P".into(),
-        "4".into(),
-    ];
-    let send: Vec<&str> = send.iter().map(String::as_str).collect();
-    let mut pair = PairSpec::new(
-        Link::Memif(1500),
-        &send,
-        Duration::from_secs_f64(share_secs + 0.08),
-    );
-    pair.connections = 4;
-    pair.wanem = Some(wanem_args(40, &[]));
+    let pair = sharing_pair(share_secs, 4, &[]);
     r.cells.push(pmdt_cell(
         ctx,
         E,
@@ -143,23 +130,8 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     // others' queue, and Jain's index over the run's second half says whether
     // the late flows reach their share.
     let (stagger, from) = if ctx.quick { (0.5, 2.0) } else { (2.0, 10.0) };
-    let send = [
-        "-t".to_string(),
-        secs_arg(share_secs),
-        "-P".into(),
-        "4".into(),
-        "--stagger".into(),
-        secs_arg(stagger),
-    ];
-    let send: Vec<&str> = send.iter().map(String::as_str).collect();
-    let mut pair = PairSpec::new(
-        Link::Memif(1500),
-        &send,
-        Duration::from_secs_f64(share_secs + 0.08),
-    );
-    pair.connections = 4;
+    let mut pair = sharing_pair(share_secs, 4, &["--stagger", &secs_arg(stagger)]);
     pair.interval_s = INTERVAL_S;
-    pair.wanem = Some(wanem_args(40, &[]));
     r.cells.push(pmdt_cell(
         ctx,
         E,
@@ -184,31 +156,17 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     // One BBR flow beside one CUBIC flow, through a shallow (the default 1 MiB,
     // 0.2 BDP) and a deep (1 BDP) queue: BBR v1 tends to take a shallow queue's
     // link, CUBIC a deep one's.
-    let send = [
-        "-t".to_string(),
-        secs_arg(share_secs),
-        "-P".into(),
-        "2".into(),
-        "--cc".into(),
-        "bbr,cubic".into(),
-    ];
-    let send: Vec<&str> = send.iter().map(String::as_str).collect();
     let queues: &[(&str, &str)] = if ctx.quick {
         &[("1M", "shallow")]
     } else {
         &[("1M", "shallow"), ("5M", "deep")]
     };
     for &(queue, depth) in queues {
-        let mut pair = PairSpec::new(
-            Link::Memif(1500),
-            &send,
-            Duration::from_secs_f64(share_secs + 0.08),
-        );
-        pair.connections = 2;
+        let mut pair = sharing_pair(share_secs, 2, &["--cc", "bbr,cubic"]);
         pair.interval_s = INTERVAL_S;
-        let mut wan = wanem_args(40, &[]);
-        wan.extend(["--queue-bytes".into(), queue.into()]);
-        pair.wanem = Some(wan);
+        if let Some(wan) = pair.wanem.as_mut() {
+            wan.extend(["--queue-bytes".into(), queue.into()]);
+        }
         let from = share_secs / 4.0;
         r.cells.push(pmdt_cell(
             ctx,
@@ -252,6 +210,27 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         "Target (issue #14): the rate follows within 2 s each way, no stall, no timeout; four flows Jain ≥ 0.95; beside one CUBIC flow neither takes more than 75% of the link.".into(),
     ];
     r
+}
+
+/// `flows` flows (`-P`) sending for `secs` through pmdt-wanem at [`HIGH`] × 40
+/// ms with its default queue, `extra` added to pmdt-send's arguments.
+fn sharing_pair(secs: f64, flows: usize, extra: &[&str]) -> PairSpec {
+    let mut send = vec![
+        "-t".to_string(),
+        secs_arg(secs),
+        "-P".into(),
+        flows.to_string(),
+    ];
+    send.extend(extra.iter().map(|a| a.to_string()));
+    let send: Vec<&str> = send.iter().map(String::as_str).collect();
+    let mut pair = PairSpec::new(
+        Link::Memif(1500),
+        &send,
+        Duration::from_secs_f64(secs + 0.08),
+    );
+    pair.connections = flows;
+    pair.wanem = Some(wanem_args(40, &[]));
+    pair
 }
 
 /// pmdt-wanem's arguments: [`HIGH`], `rtt` ms, and the rate changes (seconds,
