@@ -13,6 +13,10 @@
 //! | `-vv` | debug and above | everything, DPDK debug included |
 //! | `-vvv` | everything | everything |
 //!
+//! Debug and trace lines name the spans they happened in, e.g. the connection
+//! (`connection{cid=… side=… remote=…}: bbr: …`) when its span is enabled
+//! (`RUST_LOG=pmdt_proto=debug`, or `-vv`).
+//!
 //! `RUST_LOG` (`target=level,...`, e.g. `RUST_LOG=info,dpdk::rte_log=debug`)
 //! replaces the table when set.
 
@@ -23,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::fmt::format::Writer;
-use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, FormattedFields};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::util::SubscriberInitExt;
@@ -108,6 +112,18 @@ where
         write!(w, "{}: {level}", self.prog)?;
         if *event.metadata().level() > Level::INFO {
             write!(w, "[{:.6} s] ", self.start.elapsed().as_secs_f64())?;
+            // The spans it happened in (a connection: `connection{cid=…}`), to
+            // tell one flow's lines from another's.
+            if let Some(scope) = ctx.event_scope() {
+                for span in scope.from_root() {
+                    write!(w, "{}", span.name())?;
+                    let ext = span.extensions();
+                    if let Some(f) = ext.get::<FormattedFields<N>>().filter(|f| !f.is_empty()) {
+                        write!(w, "{{{f}}}")?;
+                    }
+                    write!(w, ": ")?;
+                }
+            }
         }
         ctx.format_fields(w.by_ref(), event)?;
         writeln!(w)
@@ -135,6 +151,51 @@ mod tests {
             }
         }
         LevelFilter::OFF
+    }
+
+    /// A writer into a buffer the test reads.
+    #[derive(Clone, Default)]
+    struct Lines(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl std::io::Write for Lines {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn debug_lines_name_the_connection_they_are_about() {
+        let lines = Lines::default();
+        let out = lines.clone();
+        let layer = tracing_subscriber::fmt::layer()
+            .with_writer(move || out.clone())
+            .event_format(OneLine {
+                prog: "t".into(),
+                start: std::time::Instant::now(),
+            })
+            .with_filter(Targets::new().with_default(Level::DEBUG));
+        let subscriber = tracing_subscriber::registry().with(layer);
+        tracing::subscriber::with_default(subscriber, || {
+            let span = tracing::debug_span!("connection", cid = 7u64);
+            span.in_scope(|| {
+                tracing::debug!(bw = 1u64, "bbr: Startup ends");
+                tracing::info!("a line for the user");
+            });
+        });
+        let text = String::from_utf8(lines.0.lock().unwrap().clone()).unwrap();
+        let got: Vec<&str> = text.lines().collect();
+        assert_eq!(got.len(), 2, "{text}");
+        assert!(got[0].starts_with("t: debug: ["), "{text}");
+        assert!(
+            got[0].ends_with("] connection{cid=7}: bbr: Startup ends bw=1"),
+            "{text}"
+        );
+        // Info and above stay as the user reads them.
+        assert_eq!(got[1], "t: a line for the user");
     }
 
     #[test]

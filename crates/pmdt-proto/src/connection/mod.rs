@@ -929,6 +929,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// derived again after the ones before it ran: one timer can arm another
     /// (loss detection that empties the flight arms the credit probe).
     pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        // The controller's and the recovery's events name this connection.
+        let _in = self.span.clone().entered();
         for timer in Timer::ALL {
             if self.deadline(timer).is_some_and(|t| now >= t) {
                 self.on_timer(timer, now);
@@ -988,6 +990,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         len: usize,
         memory: &R::Packet,
     ) {
+        let _in = self.span.clone().entered();
         if self.state.is_closed() {
             if matches!(pkt.body, Body::Close { .. } | Body::Reset { .. }) {
                 // Ended by our closing deadline while the peer's Close was on
@@ -1704,6 +1707,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         if self.state.is_closed() && self.control_out.is_none() {
             return None;
         }
+        let _in = self.span.clone().entered();
         self.expire_ancient(now);
         let max = buf.len().min(self.peer_max_datagram as usize);
         let out = self.next_datagram(now, &mut buf[..max]);
