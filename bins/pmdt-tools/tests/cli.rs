@@ -700,7 +700,21 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
         (
             SEND,
             &["-P", "4", "--stagger", "-1", "--backend", "udp"],
-            "--stagger must be 0 seconds or more",
+            "--stagger must be 0 to 86400 seconds (a day), got -1",
+        ),
+        (
+            SEND,
+            &[
+                "-P",
+                "2",
+                "--stagger",
+                "1e300",
+                "-n",
+                "1M",
+                "--backend",
+                "udp",
+            ],
+            "--stagger must be 0 to 86400 seconds",
         ),
         (
             SEND,

@@ -567,7 +567,9 @@ fn wait_until(at: Instant, stop: &Interrupt) {
         if left.is_zero() {
             return;
         }
-        std::thread::sleep(left.min(Duration::from_millis(20)));
+        // A tenth of a second to see Ctrl-C: -P may start thousands of
+        // threads that wait.
+        std::thread::sleep(left.min(Duration::from_millis(100)));
     }
 }
 
@@ -668,15 +670,18 @@ fn jobs(cli: &SendArgs) -> Result<Vec<Job>, CliError> {
     Ok(out)
 }
 
-/// `--stagger`: a delay of 0 s or more that starts the last flow before -t
+/// Longest `--stagger`: a day between two flows' starts.
+const MAX_STAGGER_SECONDS: f64 = 86_400.0;
+
+/// `--stagger`: a delay of 0 s to a day that starts the last flow before -t
 /// ends the run.
 fn check_stagger(args: &SendArgs) -> Result<(), CliError> {
     let Some(s) = args.stagger else {
         return Ok(());
     };
-    if !(s.is_finite() && s >= 0.0) {
+    if !(s.is_finite() && (0.0..=MAX_STAGGER_SECONDS).contains(&s)) {
         return Err(CliError::new(format!(
-            "--stagger must be 0 seconds or more, got {s}"
+            "--stagger must be 0 to {MAX_STAGGER_SECONDS} seconds (a day), got {s}"
         )));
     }
     let last = s * (args.flows - 1) as f64;

@@ -115,6 +115,42 @@ fn a_queue_while_the_rate_still_doubles_does_not_end_startup() {
     );
 }
 
+/// A queue that stays as it was ends Startup once the estimate stopped
+/// growing (a sender that cannot double its flight), sooner than the three
+/// rounds of no growth that end it without a queue.
+#[test]
+fn a_queue_once_the_estimate_stopped_growing_ends_startup() {
+    // Rounds until Startup ends: 1, 2, 4 and 8 MB/s, then 8 MB/s flat, every
+    // RTT `queued_ms` over 100 ms after the first round.
+    let until_full = |queued_ms: u64| {
+        let mut b = Bbr::new(1000);
+        let mut t = Instant::now();
+        let mut d = 0;
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        for (k, rate) in [1u64, 2, 4, 8, 8, 8, 8, 8, 8].into_iter().enumerate() {
+            let ms = if k == 0 { 100 } else { 100 + queued_ms };
+            t += Duration::from_millis(ms);
+            let prior = d;
+            d += rate * 100_000;
+            b.on_rate_sample(
+                t,
+                &sample(rate * 1_000_000, prior, d, ms, rate * 100_000),
+                &rtt,
+            );
+            if b.full_bw_reached {
+                return k;
+            }
+        }
+        usize::MAX
+    };
+    let (queued, clear) = (until_full(10), until_full(0));
+    assert!(clear < usize::MAX, "no plateau exit");
+    assert!(
+        queued < clear,
+        "the queue's exit after {queued} rounds, the plateau's {clear}"
+    );
+}
+
 /// 60 bursts of acks at `rate` on a 10 µs path, a burst of `period`'s worth
 /// every `period` (the smoothed RTT): what a poll loop's batches, or its
 /// turns among many connections, look like to the sender.
