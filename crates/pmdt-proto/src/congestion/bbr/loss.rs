@@ -114,7 +114,11 @@ impl Bbr {
     ///
     /// [`inflight_too_high`]: Self::inflight_too_high
     pub(super) fn probe_overflowed(&self, rs: &RateSample) -> bool {
-        if self.mode != Mode::ProbeBw(Phase::Up)
+        // The probe's flight is acknowledged a round after it left: an Up that
+        // ended on its flight (one round at 1.2, done) shows its overflow in the
+        // Down or Cruise after it. Missing it there left `inflight_hi` unset, and
+        // every probe lost the same ~2,000 packets (1 Gbit/s × 200 ms, 1 MiB).
+        if self.probe_feedback == ProbeFeedback::Idle
             || rs.lost < MIN_LOSS_PACKETS * self.mss
             || !self.overshoot.is_behind(rs)
         {
@@ -145,7 +149,9 @@ impl Bbr {
         );
         self.up_growth = UpGrowth::Gentle;
         self.probe_feedback = ProbeFeedback::Idle;
-        self.enter(now, Mode::ProbeBw(Phase::Down));
+        if matches!(self.mode, Mode::ProbeBw(Phase::Up | Phase::Refill)) {
+            self.enter(now, Mode::ProbeBw(Phase::Down));
+        }
     }
 
     pub(super) fn on_inflight_too_high(&mut self, now: Instant, rs: &RateSample) {

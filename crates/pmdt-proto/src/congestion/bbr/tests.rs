@@ -805,6 +805,41 @@ fn a_probe_that_overflows_a_shallow_queue_ends_and_the_next_approaches_gently() 
     assert_eq!((hi1 - hi0, hi2 - hi1, hi3 - hi2), (1000, 2000, 4000));
 }
 
+/// An Up that ends on its flight (one round at 1.2) hears of its overflow in
+/// the phase after it: the acks of its flight come a round later. That loss
+/// still marks the overflow (before, it was missed, `inflight_hi` stayed unset,
+/// and every probe lost the same ~2,000 packets at 1 Gbit/s × 200 ms through a
+/// 1 MiB queue); loss once the probe's feedback is over does not.
+#[test]
+fn a_probes_overflow_heard_after_the_up_still_ends_its_fast_growth() {
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    for _ in 0..10 {
+        if b.mode != Mode::ProbeBw(Phase::Up) {
+            break;
+        }
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
+    }
+    let after = b.mode;
+    assert_ne!(after, Mode::ProbeBw(Phase::Up));
+    assert!(matches!(b.probe_feedback, ProbeFeedback::Ending { .. }));
+    assert!(b.inflight_hi.is_none());
+    up_sample(&mut b, t, &mut d, 8_000_000, 0.03);
+    assert_eq!(b.inflight_hi, Some(800_000 + b.quanta()));
+    assert_eq!(b.up_growth, UpGrowth::Gentle);
+    assert_eq!(b.probe_feedback, ProbeFeedback::Idle);
+    assert!(b.bw_lo.is_none() && b.inflight_lo.is_none(), "not congestion");
+    assert_eq!(b.mode, after, "the probe had already ended");
+    // The same loss once no probe's packets are being acknowledged.
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 2);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+    assert_eq!(b.probe_feedback, ProbeFeedback::Idle);
+    up_sample(&mut b, t, &mut d, 8_000_000, 0.03);
+    assert!(b.inflight_hi.is_none());
+    assert_eq!(b.up_growth, UpGrowth::Fast);
+}
+
 /// A gentle Up whose rounds show no queue while its estimate grows (the
 /// bottleneck came back faster just after a probe overflowed it) is
 /// followed by another at once, and that one goes on doubling the step
