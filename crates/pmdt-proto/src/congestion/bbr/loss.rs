@@ -118,10 +118,17 @@ impl Bbr {
         // ended on its flight (one round at 1.2, done) shows its overflow in the
         // Down or Cruise after it. Missing it there left `inflight_hi` unset, and
         // every probe lost the same ~2,000 packets (1 Gbit/s × 200 ms, 1 MiB).
-        if self.probe_feedback == ProbeFeedback::Idle
-            || rs.lost < MIN_LOSS_PACKETS * self.mss
-            || !self.overshoot.is_behind(rs)
-        {
+        // Once Up ended, only its own packets' samples count: the phases after
+        // it go on losing at the random rate, and a sample of theirs above the
+        // bound would be noise taken for the probe's overflow.
+        let of_the_probe = match self.probe_feedback {
+            ProbeFeedback::Idle => false,
+            ProbeFeedback::Probing { .. } => true,
+            ProbeFeedback::Ending { since, until, .. } => {
+                (since..until).contains(&rs.prior_delivered)
+            }
+        };
+        if !of_the_probe || rs.lost < MIN_LOSS_PACKETS * self.mss || !self.overshoot.is_behind(rs) {
             return false;
         }
         let mss = self.mss as f64;
@@ -250,7 +257,7 @@ impl Bbr {
     /// congestion signal, see `on_inflight_too_high`).
     pub(super) fn end_round_bounds(&mut self) {
         self.congested_in_round = false;
-        if let ProbeFeedback::Ending { last_round } = self.probe_feedback {
+        if let ProbeFeedback::Ending { last_round, .. } = self.probe_feedback {
             if self.round_count > last_round {
                 self.probe_feedback = ProbeFeedback::Idle;
             }

@@ -233,11 +233,19 @@ enum ProbeFeedback {
     /// set `inflight_hi`).
     Idle,
     /// ProbeBW Up is sending.
-    Probing,
+    Probing {
+        /// Bytes delivered when Up began: its packets were sent at or after it.
+        since: u64,
+    },
     /// Up ended; its last packets are acknowledged by the end of this round.
     Ending {
         /// The round whose end closes the probe's feedback.
         last_round: u64,
+        /// Bytes delivered when Up began: a packet sent in Up was sent with at
+        /// least this much delivered (`RateSample::prior_delivered`) …
+        since: u64,
+        /// … and less than this, delivered when Up ended.
+        until: u64,
     },
 }
 
@@ -588,10 +596,16 @@ impl Bbr {
             Mode::ProbeRtt => (1.0, PROBE_RTT_CWND_GAIN),
         };
         if mode == Mode::ProbeBw(Phase::Up) {
-            self.probe_feedback = ProbeFeedback::Probing;
-        } else if self.probe_feedback == ProbeFeedback::Probing {
+            if !matches!(self.probe_feedback, ProbeFeedback::Probing { .. }) {
+                self.probe_feedback = ProbeFeedback::Probing {
+                    since: self.total_delivered,
+                };
+            }
+        } else if let ProbeFeedback::Probing { since } = self.probe_feedback {
             self.probe_feedback = ProbeFeedback::Ending {
                 last_round: self.round_count + 1,
+                since,
+                until: self.total_delivered,
             };
         }
         self.pacing_gain = pacing;

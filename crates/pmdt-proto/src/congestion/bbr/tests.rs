@@ -809,7 +809,8 @@ fn a_probe_that_overflows_a_shallow_queue_ends_and_the_next_approaches_gently() 
 /// the phase after it: the acks of its flight come a round later. That loss
 /// still marks the overflow (before, it was missed, `inflight_hi` stayed unset,
 /// and every probe lost the same ~2,000 packets at 1 Gbit/s × 200 ms through a
-/// 1 MiB queue); loss once the probe's feedback is over does not.
+/// 1 MiB queue); loss of packets sent after the Up, or once the probe's
+/// feedback is over, does not.
 #[test]
 fn a_probes_overflow_heard_after_the_up_still_ends_its_fast_growth() {
     let (mut b, mut t, mut d) = cruising(8_000_000);
@@ -824,11 +825,23 @@ fn a_probes_overflow_heard_after_the_up_still_ends_its_fast_growth() {
     assert_ne!(after, Mode::ProbeBw(Phase::Up));
     assert!(matches!(b.probe_feedback, ProbeFeedback::Ending { .. }));
     assert!(b.inflight_hi.is_none());
+    // A packet sent after the Up, losing as much: not the probe's.
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let mut s = sample(8_000_000, d, d + 10_000, 100, 960_000);
+    d += 10_000;
+    s.lost = 28_800;
+    s.delivered = 960_000 - s.lost;
+    b.on_rate_sample(t, &s, &rtt);
+    assert!(b.inflight_hi.is_none(), "sent after the probe");
+    // One of the Up's own packets.
     up_sample(&mut b, t, &mut d, 8_000_000, 0.03);
     assert_eq!(b.inflight_hi, Some(800_000 + b.quanta()));
     assert_eq!(b.up_growth, UpGrowth::Gentle);
     assert_eq!(b.probe_feedback, ProbeFeedback::Idle);
-    assert!(b.bw_lo.is_none() && b.inflight_lo.is_none(), "not congestion");
+    assert!(
+        b.bw_lo.is_none() && b.inflight_lo.is_none(),
+        "not congestion"
+    );
     assert_eq!(b.mode, after, "the probe had already ended");
     // The same loss once no probe's packets are being acknowledged.
     let (mut b, mut t, mut d) = cruising(8_000_000);
