@@ -118,7 +118,8 @@ impl Bbr {
         // ended on its flight (one round at 1.2, done) shows its overflow in the
         // Down or Cruise after it. Missing it there left `inflight_hi` unset, and
         // every probe lost the same ~2,000 packets (1 Gbit/s × 200 ms, 1 MiB).
-        // Once Up ended, only its own packets' samples count: the phases after
+        // While Up sends, every sample counts (as BBRv3's probe feedback);
+        // once it ended, only samples of the packets it sent: the phases after
         // it go on losing at the random rate, and a sample of theirs above the
         // bound would be noise taken for the probe's overflow.
         let of_the_probe = match self.probe_feedback {
@@ -147,12 +148,18 @@ impl Bbr {
     pub(super) fn on_probe_overflow(&mut self, now: Instant) {
         // The pipe holds the bandwidth-delay product of what the link carries,
         // random losses included (the model's rate is the link's times 1 − loss).
-        // Plus the acks' aggregation, as the window has it: a sender whose acks
-        // come in bursts keeps the pipe full only with that much more in flight
-        // (1 Gbit/s × 10 ms through pmdt-wanem lost 0.5 % of the link to a
-        // bound without it).
+        // Plus the acks' aggregation, which the window also holds: a sender
+        // whose acks come in bursts keeps the pipe full only with that much
+        // more in flight (1 Gbit/s × 10 ms through pmdt-wanem lost 0.5 % of
+        // the link to a bound without it).
         let pipe = (self.bdp_multiple(1.0) as f64 / (1.0 - self.loss_floor)) as u64;
-        self.inflight_hi = Some(pipe.max(self.min_cwnd()) + self.extra_acked + self.quanta());
+        let hi = pipe.max(self.min_cwnd()) + self.extra_acked + self.quanta();
+        // A verdict heard after the Up only lowers the bound: a cut for another
+        // flow's queue (`cut_for_shared_queue`) in the same round stands.
+        self.inflight_hi = match self.inflight_hi {
+            Some(cut) if self.mode != Mode::ProbeBw(Phase::Up) => Some(cut.min(hi)),
+            _ => Some(hi),
+        };
         tracing::debug!(
             inflight_hi = self.inflight_hi,
             loss_floor = self.loss_floor,
@@ -160,7 +167,7 @@ impl Bbr {
         );
         self.up_growth = UpGrowth::Gentle;
         self.probe_feedback = ProbeFeedback::Idle;
-        if matches!(self.mode, Mode::ProbeBw(Phase::Up | Phase::Refill)) {
+        if self.mode == Mode::ProbeBw(Phase::Up) {
             self.enter(now, Mode::ProbeBw(Phase::Down));
         }
     }

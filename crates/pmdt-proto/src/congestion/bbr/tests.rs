@@ -203,12 +203,8 @@ fn acks_in_bursts_on_a_microsecond_path_widen_the_window() {
     );
 }
 
-/// An I/O loop shared by a thousand connections: a path of 10 µs whose
-/// smoothed RTT is 5 ms (the loop's turn among the others). The acks come in
-/// bursts a turn apart and the window must hold a turn's worth; the send
-/// quanta stay small (this is not one loop's burst).
 /// A probe's overflow bounds the flight at the pipe plus the acks'
-/// aggregation, as the window has it: a sender whose acks come in bursts
+/// aggregation, which the window also holds: a sender whose acks come in bursts
 /// keeps the pipe full only with a burst's worth more in flight (without it,
 /// 1 Gbit/s × 10 ms through pmdt-wanem lost 0.5 % of the link).
 #[test]
@@ -222,6 +218,10 @@ fn a_probes_overflow_leaves_room_for_the_acks_aggregation() {
     );
 }
 
+/// An I/O loop shared by a thousand connections: a path of 10 µs whose
+/// smoothed RTT is 5 ms (the loop's turn among the others). The acks come in
+/// bursts a turn apart and the window must hold a turn's worth; the send
+/// quanta stay small (this is not one loop's burst).
 #[test]
 fn a_loop_shared_by_many_connections_keeps_the_ack_aggregation() {
     let rate = 1_250_000; // 10 Mbit/s, acknowledged every 5 ms
@@ -836,18 +836,23 @@ fn a_probes_overflow_heard_after_the_up_still_ends_its_fast_growth() {
         }
         lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
     }
-    let after = b.mode;
+    let (after, phase_start) = (b.mode, b.phase_start);
     assert_ne!(after, Mode::ProbeBw(Phase::Up));
-    assert!(matches!(b.probe_feedback, ProbeFeedback::Ending { .. }));
+    let ProbeFeedback::Ending { since, until, .. } = b.probe_feedback else {
+        panic!("the probe's feedback: {:?}", b.probe_feedback);
+    };
+    assert!(since < until);
     assert!(b.inflight_hi.is_none());
-    // A packet sent after the Up, losing as much: not the probe's.
+    // Packets sent before the Up, and after it, losing as much: not the probe's.
     let rtt = RttEstimator::new(Duration::from_millis(100));
-    let mut s = sample(8_000_000, d, d + 10_000, 100, 960_000);
-    d += 10_000;
-    s.lost = 28_800;
-    s.delivered = 960_000 - s.lost;
-    b.on_rate_sample(t, &s, &rtt);
-    assert!(b.inflight_hi.is_none(), "sent after the probe");
+    for prior in [since - 10_000, until] {
+        let mut s = sample(8_000_000, prior, d + 10_000, 100, 960_000);
+        d += 10_000;
+        s.lost = 28_800;
+        s.delivered = 960_000 - s.lost;
+        b.on_rate_sample(t, &s, &rtt);
+        assert!(b.inflight_hi.is_none(), "sent with {prior} delivered");
+    }
     // One of the Up's own packets.
     up_sample(&mut b, t, &mut d, 8_000_000, 0.03);
     assert_eq!(b.inflight_hi, Some(800_000 + b.quanta()));
@@ -857,7 +862,21 @@ fn a_probes_overflow_heard_after_the_up_still_ends_its_fast_growth() {
         b.bw_lo.is_none() && b.inflight_lo.is_none(),
         "not congestion"
     );
-    assert_eq!(b.mode, after, "the probe had already ended");
+    assert_eq!(
+        (b.mode, b.phase_start),
+        (after, phase_start),
+        "the probe had already ended: the phase goes on"
+    );
+    // A bound cut lower in the meantime (another flow's queue) stands.
+    let (mut b, mut t, mut d) = cruising(8_000_000);
+    until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
+    while b.mode == Mode::ProbeBw(Phase::Up) {
+        lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 1);
+    }
+    b.inflight_hi = Some(400_000);
+    up_sample(&mut b, t, &mut d, 8_000_000, 0.03);
+    assert_eq!(b.inflight_hi, Some(400_000));
+    assert_eq!(b.up_growth, UpGrowth::Gentle);
     // The same loss once no probe's packets are being acknowledged.
     let (mut b, mut t, mut d) = cruising(8_000_000);
     lossy_rounds(&mut b, &mut t, &mut d, 8_000_000, 0.0, 2);
