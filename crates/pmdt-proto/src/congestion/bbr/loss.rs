@@ -186,6 +186,9 @@ impl Bbr {
                 rtt_us = rs.rtt.as_micros() as u64,
                 min_rtt_us = self.min_rtt.unwrap_or_default().as_micros() as u64,
                 bw = self.max_bw,
+                rounds = self.round_count,
+                cwnd = self.cwnd,
+                credit_limited = rs.is_credit_limited,
                 "bbr: Startup ends on loss"
             );
             // The estimate lags Startup's rate by a round, and the flight the
@@ -202,6 +205,15 @@ impl Bbr {
         }
         self.congested_at = Some(now);
         if !self.congested_in_round {
+            tracing::debug!(
+                lost = rs.lost,
+                delivered = rs.delivered,
+                tx_in_flight = rs.tx_in_flight,
+                rtt_us = rs.rtt.as_micros() as u64,
+                mode = ?self.mode,
+                bw = self.bw(),
+                "bbr: congestion of its own"
+            );
             // Once per round, at the first signal (BBRv3 waits for the round's end;
             // acting now saves a round, which at a collapsed rate and a full queue
             // is a long one).

@@ -410,6 +410,10 @@ pub(crate) struct Bbr {
     /// The round from which Startup's early rounds count: the first whose
     /// sample the application did not hold back.
     startup_unheld_round: Option<u64>,
+    /// The deepest queue (smallest RTT over the minimum) of Startup's rounds
+    /// from the first unheld one up to the last that ended: another flow's
+    /// queue, where one stood (see `Bbr::startup_queue_doubled`).
+    startup_deepest_queue: Duration,
     /// Smallest RTT sample of the current, the previous round and the one
     /// before it (whether Startup's last round grew the queue).
     round_min_rtt: Option<Duration>,
@@ -504,6 +508,7 @@ impl Bbr {
             shared_regrow_step: None,
             round_max_tx_in_flight: 0,
             startup_unheld_round: None,
+            startup_deepest_queue: Duration::ZERO,
             round_min_rtt: None,
             prev_round_min_rtt: None,
             round_min_rtt_before: None,
