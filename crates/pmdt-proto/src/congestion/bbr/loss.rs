@@ -180,6 +180,26 @@ impl Bbr {
         let target = self.bdp_multiple(1.0).max(self.min_cwnd());
         let hi = ((rs.tx_in_flight as f64).max(target as f64 * BETA) as u64).max(self.min_cwnd());
         if self.mode == Mode::Startup {
+            if self.startup_random_loss().is_none() {
+                // Too few datagrams yet to know the path's random loss: one
+                // round's loss may be another flow's overflow that this
+                // flow's first small flights happened into. A joiner at
+                // 1 Gbit/s × 40 ms lost 6 of 24 datagrams in its second
+                // round, left Startup at 4.6 Mbit/s, and still had 10 % of
+                // the link 10 s later. It ends Startup on loss in a second
+                // round trip (a flow alone on a small pipe overshoots by a round
+                // of a small flight). A sample's loss counts every loss
+                // declared since its packet left: only packets sent after
+                // the first signal carry a second one.
+                match self.startup_loss_at {
+                    Some(delivered) if rs.prior_delivered >= delivered => {}
+                    Some(_) => return,
+                    None => {
+                        self.startup_loss_at = Some(rs.total_delivered);
+                        return;
+                    }
+                }
+            }
             tracing::debug!(
                 lost = rs.lost,
                 delivered = rs.delivered,

@@ -414,6 +414,9 @@ pub(crate) struct Bbr {
     /// from the first unheld one up to the last that ended: another flow's
     /// queue, where one stood (see `Bbr::startup_queue_doubled`).
     startup_deepest_queue: Duration,
+    /// The bytes delivered when Startup first lost too much while the
+    /// path's random loss was not known yet (see `Bbr::on_inflight_too_high`).
+    startup_loss_at: Option<u64>,
     /// Smallest RTT sample of the current, the previous round and the one
     /// before it (whether Startup's last round grew the queue).
     round_min_rtt: Option<Duration>,
@@ -509,6 +512,7 @@ impl Bbr {
             round_max_tx_in_flight: 0,
             startup_unheld_round: None,
             startup_deepest_queue: Duration::ZERO,
+            startup_loss_at: None,
             round_min_rtt: None,
             prev_round_min_rtt: None,
             round_min_rtt_before: None,

@@ -115,6 +115,40 @@ fn a_queue_while_the_rate_still_doubles_does_not_end_startup() {
     );
 }
 
+/// A joiner's Startup sees the queue other flows keep come and go (6.4 ms in
+/// its first rounds, then none, then 2.8 and 6.6 ms: their probes, their
+/// yields): a queue twice the round before's is not its own while it is no
+/// deeper than what stood before; its own doubling queue, past twice the
+/// deepest, ends Startup.
+#[test]
+fn a_joiners_startup_does_not_end_on_the_queue_others_keep() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let mut rate = 1_000_000;
+    let mut round = |b: &mut Bbr, rtt_us: u64| {
+        t += Duration::from_micros(rtt_us);
+        let prior = d;
+        d += rate / 10;
+        let mut s = sample(rate, prior, d, 100, rate / 10);
+        s.rtt = Duration::from_micros(rtt_us);
+        b.on_rate_sample(t, &s, &rtt);
+        rate *= 2;
+    };
+    for rtt_us in [
+        100_000, 106_400, 101_700, 104_700, 100_000, 102_800, 106_600, 100_500,
+    ] {
+        round(&mut b, rtt_us);
+        assert_eq!(b.mode, Mode::Startup, "after a round of {rtt_us} µs");
+    }
+    // Its own queue: 14 ms (over twice the deepest, 6.6), judged a round
+    // later.
+    round(&mut b, 114_000);
+    round(&mut b, 128_000);
+    assert!(b.full_bw_reached, "its own queue doubled past the others'");
+}
+
 /// A queue that stays as it was ends Startup once the estimate stopped
 /// growing (a sender that cannot double its flight), sooner than the three
 /// rounds of no growth that end it without a queue.
@@ -628,6 +662,38 @@ fn startup_ends_on_loss_beyond_the_paths_random_loss_only() {
     assert_eq!(b.mode, Mode::Startup, "random loss and a small queue");
     queued(&mut b, &mut t, &mut d, 1_600_000, 0.30);
     assert!(b.full_bw_reached, "the queue overflowed");
+    assert_ne!(b.mode, Mode::Startup);
+}
+
+/// A joiner's first small flights fall into another flow's overflow: 6 of
+/// 24 datagrams lost, with too few datagrams yet to know the path's random
+/// loss. That alone does not end Startup, nor do later samples of packets
+/// sent before it (they carry the same losses); a second loss as high, in
+/// packets sent after the first, does.
+#[test]
+fn a_first_small_flights_loss_ends_startup_only_if_it_recurs() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    let rtt = RttEstimator::new(Duration::from_millis(40));
+    let mut lossy = |b: &mut Bbr, prior: u64, delivered: u64, lost: u64| {
+        t += Duration::from_millis(20);
+        d += delivered;
+        let mut s = sample(delivered * 25, prior, d, 40, delivered);
+        s.delivered = delivered;
+        s.newly_acked = delivered;
+        s.newly_lost = lost;
+        s.lost = lost;
+        b.on_rate_sample(t, &s, &rtt);
+        d
+    };
+    let first = lossy(&mut b, 0, 10_000, 0);
+    let signal = lossy(&mut b, first, 18_000, 6_000);
+    assert_eq!(b.mode, Mode::Startup, "one flight's loss");
+    lossy(&mut b, signal - 1_000, 2_000, 6_000);
+    assert_eq!(b.mode, Mode::Startup, "the same losses, a later sample");
+    lossy(&mut b, signal, 18_000, 6_000);
+    assert!(b.full_bw_reached, "the loss recurred");
     assert_ne!(b.mode, Mode::Startup);
 }
 
