@@ -223,14 +223,7 @@ impl Bbr {
         if !self.overshoot.is_behind(rs) {
             return;
         }
-        // Beside other flows (a check found another's queue lately), such loss
-        // may be another flow's overshoot (a joiner's Startup overflowing the
-        // queue) that a small flow's samples felt most: it lowers the bounds
-        // as below, but does not make the flow drain the others' queue and
-        // stop climbing for `OWN_CONGESTION_MEMORY`.
-        if !self.shares_the_bottleneck(now) {
-            self.congested_at = Some(now);
-        }
+        self.congested_at = Some(now);
         if !self.congested_in_round {
             tracing::debug!(
                 lost = rs.lost,
