@@ -19,7 +19,7 @@ const FULL_BW_COUNT: u32 = 3;
 const STARTUP_EARLY_ROUNDS: u64 = 3;
 /// Datagrams Startup's queue-free rounds must have carried before their loss rate
 /// counts as the path's random loss (at 5 % loss, 200 datagrams lose 10 ± 3).
-const MIN_STARTUP_LOSS_SAMPLE: u64 = 200;
+pub(super) const MIN_STARTUP_LOSS_SAMPLE: u64 = 200;
 
 impl Bbr {
     /// The initial window's train measured the bottleneck at `rate`: the next
