@@ -181,30 +181,32 @@ impl Bbr {
         let target = self.bdp_multiple(1.0).max(self.min_cwnd());
         let hi = ((rs.tx_in_flight as f64).max(target as f64 * BETA) as u64).max(self.min_cwnd());
         if self.mode == Mode::Startup {
-            if rs.total_delivered < MIN_STARTUP_LOSS_SAMPLE * self.mss {
-                // The first flights are too small to tell: one round's loss
-                // may be another flow's overflow that they happened into. A
-                // joiner at 1 Gbit/s × 40 ms lost 6 of 24 datagrams in its
-                // second round, left Startup at 4.6 Mbit/s, and still had
-                // 10 % of the link 10 s later. Until that many datagrams
-                // were delivered, it ends Startup on loss in a second round
-                // trip (a flow alone on a small pipe overshoots by a round of
-                // a small flight). Not for longer: a joiner's every round
-                // shows the others' queue, so its random loss stays unknown,
-                // and waiting for a second signal from flights of 1-2 MB
-                // overflowed the queue for every flow (four flows joining
-                // through pmdt-wanem: Jain 0.827-0.998, 5 of 13 runs under
-                // 0.95, against 1 of 12 without it). A sample's loss counts
-                // every loss declared since its packet left: only packets
-                // sent after the first signal carry a second one.
-                match self.startup_loss_at {
-                    Some(delivered) if rs.prior_delivered >= delivered => {}
-                    Some(_) => return,
-                    None => {
-                        self.startup_loss_at = Some(rs.total_delivered);
-                        return;
-                    }
+            // The first flights are too small to tell: one round's loss
+            // may be another flow's overflow that they happened into. A
+            // joiner at 1 Gbit/s × 40 ms lost 6 of 24 datagrams in its
+            // second round, left Startup at 4.6 Mbit/s, and still had
+            // 10 % of the link 10 s later. Within its first
+            // `MIN_STARTUP_LOSS_SAMPLE` datagrams delivered, it ends
+            // Startup on loss in a second round trip (a flow alone on a small pipe overshoots by a round of
+            // a small flight). Not for longer: a joiner's every round
+            // shows the others' queue, so its random loss stays unknown,
+            // and waiting for a second signal from flights of 1-2 MB
+            // overflowed the queue for every flow (four flows joining
+            // through pmdt-wanem: Jain 0.827-0.998, 5 of 13 runs under
+            // 0.95, against 1 of 12 without it). A sample's loss counts
+            // every loss declared since its packet left: samples of
+            // packets sent before the first signal carry its losses
+            // again, and are not a second one (packets sent after it
+            // carry only losses declared later: mostly their own
+            // round's, and the first burst's tail).
+            match self.startup_loss_at {
+                Some(delivered) if rs.prior_delivered < delivered => return,
+                Some(_) => {}
+                None if rs.total_delivered < MIN_STARTUP_LOSS_SAMPLE * self.mss => {
+                    self.startup_loss_at = Some(rs.total_delivered);
+                    return;
                 }
+                None => {}
             }
             tracing::debug!(
                 lost = rs.lost,

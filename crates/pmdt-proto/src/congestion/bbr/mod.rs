@@ -57,7 +57,8 @@
 //! Startup ends on its own overshoot too: loss while the latest RTT shows any
 //! queue (a shallow buffer overflows within a round), beyond the random loss
 //! Startup's queue-free rounds showed (once they carried enough datagrams to
-//! tell; before, only loss no random loss explains). The repair of that overshoot
+//! tell; before, only loss no random loss explains, and in its first 200
+//! datagrams only if it recurs). The repair of that overshoot
 //! (Drain, retransmissions) is not taken for congestion, ProbeBW probes at once
 //! after such an exit, and Up starts over while it keeps finding bandwidth, so an
 //! estimate a round behind Startup's rate catches up in rounds, not probe cycles. Rounds the receiver's credit limited do
@@ -410,12 +411,16 @@ pub(crate) struct Bbr {
     /// The round from which Startup's early rounds count: the first whose
     /// sample the application did not hold back.
     startup_unheld_round: Option<u64>,
-    /// The deepest queue (smallest RTT over the minimum) of Startup's rounds
-    /// from the first unheld one up to the last that ended: another flow's
-    /// queue, where one stood (see `Bbr::startup_queue_doubled`).
-    startup_deepest_queue: Duration,
-    /// The bytes delivered when Startup first lost too much while the
-    /// path's random loss was not known yet (see `Bbr::on_inflight_too_high`).
+    /// The largest smallest-RTT of Startup's rounds from the first unheld one
+    /// up to the one before the last that ended: the deepest queue they
+    /// showed, judged against the minimum RTT as it is now (a joiner's first
+    /// samples may sit in the others' queue, and its minimum falls later).
+    /// See `Bbr::startup_queue_doubled`.
+    startup_deepest_round_rtt: Option<Duration>,
+    /// The bytes delivered when Startup first lost too much within its first
+    /// [`MIN_STARTUP_LOSS_SAMPLE`] datagrams (see `Bbr::on_inflight_too_high`).
+    ///
+    /// [`MIN_STARTUP_LOSS_SAMPLE`]: startup::MIN_STARTUP_LOSS_SAMPLE
     startup_loss_at: Option<u64>,
     /// Smallest RTT sample of the current, the previous round and the one
     /// before it (whether Startup's last round grew the queue).
@@ -511,7 +516,7 @@ impl Bbr {
             shared_regrow_step: None,
             round_max_tx_in_flight: 0,
             startup_unheld_round: None,
-            startup_deepest_queue: Duration::ZERO,
+            startup_deepest_round_rtt: None,
             startup_loss_at: None,
             round_min_rtt: None,
             prev_round_min_rtt: None,

@@ -18,7 +18,9 @@ const FULL_BW_COUNT: u32 = 3;
 /// only what the application had written yet).
 const STARTUP_EARLY_ROUNDS: u64 = 3;
 /// Datagrams Startup's queue-free rounds must have carried before their loss rate
-/// counts as the path's random loss (at 5 % loss, 200 datagrams lose 10 ± 3).
+/// counts as the path's random loss (at 5 % loss, 200 datagrams lose 10 ± 3);
+/// and the first datagrams delivered, whose loss ends Startup only if it
+/// recurs (see `Bbr::on_inflight_too_high`): flights that small say little.
 pub(super) const MIN_STARTUP_LOSS_SAMPLE: u64 = 200;
 
 impl Bbr {
@@ -116,12 +118,13 @@ impl Bbr {
         // 2 % of the link for 20 s). Later the estimate need not stop growing:
         // waiting for that too let Startup overshoot a shallow buffer by
         // another round (1 Gbit/s × 200 ms at 5 % loss: 80 % of the link in
-        // steady state instead of 86 %). But the queue must have at least
-        // doubled over the round, as this flow's own doubling flight makes it
-        // ([`Self::startup_queue_doubled`]) while the estimate still grows: a
-        // queue other flows keep does not. A queue that appears in a round
-        // after none ends Startup at once, as before, and so does any queue
-        // once the estimate stopped growing (a sender its CPU, the
+        // steady state instead of 86 %). But while the estimate still grows
+        // the queue must be twice the round before's and twice the deepest
+        // of the earlier rounds, as this flow's own doubling flight makes it
+        // ([`Self::startup_queue_doubled`]): a queue other flows keep does
+        // not. A queue that appears after rounds that showed none ends
+        // Startup at once, as before, and so does any queue once the
+        // estimate stopped growing (a sender its CPU, the
         // application or the credit holds back does not double its flight,
         // and would stay in Startup at 2.77 × its estimate: with the doubling
         // test alone, one CI run's debug-build sender through pmdt-wanem at
@@ -131,9 +134,8 @@ impl Bbr {
             .startup_unheld_round
             .is_some_and(|r| self.round_count > r)
         {
-            self.startup_deepest_queue = self
-                .startup_deepest_queue
-                .max(self.queue_in(self.prev_round_min_rtt));
+            self.startup_deepest_round_rtt =
+                self.startup_deepest_round_rtt.max(self.prev_round_min_rtt);
         }
         let growing = self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH;
         let early_growth = self
@@ -183,7 +185,7 @@ impl Bbr {
 
     /// Whether the last round's queue (its smallest RTT over the minimum) is at
     /// least twice the round before's and twice the deepest of the Startup
-    /// rounds before it (`startup_deepest_queue`): Startup's own overshoot
+    /// rounds before it (`startup_deepest_round_rtt`): Startup's own overshoot
     /// doubles the queue each round (the flight doubles into a full pipe, and
     /// the queue only grows), while a queue other flows keep stands or comes
     /// and goes whatever this one sends. A flow that joined a busy bottleneck
@@ -199,7 +201,7 @@ impl Bbr {
         let last = self.queue_in(self.prev_round_min_rtt);
         let before = self
             .queue_in(self.round_min_rtt_before)
-            .max(self.startup_deepest_queue);
+            .max(self.queue_in(self.startup_deepest_round_rtt));
         last >= before * 2
     }
 

@@ -149,6 +149,35 @@ fn a_joiners_startup_does_not_end_on_the_queue_others_keep() {
     assert!(b.full_bw_reached, "its own queue doubled past the others'");
 }
 
+/// A joiner's first samples may sit in the others' queue: its minimum RTT
+/// falls when that queue dips. The queue its earlier rounds saw is judged
+/// against the minimum as it is now, so the others' 6.4 ms coming back does
+/// not end Startup.
+#[test]
+fn a_joiners_startup_judges_earlier_rounds_against_the_minimum_as_it_falls() {
+    let mut b = Bbr::new(1000);
+    let mut t = Instant::now();
+    let mut d = 0;
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    let mut rate = 1_000_000;
+    let mut round = |b: &mut Bbr, rtt_us: u64| {
+        t += Duration::from_micros(rtt_us);
+        let prior = d;
+        d += rate / 10;
+        let mut s = sample(rate, prior, d, 100, rate / 10);
+        s.rtt = Duration::from_micros(rtt_us);
+        b.on_rate_sample(t, &s, &rtt);
+        rate *= 2;
+    };
+    for rtt_us in [
+        106_400, 106_400, 106_500, 106_400, 100_000, 100_300, 106_400, 100_500,
+    ] {
+        round(&mut b, rtt_us);
+        assert_eq!(b.mode, Mode::Startup, "after a round of {rtt_us} µs");
+    }
+    assert!(!b.full_bw_reached);
+}
+
 /// A queue that stays as it was ends Startup once the estimate stopped
 /// growing (a sender that cannot double its flight), sooner than the three
 /// rounds of no growth that end it without a queue.
@@ -692,6 +721,11 @@ fn a_first_small_flights_loss_ends_startup_only_if_it_recurs() {
     assert_eq!(b.mode, Mode::Startup, "one flight's loss");
     lossy(&mut b, signal - 1_000, 2_000, 6_000);
     assert_eq!(b.mode, Mode::Startup, "the same losses, a later sample");
+    // Past the first 200 datagrams, a sample of a packet sent before the
+    // signal still carries the same losses.
+    lossy(&mut b, signal, 250_000, 0);
+    lossy(&mut b, signal - 1_000, 2_000, 6_000);
+    assert_eq!(b.mode, Mode::Startup, "the same losses, past 200 datagrams");
     lossy(&mut b, signal, 18_000, 6_000);
     assert!(b.full_bw_reached, "the loss recurred");
     assert_ne!(b.mode, Mode::Startup);
