@@ -187,8 +187,9 @@ impl Bbr {
             // second round, left Startup at 4.6 Mbit/s, and still had
             // 10 % of the link 10 s later. Within its first
             // `MIN_STARTUP_LOSS_SAMPLE` datagrams delivered, it ends
-            // Startup on loss in a second round trip (a flow alone on a small pipe overshoots by a round of
-            // a small flight). Not for longer: a joiner's every round
+            // Startup on loss in a second round trip (a flow alone on a
+            // small pipe overshoots by a round of a small flight). Not for
+            // longer: a joiner's every round
             // shows the others' queue, so its random loss stays unknown,
             // and waiting for a second signal from flights of 1-2 MB
             // overflowed the queue for every flow (four flows joining
