@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::startup::MIN_STARTUP_LOSS_SAMPLE;
+use super::startup::{MAX_SMALL_FLIGHT_PACKETS, MIN_STARTUP_LOSS_SAMPLE};
 use super::{
     Bbr, Mode, Phase, ProbeFeedback, UpGrowth, BETA, HIGH_LOSS_THRESH, LOSS_FLOOR_ROUNDS,
     LOSS_THRESH, MAX_LOSS_FLOOR, QUEUE_RTT_FLOOR, STARTUP_QUEUE_RTT_FRACTION,
@@ -186,11 +186,12 @@ impl Bbr {
             // joiner at 1 Gbit/s × 40 ms lost 6 of 24 datagrams in its
             // second round, left Startup at 4.6 Mbit/s, and still had
             // 10 % of the link 10 s later. Within its first
-            // `MIN_STARTUP_LOSS_SAMPLE` datagrams delivered, it ends
-            // Startup on loss in a second round trip (a flow alone on a
-            // small pipe overshoots by a round of a small flight). Not for
-            // longer: a joiner's every round
-            // shows the others' queue, so its random loss stays unknown,
+            // `MIN_STARTUP_LOSS_SAMPLE` datagrams delivered, from a flight
+            // of at most `MAX_SMALL_FLIGHT_PACKETS`, it ends Startup on
+            // loss in a second round trip (a flow alone on a small pipe
+            // overshoots by a round of a small flight). Not for longer: a
+            // joiner's every round shows the others' queue, so its random
+            // loss stays unknown,
             // and waiting for a second signal from flights of 1-2 MB
             // overflowed the queue for every flow (four flows joining
             // through pmdt-wanem: Jain 0.827-0.998, 5 of 13 runs under
@@ -203,7 +204,9 @@ impl Bbr {
             match self.startup_loss_at {
                 Some(delivered) if rs.prior_delivered < delivered => return,
                 Some(_) => {}
-                None if rs.total_delivered < MIN_STARTUP_LOSS_SAMPLE * self.mss => {
+                None if rs.total_delivered < MIN_STARTUP_LOSS_SAMPLE * self.mss
+                    && rs.tx_in_flight <= MAX_SMALL_FLIGHT_PACKETS * self.mss =>
+                {
                     self.startup_loss_at = Some(rs.total_delivered);
                     return;
                 }
