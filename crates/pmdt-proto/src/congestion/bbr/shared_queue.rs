@@ -185,6 +185,14 @@ impl Bbr {
                 "bbr: drained a queue after own congestion"
             );
             self.queue_verdicts.drained += 1;
+            if self.queue_owner == QueueOwner::Another && self.shares_the_bottleneck(now) {
+                // The queue stood through the drain, and checks had found
+                // another flow's queue before: the loss was the shared
+                // queue's overflow (a joiner's Startup), not this flow's
+                // overshoot. The shared cuts and climbs resume.
+                tracing::debug!("bbr: the drained queue stood: the congestion was shared");
+                self.congested_at = None;
+            }
             self.queue_owner = QueueOwner::Unknown;
         } else if asked && self.queue_owner.verdict_round().is_none() {
             match self.queue_owner {

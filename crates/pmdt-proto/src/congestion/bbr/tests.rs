@@ -1293,6 +1293,46 @@ fn no_shared_cut_soon_after_own_congestion() {
     assert!(b.shared_cut_round.is_none(), "cut within 4 s");
 }
 
+/// Beside other flows (a check found another flow's queue), loss over the
+/// threshold may be the shared queue's overflow (a joiner's Startup) rather
+/// than this flow's overshoot: once a drain check finds the queue standing
+/// through it, the own-congestion memory ends and the shared cuts resume
+/// (through `pmdt-wanem`, flows joining 1 Gbit/s × 40 ms all took one such
+/// overflow for congestion of their own, and none cut or climbed for 4 s).
+#[test]
+fn beside_others_a_queue_that_stands_through_the_drain_ends_own_congestion() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    for _ in 0..5 {
+        if !b.shares_the_bottleneck(t) {
+            lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+        }
+    }
+    assert!(b.shares_the_bottleneck(t));
+    // The next probe meets the overflow: 5 % lost with 30 ms of queue,
+    // over the threshold.
+    while b.mode != Mode::ProbeBw(Phase::Up) {
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+    }
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 130, 0.05, 1);
+    let congested = t;
+    assert!(b.congested_lately(t), "no congestion");
+    // The queue stands (20 ms) through the rounds after it.
+    while b.congested_lately(t) && t.duration_since(congested) < Duration::from_secs(2) {
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 120, 0.0, 1);
+    }
+    assert!(b.model().queue_verdicts.drained >= 1, "{:?}", b.model());
+    assert!(
+        !b.congested_lately(t),
+        "still congested {:?} on",
+        t.duration_since(congested)
+    );
+    // The overflow that follows is cut to, well within 4 s.
+    let cut_before = b.shared_cut_round;
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 120, 0.03, 2);
+    assert_ne!(b.shared_cut_round, cut_before, "no cut to the overflow");
+}
+
 /// After a cut to a shared queue, Cruise regrows `inflight_hi` by 1, 2, 4
 /// … packets a round while it is what limits the flight: the same steps
 /// for every flow, whatever its share.
