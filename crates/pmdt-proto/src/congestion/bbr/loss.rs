@@ -235,9 +235,7 @@ impl Bbr {
         if !self.overshoot.is_behind(rs) {
             return;
         }
-        if !self.shares_the_bottleneck(now) {
-            self.congested_at = Some(now);
-        }
+        self.congested_at = Some(now);
         if !self.congested_in_round {
             tracing::debug!(
                 lost = rs.lost,

@@ -346,6 +346,7 @@ impl Bbr {
             || self
                 .shared_cut_round
                 .is_some_and(|r| self.round_count < r + SHARED_CUT_EVERY_ROUNDS)
+            || self.congested_lately(now)
         {
             return;
         }
@@ -353,7 +354,10 @@ impl Bbr {
         if queued.as_secs_f64() < self.deepest_queue().as_secs_f64() * SHARED_CUT_QUEUE_DEPTH {
             return;
         }
-        if !self.round_lost_beyond_random() {
+        let (datagrams, lost) = self.round_loss_packets();
+        if !self.round_lost_beyond_random()
+            || lost > datagrams * (self.loss_floor + SHARED_CUT_MAX_EXCESS)
+        {
             return;
         }
         let bound = self.inflight_hi.unwrap_or(self.cwnd);
