@@ -728,6 +728,7 @@ impl Controller for Bbr {
         if self.round_start {
             self.trace_round_end();
             let overflowed = self.round_lost_beyond_random();
+            self.update_queue_depth(now);
             self.cut_for_shared_queue(now);
             self.end_round_loss();
             self.end_round_bounds();
@@ -755,7 +756,6 @@ impl Controller for Bbr {
         self.validate_jump(now, rs);
         self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);
-        self.update_queue_depth(now, rs);
         if let Some(rate) = rs.train_rate {
             self.on_train_rate(rate);
         }

@@ -1266,6 +1266,36 @@ fn loss_with_a_queue_far_from_the_deepest_does_not_cut() {
     );
 }
 
+/// How deep the queue gets is what a round's every RTT showed, not a single
+/// late sample: through `pmdt-wanem` such samples put the deepest queue at
+/// 13.8-16 ms behind an 8.4 ms buffer, and most rounds that overflowed it
+/// were taken for a shallow queue's and not cut to.
+#[test]
+fn a_single_late_sample_does_not_make_an_overflow_shallow() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    for _ in 0..5 {
+        if !b.shares_the_bottleneck(t) {
+            lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+        }
+    }
+    assert!(b.shares_the_bottleneck(t));
+    // 10 ms of queue, and one sample of the round held up 30 ms more.
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+    t += Duration::from_millis(5);
+    let mut late = sample(rate, d - rate / 20, d, 140, rate / 10);
+    late.newly_acked = 0;
+    b.on_rate_sample(t, &late, &RttEstimator::new(Duration::from_millis(100)));
+    // The full queue overflows with 7 ms standing: a shared overflow.
+    assert!(b.shared_cut_round.is_none());
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 107, 0.03, 2);
+    assert!(
+        b.shared_cut_round.is_some(),
+        "no cut: deepest {:?}",
+        b.deepest_queue()
+    );
+}
+
 /// A flow that has not found another flow's queue lately does not cut to
 /// an overflow: on a lossy path, the queue a probe left and the probe's
 /// own losses looked like a shared queue's overflow.
