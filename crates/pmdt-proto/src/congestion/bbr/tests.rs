@@ -1208,6 +1208,19 @@ fn cruising_with_random_loss(rate: u64, loss: f64) -> (Bbr, Instant, u64) {
     (b, t, d)
 }
 
+/// A controller cruising at `rate` beside another flow: 10 ms of queue
+/// stood through its check (another flow's), lossless.
+fn sharing_a_queue(rate: u64) -> (Bbr, Instant, u64) {
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    for _ in 0..5 {
+        if !b.shares_the_bottleneck(t) {
+            lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
+        }
+    }
+    assert!(b.shares_the_bottleneck(t));
+    (b, t, d)
+}
+
 /// A queue that stands through Cruise rounds and overflows (more loss than
 /// the path's random loss explains, but not a flow's own overshoot's) is
 /// the flows' together: `inflight_hi` is cut to [`BETA`] of the round's
@@ -1273,13 +1286,7 @@ fn loss_with_a_queue_far_from_the_deepest_does_not_cut() {
 #[test]
 fn a_single_late_sample_does_not_make_an_overflow_shallow() {
     let rate = 8_000_000;
-    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
-    for _ in 0..5 {
-        if !b.shares_the_bottleneck(t) {
-            lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
-        }
-    }
-    assert!(b.shares_the_bottleneck(t));
+    let (mut b, mut t, mut d) = sharing_a_queue(rate);
     // 10 ms of queue, and one sample of the round held up 30 ms more.
     lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
     t += Duration::from_millis(5);
@@ -1332,13 +1339,7 @@ fn no_shared_cut_soon_after_own_congestion() {
 #[test]
 fn beside_others_a_queue_that_stands_through_the_drain_ends_own_congestion() {
     let rate = 8_000_000;
-    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
-    for _ in 0..5 {
-        if !b.shares_the_bottleneck(t) {
-            lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
-        }
-    }
-    assert!(b.shares_the_bottleneck(t));
+    let (mut b, mut t, mut d) = sharing_a_queue(rate);
     // The next probe meets the overflow: 5 % lost with 30 ms of queue,
     // over the threshold.
     while b.mode != Mode::ProbeBw(Phase::Up) {
@@ -1369,14 +1370,7 @@ fn beside_others_a_queue_that_stands_through_the_drain_ends_own_congestion() {
 #[test]
 fn after_a_shared_cut_cruise_regrows_inflight_hi_in_equal_steps() {
     let rate = 8_000_000;
-    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
-    // A queue that stands through the check: another flow's.
-    for _ in 0..5 {
-        if !b.shares_the_bottleneck(t) {
-            lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.0, 1);
-        }
-    }
-    assert!(b.shares_the_bottleneck(t));
+    let (mut b, mut t, mut d) = sharing_a_queue(rate);
     lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
     let hi0 = b.inflight_hi.expect("no cut");
     let rtt = RttEstimator::new(Duration::from_millis(100));
