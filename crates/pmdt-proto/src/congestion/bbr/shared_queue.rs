@@ -35,8 +35,8 @@ const SHARED_CUT_SIGMAS: f64 = 4.0;
 /// queue's overflow costs each flow 0.2-3 % of a round.
 const SHARED_CUT_MAX_EXCESS: f64 = 0.05;
 /// A round's every RTT must show at least this share of the deepest queue
-/// that stood through a round lately ([`QUEUE_DEPTH_SLOT`]) for its loss to count as a shared
-/// queue's overflow: a drop-tail queue drops only when full. Four flows
+/// that stood through a round lately ([`QUEUE_DEPTH_SLOT`]) for its loss to
+/// count as a shared queue's overflow: a drop-tail queue drops only when full. Four flows
 /// joining 1 Gbit/s × 40 ms lost in rounds whose smallest RTT showed 5.3-8.4
 /// ms of the 8.4 ms queue; one flow at 100 Mbit/s × 100 ms with 1 % random
 /// loss lost its usual share in rounds with 2 ms of its own queue (of the
@@ -509,8 +509,8 @@ impl Bbr {
     /// deepest-queue slots. A round's smallest RTT, not every sample's: single
     /// samples held up by the processes' scheduling put the deepest queue at
     /// 13.8-16 ms behind pmdt-wanem's 8.4 ms buffer (1 MiB at 1 Gbit/s), and
-    /// two thirds of the rounds in which four flows joining it overflowed it
-    /// (round minima of 5-8 ms) were too shallow to cut to.
+    /// 37 % of the rounds in which four flows joining it overflowed it (round
+    /// minima of 5-8 ms) were too shallow to cut to (7-10 % since).
     pub(super) fn update_queue_depth(&mut self, now: Instant) {
         let Some(round_min) = self.round_min_rtt else {
             return;
