@@ -191,11 +191,10 @@ impl Bbr {
             // loss in a second round trip (a flow alone on a small pipe
             // overshoots by a round of a small flight). Not for longer: a
             // joiner's every round shows the others' queue, so its random
-            // loss stays unknown,
-            // and waiting for a second signal from flights of 1-2 MB
-            // overflowed the queue for every flow (four flows joining
-            // through pmdt-wanem: Jain 0.827-0.998, 5 of 13 runs under
-            // 0.95, against 1 of 12 without it). A sample's loss counts
+            // loss stays unknown, and waiting for a second signal from
+            // flights of 1-2 MB overflowed the queue for every flow (four
+            // flows joining through pmdt-wanem: Jain 0.827-0.998, 5 of 13
+            // runs under 0.95, against 1 of 12 without it). A sample's loss counts
             // every loss declared since its packet left: samples of
             // packets sent before the first signal carry its losses
             // again, and are not a second one (packets sent after it
