@@ -31,6 +31,52 @@ pub(super) const MIN_STARTUP_LOSS_SAMPLE: u64 = 200;
 /// together, and waiting for a second signal gave Jain 0.931 instead of
 /// 0.995 in the simulator.
 pub(super) const MAX_SMALL_FLIGHT_PACKETS: u64 = 64;
+/// Startup's pacing gain while its pace is conservative (HyStart++'s
+/// Conservative Slow Start, RFC 9406, grows the window by a quarter of slow
+/// start's rate): the flight grows 1.25× a round instead of doubling.
+const CONSERVATIVE_PACING_GAIN: f64 = 1.25;
+/// Growth of the estimate over a round that counts as "still growing" while
+/// Startup's pace is conservative: most of what its gain can give.
+const CONSERVATIVE_FULL_BW_THRESH: f64 = 1.1;
+
+/// How fast Startup sends: HyStart++'s answer (RFC 9406) to a delay signal
+/// that may be other flows' queue. A queue that doubled while this flow's
+/// rate still grew is its own overshoot when it is alone, or the queue others
+/// keep coming and going when it joined a busy bottleneck: the two look the
+/// same to one flow (Little's law ties its flight, rate and RTT together
+/// whoever queues), and ending Startup on the second left a joiner at 18-35
+/// Mbit/s of a 1 Gbit/s link shared by three, to climb back additively for
+/// ten seconds. Startup slows down instead of ending: a flow whose queue it
+/// is stops gaining within a round (the pipe is full) and ends Startup then;
+/// a joiner keeps gaining, or sees the queue go, and goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum StartupPace {
+    /// Startup's gain: the flight doubles each round.
+    Full,
+    /// [`CONSERVATIVE_PACING_GAIN`] since a queue appeared while the rate
+    /// still grew; a round without a queue goes back to the full pace, a
+    /// round that grew less than [`CONSERVATIVE_FULL_BW_THRESH`] beside the
+    /// queue ends Startup.
+    Conservative,
+}
+
+impl StartupPace {
+    /// Startup's pacing gain at this pace.
+    pub(super) fn pacing_gain(self) -> f64 {
+        match self {
+            Self::Full => STARTUP_PACING_GAIN,
+            Self::Conservative => CONSERVATIVE_PACING_GAIN,
+        }
+    }
+
+    /// Growth over a round that counts as "still growing" at this pace.
+    fn growth_thresh(self) -> f64 {
+        match self {
+            Self::Full => FULL_BW_THRESH,
+            Self::Conservative => CONSERVATIVE_FULL_BW_THRESH,
+        }
+    }
+}
 
 impl Bbr {
     /// The initial window's train measured the bottleneck at `rate`: the next
@@ -146,30 +192,53 @@ impl Bbr {
             self.startup_deepest_round_rtt =
                 self.startup_deepest_round_rtt.max(self.prev_round_min_rtt);
         }
-        let growing = self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH;
+        let thresh = self.startup_pace.growth_thresh();
+        let growing = self.max_bw as f64 >= self.full_bw as f64 * thresh;
         let early_growth = self
             .startup_unheld_round
             .is_none_or(|r| self.round_count < r + STARTUP_EARLY_ROUNDS)
             && growing;
-        if !early_growth
-            && self
-                .prev_round_min_rtt
-                .is_some_and(|r| self.queue_visible(r))
-            && (!growing || doubled)
-        {
+        let queued = self
+            .prev_round_min_rtt
+            .is_some_and(|r| self.queue_visible(r));
+        if self.startup_pace == StartupPace::Conservative && !queued {
             tracing::debug!(
                 bw = self.max_bw,
-                full_bw = self.full_bw,
                 rounds = self.round_count,
-                queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
-                cwnd = self.cwnd,
-                in_flight = self.bytes_in_flight,
-                credit_limited = rs.is_credit_limited,
-                app_limited = rs.is_app_limited,
-                "bbr: Startup ends: a round's every RTT showed a queue"
+                "bbr: Startup's full pace again: the queue went"
             );
-            self.full_bw_reached = true;
-            return;
+            self.set_startup_pace(StartupPace::Full);
+        } else if !early_growth && queued && (!growing || doubled) {
+            if growing && self.startup_pace == StartupPace::Full {
+                tracing::debug!(
+                    bw = self.max_bw,
+                    full_bw = self.full_bw,
+                    rounds = self.round_count,
+                    queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
+                    in_flight = self.bytes_in_flight,
+                    "bbr: Startup's pace conservative: a queue doubled while the rate grew"
+                );
+                self.set_startup_pace(StartupPace::Conservative);
+                self.full_bw = self.max_bw;
+                self.full_bw_count = 0;
+                return;
+            }
+            if !growing {
+                tracing::debug!(
+                    bw = self.max_bw,
+                    full_bw = self.full_bw,
+                    rounds = self.round_count,
+                    queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
+                    cwnd = self.cwnd,
+                    in_flight = self.bytes_in_flight,
+                    credit_limited = rs.is_credit_limited,
+                    app_limited = rs.is_app_limited,
+                    conservative = self.startup_pace == StartupPace::Conservative,
+                    "bbr: Startup ends: a round's every RTT showed a queue"
+                );
+                self.full_bw_reached = true;
+                return;
+            }
         }
         // A round the application or the receiver's credit held back says nothing
         // about the pipe (a credit still growing with the flow at high loss would
@@ -177,7 +246,7 @@ impl Bbr {
         if rs.is_app_limited || rs.is_credit_limited {
             return;
         }
-        if self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH {
+        if growing {
             self.full_bw = self.max_bw;
             self.full_bw_count = 0;
             return;
@@ -189,6 +258,14 @@ impl Bbr {
                 "bbr: Startup ends: the bandwidth stopped growing"
             );
             self.full_bw_reached = true;
+        }
+    }
+
+    /// Startup at `pace` (its gain; the pacer may slow down at once).
+    fn set_startup_pace(&mut self, pace: StartupPace) {
+        self.startup_pace = pace;
+        if self.mode == Mode::Startup {
+            self.pacing_gain = pace.pacing_gain();
         }
     }
 

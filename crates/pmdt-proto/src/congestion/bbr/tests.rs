@@ -80,9 +80,11 @@ fn startup_exits_when_bandwidth_stops_growing_then_probes() {
 /// In Startup's first rounds, every RTT of a round above the minimum ends
 /// Startup only once the estimate stops doubling: another flow's queue (or
 /// a first round the peer was slow to acknowledge) while this flow's rate
-/// still doubles does not. Later a queue ends it once it doubled over a round
-/// (this flow's flight doubling into a full pipe); a queue that stands as it
-/// was (other flows') does not.
+/// still doubles does not. Later a queue that doubled over a round while the
+/// rate grew (this flow's flight doubling into a full pipe, or others'
+/// queue coming and going) slows Startup to its conservative pace, and the
+/// next round that does not grow beside the queue ends it; a queue that
+/// stands as it was (other flows') does neither.
 #[test]
 fn a_queue_while_the_rate_still_doubles_does_not_end_startup() {
     let mut b = Bbr::new(1000);
@@ -109,31 +111,80 @@ fn a_queue_while_the_rate_still_doubles_does_not_end_startup() {
     // The round's RTT is judged at the next round's start.
     round(&mut b, 16_000_000, 120);
     round(&mut b, 32_000_000, 120);
+    assert!(!b.full_bw_reached);
+    assert_eq!(
+        b.startup_pace,
+        StartupPace::Conservative,
+        "a queue that doubled past the first rounds while the rate grew"
+    );
+    assert!(b.pacing_gain < 1.5, "paced at {}", b.pacing_gain);
+    // The pipe is full: the rate stops growing beside the queue.
+    round(&mut b, 32_000_000, 140);
     assert!(
         b.full_bw_reached,
-        "a queue that doubled past the first rounds"
+        "a round that did not grow beside the queue"
     );
 }
 
 /// A joiner's Startup sees the queue other flows keep come and go (6.4 ms in
 /// its first rounds, then none, then 2.8 and 6.6 ms: their probes, their
 /// yields): a queue twice the round before's is not its own while it is no
-/// deeper than what stood before; its own doubling queue, past twice the
-/// deepest, ends Startup.
+/// deeper than what stood before; a queue past twice the deepest slows
+/// Startup while the rate grows, and ends it once the rate stops growing.
 #[test]
 fn a_joiners_startup_does_not_end_on_the_queue_others_keep() {
     let mut rounds = DoublingRounds::new();
     rounds.stay_in_startup(&[
         100_000, 106_400, 101_700, 104_700, 100_000, 102_800, 106_600, 100_500,
     ]);
+    assert_eq!(rounds.b.startup_pace, StartupPace::Full);
     // Its own queue: 14 ms (over twice the deepest, 6.6), judged a round
     // later.
     rounds.round(114_000);
     rounds.round(128_000);
+    assert_eq!(rounds.b.startup_pace, StartupPace::Conservative);
+    // The pipe is full: a round at the rate before, the queue deeper.
+    rounds.rate /= 2;
+    rounds.round(140_000);
     assert!(
         rounds.b.full_bw_reached,
-        "its own queue doubled past the others'"
+        "its own queue doubled past the others' and the rate stopped growing"
     );
+}
+
+/// A joiner whose Startup slowed on the others' queue: its rate still grows
+/// at the conservative pace (it takes its share), so Startup goes on; a
+/// round without a queue (theirs drained) brings the full pace back. The
+/// slowed pace paces at 1.25 × the estimate at once (not at the higher rate
+/// the full one had reached).
+#[test]
+fn a_joiners_conservative_startup_goes_on_while_it_gains_and_speeds_up_once_the_queue_goes() {
+    let mut rounds = DoublingRounds::new();
+    rounds.stay_in_startup(&[100_000, 100_500, 100_000, 100_400, 100_200, 101_000]);
+    // The others' queue comes: 2.6 ms, then 5.5 ms while the rate doubles.
+    rounds.round(102_600);
+    rounds.round(105_500);
+    assert_eq!(rounds.b.startup_pace, StartupPace::Conservative);
+    let (paced, bw) = (rounds.b.pacing_rate.unwrap(), rounds.b.max_bw);
+    assert!(
+        paced as f64 <= bw as f64 * 1.25,
+        "paced at {paced} with an estimate of {bw}"
+    );
+    // Rounds that grow 1.2× beside a standing queue.
+    let mut rate = rounds.b.max_bw;
+    for _ in 0..4 {
+        rate = rate * 6 / 5;
+        rounds.rate = rate;
+        rounds.round(105_000);
+        assert!(!rounds.b.full_bw_reached, "Startup ended while it gained");
+        assert_eq!(rounds.b.startup_pace, StartupPace::Conservative);
+    }
+    // Their queue drained.
+    rounds.round(100_300);
+    rounds.round(100_300);
+    assert_eq!(rounds.b.startup_pace, StartupPace::Full);
+    assert_eq!(rounds.b.pacing_gain, STARTUP_PACING_GAIN);
+    assert!(!rounds.b.full_bw_reached);
 }
 
 /// Startup rounds whose delivery rate doubles each round, one sample each,
