@@ -56,8 +56,12 @@ pub(super) enum StartupPace {
     /// [`CONSERVATIVE_PACING_GAIN`] since a queue appeared while the rate
     /// still grew; a round without a queue goes back to the full pace, a
     /// round that grew less than [`CONSERVATIVE_FULL_BW_THRESH`] beside the
-    /// queue ends Startup.
-    Conservative,
+    /// queue ends Startup (from the second round on: the first delivers
+    /// what the full pace sent).
+    Conservative {
+        /// The round in which the pace slowed.
+        since_round: u64,
+    },
 }
 
 impl StartupPace {
@@ -65,7 +69,7 @@ impl StartupPace {
     pub(super) fn pacing_gain(self) -> f64 {
         match self {
             Self::Full => STARTUP_PACING_GAIN,
-            Self::Conservative => CONSERVATIVE_PACING_GAIN,
+            Self::Conservative { .. } => CONSERVATIVE_PACING_GAIN,
         }
     }
 
@@ -73,7 +77,7 @@ impl StartupPace {
     fn growth_thresh(self) -> f64 {
         match self {
             Self::Full => FULL_BW_THRESH,
-            Self::Conservative => CONSERVATIVE_FULL_BW_THRESH,
+            Self::Conservative { .. } => CONSERVATIVE_FULL_BW_THRESH,
         }
     }
 }
@@ -192,23 +196,33 @@ impl Bbr {
             self.startup_deepest_round_rtt =
                 self.startup_deepest_round_rtt.max(self.prev_round_min_rtt);
         }
+        let queued = self
+            .prev_round_min_rtt
+            .is_some_and(|r| self.queue_visible(r));
+        if let StartupPace::Conservative { since_round } = self.startup_pace {
+            if !queued {
+                tracing::debug!(
+                    bw = self.max_bw,
+                    rounds = self.round_count,
+                    "bbr: Startup's full pace again: the queue went"
+                );
+                self.set_startup_pace(StartupPace::Full);
+            } else if self.round_count < since_round + 2 {
+                // The round that ended delivered what the full pace sent
+                // (a delivery rate lags the sending by a round): the
+                // conservative pace's growth is judged from the next.
+                self.full_bw = self.full_bw.max(self.max_bw);
+                self.full_bw_count = 0;
+                return;
+            }
+        }
         let thresh = self.startup_pace.growth_thresh();
         let growing = self.max_bw as f64 >= self.full_bw as f64 * thresh;
         let early_growth = self
             .startup_unheld_round
             .is_none_or(|r| self.round_count < r + STARTUP_EARLY_ROUNDS)
             && growing;
-        let queued = self
-            .prev_round_min_rtt
-            .is_some_and(|r| self.queue_visible(r));
-        if self.startup_pace == StartupPace::Conservative && !queued {
-            tracing::debug!(
-                bw = self.max_bw,
-                rounds = self.round_count,
-                "bbr: Startup's full pace again: the queue went"
-            );
-            self.set_startup_pace(StartupPace::Full);
-        } else if !early_growth && queued && (!growing || doubled) {
+        if !early_growth && queued && (!growing || doubled) {
             if growing && self.startup_pace == StartupPace::Full {
                 tracing::debug!(
                     bw = self.max_bw,
@@ -218,7 +232,9 @@ impl Bbr {
                     in_flight = self.bytes_in_flight,
                     "bbr: Startup's pace conservative: a queue doubled while the rate grew"
                 );
-                self.set_startup_pace(StartupPace::Conservative);
+                self.set_startup_pace(StartupPace::Conservative {
+                    since_round: self.round_count,
+                });
                 self.full_bw = self.max_bw;
                 self.full_bw_count = 0;
                 return;
@@ -233,7 +249,7 @@ impl Bbr {
                     in_flight = self.bytes_in_flight,
                     credit_limited = rs.is_credit_limited,
                     app_limited = rs.is_app_limited,
-                    conservative = self.startup_pace == StartupPace::Conservative,
+                    conservative = self.startup_pace != StartupPace::Full,
                     "bbr: Startup ends: a round's every RTT showed a queue"
                 );
                 self.full_bw_reached = true;
