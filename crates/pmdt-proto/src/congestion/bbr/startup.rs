@@ -35,9 +35,12 @@ pub(super) const MAX_SMALL_FLIGHT_PACKETS: u64 = 64;
 /// Conservative Slow Start, RFC 9406, grows the window by a quarter of slow
 /// start's rate): the flight grows 1.25× a round instead of doubling.
 const CONSERVATIVE_PACING_GAIN: f64 = 1.25;
-/// Growth of the estimate over a round that counts as "still growing" while
-/// Startup's pace is conservative: most of what its gain can give.
-const CONSERVATIVE_FULL_BW_THRESH: f64 = 1.1;
+/// Growth of the estimate over two rounds that counts as "still gaining"
+/// while Startup's pace is conservative. Over two: the estimate the pace
+/// follows lags the delivery rate by a round, so the rounds' growth
+/// alternates (1.03 and 1.25 through pmdt-wanem), and one round's was
+/// below 1.1 in 5 of 6 joiners whose share still grew.
+const CONSERVATIVE_GROWTH: f64 = 1.2;
 
 /// How fast Startup sends: HyStart++'s answer (RFC 9406) to a delay signal
 /// that may be other flows' queue. A queue that doubled while this flow's
@@ -47,20 +50,25 @@ const CONSERVATIVE_FULL_BW_THRESH: f64 = 1.1;
 /// whoever queues), and ending Startup on the second left a joiner at 18-35
 /// Mbit/s of a 1 Gbit/s link shared by three, to climb back additively for
 /// ten seconds. Startup slows down instead of ending: a flow whose queue it
-/// is stops gaining within a round (the pipe is full) and ends Startup then;
-/// a joiner keeps gaining, or sees the queue go, and goes on.
+/// is stops gaining (the pipe is full) and ends Startup two rounds later; a
+/// joiner keeps gaining and goes on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum StartupPace {
     /// Startup's gain: the flight doubles each round.
     Full,
     /// [`CONSERVATIVE_PACING_GAIN`] since a queue appeared while the rate
-    /// still grew; a round without a queue goes back to the full pace, a
-    /// round that grew less than [`CONSERVATIVE_FULL_BW_THRESH`] beside the
-    /// queue ends Startup (from the second round on: the first delivers
-    /// what the full pace sent).
+    /// still grew, until Startup ends: on loss, or on a round whose estimate
+    /// is less than [`CONSERVATIVE_GROWTH`] times the one two rounds before
+    /// (from the second round on: the first delivers what the full pace
+    /// sent). Not back to the full pace when the queue goes (HyStart++
+    /// goes back): the others' queue comes and goes with their probes, and
+    /// at 1.25× a round a joiner grows from 2 % of a link to a quarter in
+    /// 12 rounds.
     Conservative {
         /// The round in which the pace slowed.
         since_round: u64,
+        /// The estimate at the ends of the last two rounds, the older first.
+        bw_rounds: [u64; 2],
     },
 }
 
@@ -70,14 +78,6 @@ impl StartupPace {
         match self {
             Self::Full => STARTUP_PACING_GAIN,
             Self::Conservative { .. } => CONSERVATIVE_PACING_GAIN,
-        }
-    }
-
-    /// Growth over a round that counts as "still growing" at this pace.
-    fn growth_thresh(self) -> f64 {
-        match self {
-            Self::Full => FULL_BW_THRESH,
-            Self::Conservative { .. } => CONSERVATIVE_FULL_BW_THRESH,
         }
     }
 }
@@ -199,31 +199,41 @@ impl Bbr {
         let queued = self
             .prev_round_min_rtt
             .is_some_and(|r| self.queue_visible(r));
-        if let StartupPace::Conservative { since_round } = self.startup_pace {
-            if !queued {
+        if let StartupPace::Conservative {
+            since_round,
+            bw_rounds,
+        } = self.startup_pace
+        {
+            // The first round delivered what the full pace sent (a delivery
+            // rate lags the sending by a round): the conservative pace is
+            // judged from the next. The loss exits stand.
+            let gained = self.max_bw as f64 >= bw_rounds[0] as f64 * CONSERVATIVE_GROWTH;
+            let held = rs.is_app_limited || rs.is_credit_limited;
+            if self.round_count >= since_round + 2 && !gained && !held {
                 tracing::debug!(
                     bw = self.max_bw,
+                    two_rounds_before = bw_rounds[0],
                     rounds = self.round_count,
-                    "bbr: Startup's full pace again: the queue went"
+                    queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
+                    in_flight = self.bytes_in_flight,
+                    "bbr: Startup ends: its conservative pace stopped gaining"
                 );
-                self.set_startup_pace(StartupPace::Full);
-            } else if self.round_count < since_round + 2 {
-                // The round that ended delivered what the full pace sent
-                // (a delivery rate lags the sending by a round): the
-                // conservative pace's growth is judged from the next.
-                self.full_bw = self.full_bw.max(self.max_bw);
-                self.full_bw_count = 0;
+                self.full_bw_reached = true;
                 return;
             }
+            self.startup_pace = StartupPace::Conservative {
+                since_round,
+                bw_rounds: [bw_rounds[1], self.max_bw],
+            };
+            return;
         }
-        let thresh = self.startup_pace.growth_thresh();
-        let growing = self.max_bw as f64 >= self.full_bw as f64 * thresh;
+        let growing = self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH;
         let early_growth = self
             .startup_unheld_round
             .is_none_or(|r| self.round_count < r + STARTUP_EARLY_ROUNDS)
             && growing;
         if !early_growth && queued && (!growing || doubled) {
-            if growing && self.startup_pace == StartupPace::Full {
+            if growing {
                 tracing::debug!(
                     bw = self.max_bw,
                     full_bw = self.full_bw,
@@ -234,9 +244,8 @@ impl Bbr {
                 );
                 self.set_startup_pace(StartupPace::Conservative {
                     since_round: self.round_count,
+                    bw_rounds: [self.full_bw, self.max_bw],
                 });
-                self.full_bw = self.max_bw;
-                self.full_bw_count = 0;
                 return;
             }
             if !growing {
@@ -249,7 +258,6 @@ impl Bbr {
                     in_flight = self.bytes_in_flight,
                     credit_limited = rs.is_credit_limited,
                     app_limited = rs.is_app_limited,
-                    conservative = self.startup_pace != StartupPace::Full,
                     "bbr: Startup ends: a round's every RTT showed a queue"
                 );
                 self.full_bw_reached = true;
