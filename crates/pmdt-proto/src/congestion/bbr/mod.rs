@@ -90,8 +90,6 @@ mod startup;
 #[cfg(test)]
 mod tests;
 
-use startup::StartupPace;
-
 /// Startup pacing gain, 4·ln 2 ≈ 2.77 (draft: BBR.StartupPacingGain).
 const STARTUP_PACING_GAIN: f64 = 2.77;
 /// Window gain in Startup, Drain and ProbeBW (draft: BBR.DefaultCwndGain = 2).
@@ -306,9 +304,6 @@ pub(crate) struct Bbr {
     full_bw: u64,
     full_bw_count: u32,
     full_bw_reached: bool,
-    /// Startup's pace: full, or conservative since a queue appeared while
-    /// the rate still grew (see [`StartupPace`]).
-    startup_pace: StartupPace,
 
     // ProbeBW.
     phase_start: Option<Instant>,
@@ -476,7 +471,6 @@ impl Bbr {
             full_bw: 0,
             full_bw_count: 0,
             full_bw_reached: false,
-            startup_pace: StartupPace::Full,
             phase_start: None,
             phase_start_round: 0,
             cruise_rounds: CRUISE_ROUNDS,
@@ -606,7 +600,7 @@ impl Bbr {
         self.phase_start = Some(now);
         self.phase_start_round = self.round_count;
         let (pacing, cwnd) = match mode {
-            Mode::Startup => (self.startup_pace.pacing_gain(), CWND_GAIN),
+            Mode::Startup => (STARTUP_PACING_GAIN, CWND_GAIN),
             Mode::Drain => (DRAIN_PACING_GAIN, CWND_GAIN),
             Mode::ProbeBw(Phase::Down) => (PROBE_DOWN_PACING_GAIN, CWND_GAIN),
             Mode::ProbeBw(Phase::Cruise) | Mode::ProbeBw(Phase::Refill) => (1.0, CWND_GAIN),

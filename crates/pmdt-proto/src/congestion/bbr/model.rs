@@ -3,7 +3,6 @@
 
 use std::time::{Duration, Instant};
 
-use super::startup::StartupPace;
 use super::{
     Bbr, Mode, Phase, BW_FILTER_ROUNDS, INITIAL_CWND_PACKETS, PACING_MARGIN, PROBE_RTT_INTERVAL,
     QUEUE_RTT_FLOOR, STARTUP_PACING_GAIN,
@@ -194,16 +193,9 @@ impl Bbr {
             rate = rate.min(saved);
         }
         // Startup never lowers the rate before the pipe is full (draft:
-        // BBRSetPacingRateWithGain), but its conservative pace does: it
-        // paces below the rate its full gain had reached.
+        // BBRSetPacingRateWithGain).
         self.pacing_rate = match self.pacing_rate {
-            Some(old)
-                if !self.full_bw_reached
-                    && self.startup_pace == StartupPace::Full
-                    && rate < old =>
-            {
-                Some(old)
-            }
+            Some(old) if !self.full_bw_reached && rate < old => Some(old),
             _ => Some(rate),
         };
     }

@@ -31,56 +31,6 @@ pub(super) const MIN_STARTUP_LOSS_SAMPLE: u64 = 200;
 /// together, and waiting for a second signal gave Jain 0.931 instead of
 /// 0.995 in the simulator.
 pub(super) const MAX_SMALL_FLIGHT_PACKETS: u64 = 64;
-/// Startup's pacing gain while its pace is conservative (HyStart++'s
-/// Conservative Slow Start, RFC 9406, grows the window by a quarter of slow
-/// start's rate): the flight grows 1.25× a round instead of doubling.
-const CONSERVATIVE_PACING_GAIN: f64 = 1.25;
-/// Growth of the estimate over two rounds that counts as "still gaining"
-/// while Startup's pace is conservative. Over two: the estimate the pace
-/// follows lags the delivery rate by a round, so the rounds' growth
-/// alternates (1.03 and 1.25 through pmdt-wanem), and one round's was
-/// below 1.1 in 5 of 6 joiners whose share still grew.
-const CONSERVATIVE_GROWTH: f64 = 1.2;
-
-/// How fast Startup sends: HyStart++'s answer (RFC 9406) to a delay signal
-/// that may be other flows' queue. A queue that doubled while this flow's
-/// rate still grew is its own overshoot when it is alone, or the queue others
-/// keep coming and going when it joined a busy bottleneck: the two look the
-/// same to one flow (Little's law ties its flight, rate and RTT together
-/// whoever queues), and ending Startup on the second left a joiner at 18-35
-/// Mbit/s of a 1 Gbit/s link shared by three, to climb back additively for
-/// ten seconds. Startup slows down instead of ending: a flow whose queue it
-/// is stops gaining (the pipe is full) and ends Startup two rounds later; a
-/// joiner keeps gaining and goes on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum StartupPace {
-    /// Startup's gain: the flight doubles each round.
-    Full,
-    /// [`CONSERVATIVE_PACING_GAIN`] since a queue appeared while the rate
-    /// still grew, until Startup ends: on loss, or on a round whose estimate
-    /// is less than [`CONSERVATIVE_GROWTH`] times the one two rounds before
-    /// (from the second round on: the first delivers what the full pace
-    /// sent). Not back to the full pace when the queue goes (HyStart++
-    /// goes back): the others' queue comes and goes with their probes, and
-    /// at 1.25× a round a joiner grows from 2 % of a link to a quarter in
-    /// 12 rounds.
-    Conservative {
-        /// The round in which the pace slowed.
-        since_round: u64,
-        /// The estimate at the ends of the last two rounds, the older first.
-        bw_rounds: [u64; 2],
-    },
-}
-
-impl StartupPace {
-    /// Startup's pacing gain at this pace.
-    pub(super) fn pacing_gain(self) -> f64 {
-        match self {
-            Self::Full => STARTUP_PACING_GAIN,
-            Self::Conservative { .. } => CONSERVATIVE_PACING_GAIN,
-        }
-    }
-}
 
 impl Bbr {
     /// The initial window's train measured the bottleneck at `rate`: the next
@@ -196,73 +146,30 @@ impl Bbr {
             self.startup_deepest_round_rtt =
                 self.startup_deepest_round_rtt.max(self.prev_round_min_rtt);
         }
-        let queued = self
-            .prev_round_min_rtt
-            .is_some_and(|r| self.queue_visible(r));
-        if let StartupPace::Conservative {
-            since_round,
-            bw_rounds,
-        } = self.startup_pace
-        {
-            // The first round delivered what the full pace sent (a delivery
-            // rate lags the sending by a round): the conservative pace is
-            // judged from the next. The loss exits stand.
-            let gained = self.max_bw as f64 >= bw_rounds[0] as f64 * CONSERVATIVE_GROWTH;
-            let held = rs.is_app_limited || rs.is_credit_limited;
-            if self.round_count >= since_round + 2 && !gained && !held {
-                tracing::debug!(
-                    bw = self.max_bw,
-                    two_rounds_before = bw_rounds[0],
-                    rounds = self.round_count,
-                    queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
-                    in_flight = self.bytes_in_flight,
-                    "bbr: Startup ends: its conservative pace stopped gaining"
-                );
-                self.full_bw_reached = true;
-                return;
-            }
-            self.startup_pace = StartupPace::Conservative {
-                since_round,
-                bw_rounds: [bw_rounds[1], self.max_bw],
-            };
-            return;
-        }
         let growing = self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH;
         let early_growth = self
             .startup_unheld_round
             .is_none_or(|r| self.round_count < r + STARTUP_EARLY_ROUNDS)
             && growing;
-        if !early_growth && queued && (!growing || doubled) {
-            if growing {
-                tracing::debug!(
-                    bw = self.max_bw,
-                    full_bw = self.full_bw,
-                    rounds = self.round_count,
-                    queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
-                    in_flight = self.bytes_in_flight,
-                    "bbr: Startup's pace conservative: a queue doubled while the rate grew"
-                );
-                self.set_startup_pace(StartupPace::Conservative {
-                    since_round: self.round_count,
-                    bw_rounds: [self.full_bw, self.max_bw],
-                });
-                return;
-            }
-            if !growing {
-                tracing::debug!(
-                    bw = self.max_bw,
-                    full_bw = self.full_bw,
-                    rounds = self.round_count,
-                    queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
-                    cwnd = self.cwnd,
-                    in_flight = self.bytes_in_flight,
-                    credit_limited = rs.is_credit_limited,
-                    app_limited = rs.is_app_limited,
-                    "bbr: Startup ends: a round's every RTT showed a queue"
-                );
-                self.full_bw_reached = true;
-                return;
-            }
+        if !early_growth
+            && self
+                .prev_round_min_rtt
+                .is_some_and(|r| self.queue_visible(r))
+            && (!growing || doubled)
+        {
+            tracing::debug!(
+                bw = self.max_bw,
+                full_bw = self.full_bw,
+                rounds = self.round_count,
+                queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
+                cwnd = self.cwnd,
+                in_flight = self.bytes_in_flight,
+                credit_limited = rs.is_credit_limited,
+                app_limited = rs.is_app_limited,
+                "bbr: Startup ends: a round's every RTT showed a queue"
+            );
+            self.full_bw_reached = true;
+            return;
         }
         // A round the application or the receiver's credit held back says nothing
         // about the pipe (a credit still growing with the flow at high loss would
@@ -270,7 +177,7 @@ impl Bbr {
         if rs.is_app_limited || rs.is_credit_limited {
             return;
         }
-        if growing {
+        if self.max_bw as f64 >= self.full_bw as f64 * FULL_BW_THRESH {
             self.full_bw = self.max_bw;
             self.full_bw_count = 0;
             return;
@@ -282,14 +189,6 @@ impl Bbr {
                 "bbr: Startup ends: the bandwidth stopped growing"
             );
             self.full_bw_reached = true;
-        }
-    }
-
-    /// Startup at `pace` (its gain; the pacer may slow down at once).
-    fn set_startup_pace(&mut self, pace: StartupPace) {
-        self.startup_pace = pace;
-        if self.mode == Mode::Startup {
-            self.pacing_gain = pace.pacing_gain();
         }
     }
 
