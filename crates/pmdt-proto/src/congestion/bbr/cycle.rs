@@ -48,17 +48,20 @@ const UP_STILL_GROWING: f64 = PROBE_FOUND_MORE;
 /// gain).
 const MAX_DRAIN_ROUNDS: u64 = 3;
 
-/// RTT samples of a ProbeBW Up, and how many of them showed a queue.
+/// RTT samples of a ProbeBW Up, how many of them showed a queue, and the
+/// largest flight their packets left into.
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct QueuedSamples {
     pub(super) samples: u64,
     pub(super) queued: u64,
+    pub(super) max_tx_in_flight: u64,
 }
 
 impl QueuedSamples {
-    pub(super) fn add(&mut self, queued: bool) {
+    pub(super) fn add(&mut self, queued: bool, tx_in_flight: u64) {
         self.samples += 1;
         self.queued += u64::from(queued);
+        self.max_tx_in_flight = self.max_tx_in_flight.max(tx_in_flight);
     }
 
     /// No queue: at most [`QUEUE_FREE_STRAYS`] of the samples showed one.
@@ -142,6 +145,7 @@ impl Bbr {
                     self.min_rtt.is_none_or(|m| {
                         rs.rtt > m + QUEUE_RTT_FLOOR.max(m.mul_f64(QUEUE_FREE_RTT))
                     }),
+                    rs.tx_in_flight,
                 );
                 let max_rounds = match self.up_growth {
                     UpGrowth::Fast => MAX_UP_ROUNDS,
@@ -176,7 +180,8 @@ impl Bbr {
                 // the link in three runs, 41-47 % before).
                 let far_below = self.up_base_bw > 0
                     && self.max_bw as f64 >= self.up_base_bw as f64 * ESCALATE_AFTER_GROWTH;
-                if growing {
+                let outgrew = done && self.gentle_probe_outgrew_the_pipe();
+                if growing || outgrew {
                     // The pipe grew: where the last probe overflowed says nothing.
                     self.up_growth = UpGrowth::Fast;
                 }
@@ -189,6 +194,7 @@ impl Bbr {
                         queueing,
                         growing,
                         queue_free,
+                        outgrew,
                         far_below,
                         bw = self.max_bw,
                         bw_at_probe = self.bw_at_probe,
@@ -198,7 +204,7 @@ impl Bbr {
                 }
                 let rising_alone =
                     far_below && self.escalated_probe && !self.shares_the_bottleneck(now);
-                if queueing || (done && !growing && !queue_free && !rising_alone) {
+                if queueing || (done && !growing && !queue_free && !outgrew && !rising_alone) {
                     self.enter(now, Mode::ProbeBw(Phase::Down));
                 } else if done {
                     if queue_free && far_below {
@@ -211,6 +217,26 @@ impl Bbr {
             Mode::ProbeRtt => {}
         }
         self.check_probe_rtt(now, rs);
+    }
+
+    /// Whether a gentle ProbeBW Up's flight went past the estimate's BDP by
+    /// twice the delay that shows as a queue ([`QUEUE_RTT_FLOOR`],
+    /// [`QUEUE_FREE_RTT`]) with no queue in its samples: the pipe is larger
+    /// than the bound an overflow set, which the gentle steps (1, 2, 4 …
+    /// packets a round) regrow by a few per cent a probe. A bottleneck back
+    /// from 200 Mbit/s to 1 Gbit/s at 100 ms, just after an overflow at 200
+    /// Mbit/s, took three gentle probes of eight rounds (5 % growth each) and
+    /// 5.2 s to be followed. At a pipe that did not grow the flight's excess
+    /// over the BDP is a queue its samples show.
+    fn gentle_probe_outgrew_the_pipe(&self) -> bool {
+        let Some(min) = self.min_rtt else {
+            return false;
+        };
+        let margin = QUEUE_RTT_FLOOR.max(min.mul_f64(QUEUE_FREE_RTT));
+        let excess = (self.bw() as f64 * margin.as_secs_f64() * 2.0) as u64;
+        self.up_growth == UpGrowth::Gentle
+            && self.up_samples.queue_free()
+            && self.up_samples.max_tx_in_flight >= self.bdp_multiple(1.0) + excess
     }
 
     pub(super) fn probe_rtt_cwnd(&self) -> u64 {
