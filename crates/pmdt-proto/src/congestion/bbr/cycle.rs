@@ -228,7 +228,7 @@ impl Bbr {
     /// Mbit/s, took three gentle probes of eight rounds (5 % growth each) and
     /// 5.2 s to be followed. At a pipe that did not grow the flight's excess
     /// over the BDP is a queue its samples show.
-    fn gentle_probe_outgrew_the_pipe(&self) -> bool {
+    pub(super) fn gentle_probe_outgrew_the_pipe(&self) -> bool {
         let Some(min) = self.min_rtt else {
             return false;
         };

@@ -625,11 +625,11 @@ fn a_stray_late_sample_leaves_a_round_queue_free() {
     let mut q = QueuedSamples::default();
     assert!(q.queue_free());
     for i in 0..200 {
-        q.add(i == 100);
+        q.add(i == 100, 0);
     }
     assert!(q.queue_free(), "{q:?}");
     for _ in 0..5 {
-        q.add(true);
+        q.add(true, 0);
     }
     assert!(!q.queue_free(), "{q:?}");
 }
@@ -1206,6 +1206,34 @@ fn cruising_with_random_loss(rate: u64, loss: f64) -> (Bbr, Instant, u64) {
         lossy_rounds(&mut b, &mut t, &mut d, rate, loss, 1);
     }
     (b, t, d)
+}
+
+/// A gentle probe (after an overflow) whose flight went past the estimate's
+/// BDP by more than twice a visible queue's worth with no queue in its
+/// samples has outgrown the bound: the pipe grew (a bottleneck that came
+/// back). With a queue in its samples, or a flight within the BDP and the
+/// margin, it has not.
+#[test]
+fn a_gentle_probe_past_the_bdp_without_a_queue_outgrew_the_pipe() {
+    let (mut b, _, _) = cruising_with_random_loss(25_000_000, 0.0);
+    b.up_growth = UpGrowth::Gentle;
+    let bdp = b.bdp_multiple(1.0);
+    // 2 ms (the floor) of the estimate's rate, twice.
+    let excess = 2 * 25_000_000 * 2 / 1000;
+    let probe = |queued: u64, flight: u64| QueuedSamples {
+        samples: 1000,
+        queued,
+        max_tx_in_flight: flight,
+    };
+    b.up_samples = probe(0, bdp + excess + 10_000);
+    assert!(b.gentle_probe_outgrew_the_pipe());
+    b.up_samples = probe(50, bdp + excess + 10_000);
+    assert!(!b.gentle_probe_outgrew_the_pipe(), "a queue showed");
+    b.up_samples = probe(0, bdp + excess / 2);
+    assert!(!b.gentle_probe_outgrew_the_pipe(), "within the margin");
+    b.up_growth = UpGrowth::Fast;
+    b.up_samples = probe(0, bdp + excess + 10_000);
+    assert!(!b.gentle_probe_outgrew_the_pipe(), "not a gentle probe");
 }
 
 /// A controller cruising at `rate` beside another flow: 10 ms of queue
