@@ -142,9 +142,9 @@ impl Bbr {
                     rs.rtt > self.probe_start_rtt.max(m) + m.mul_f64(PROBE_UP_QUEUE_FRACTION)
                 });
                 self.up_samples.add(
-                    self.min_rtt.is_none_or(|m| {
-                        rs.rtt > m + QUEUE_RTT_FLOOR.max(m.mul_f64(QUEUE_FREE_RTT))
-                    }),
+                    self.min_rtt
+                        .zip(self.queue_free_margin())
+                        .is_none_or(|(m, margin)| rs.rtt > m + margin),
                     rs.tx_in_flight,
                 );
                 let max_rounds = match self.up_growth {
@@ -225,18 +225,24 @@ impl Bbr {
     /// than the bound an overflow set, which the gentle steps (1, 2, 4 …
     /// packets a round) regrow by a few per cent a probe. A bottleneck back
     /// from 200 Mbit/s to 1 Gbit/s at 100 ms, just after an overflow at 200
-    /// Mbit/s, took three gentle probes of eight rounds (5 % growth each) and
-    /// 5.2 s to be followed. At a pipe that did not grow the flight's excess
-    /// over the BDP is a queue its samples show.
+    /// Mbit/s, took three gentle probes of eight rounds (the estimate −1, +5
+    /// and +8 %) and 5.2 s to be followed. At a pipe that did not grow the
+    /// flight's excess over the BDP is a queue its samples show.
     pub(super) fn gentle_probe_outgrew_the_pipe(&self) -> bool {
-        let Some(min) = self.min_rtt else {
+        let Some(margin) = self.queue_free_margin() else {
             return false;
         };
-        let margin = QUEUE_RTT_FLOOR.max(min.mul_f64(QUEUE_FREE_RTT));
         let excess = (self.bw() as f64 * margin.as_secs_f64() * 2.0) as u64;
         self.up_growth == UpGrowth::Gentle
             && self.up_samples.queue_free()
             && self.up_samples.max_tx_in_flight >= self.bdp_multiple(1.0) + excess
+    }
+
+    /// The rise over the minimum RTT within which a sample shows no queue
+    /// ([`QUEUE_FREE_RTT`] of the minimum, at least [`QUEUE_RTT_FLOOR`]).
+    fn queue_free_margin(&self) -> Option<Duration> {
+        self.min_rtt
+            .map(|m| QUEUE_RTT_FLOOR.max(m.mul_f64(QUEUE_FREE_RTT)))
     }
 
     pub(super) fn probe_rtt_cwnd(&self) -> u64 {
