@@ -119,9 +119,19 @@ fn bbr_share_4(start_every: Duration, from: f64) -> f64 {
     }
     let g: Vec<f64> = r.flows.iter().map(|f| goodput_from(f, from)).collect();
     let j = jain_index(&g);
+    // Each sender's checks of a standing queue (own, another flow's, none).
+    let verdicts: Vec<_> = r
+        .flows
+        .iter()
+        .filter_map(|f| f.sender_timeline.last())
+        .map(|s| {
+            let v = s.cc_queue_verdicts;
+            (v.own, v.another, v.none)
+        })
+        .collect();
     println!(
         "bbr-share-4-flows, starts {start_every:?} apart, 1 MiB queue, 1 Gbit/s × 40 ms: Jain \
-         {j:.4} from {from} s, flows {:?} Mbit/s",
+         {j:.4} from {from} s, flows {:?} Mbit/s, queue verdicts (own, another, none) {verdicts:?}",
         g.iter().map(|v| (v / 1e6).round()).collect::<Vec<_>>()
     );
     j

@@ -505,6 +505,37 @@ fn a_queue_that_drains_when_the_flow_holds_back_is_its_own() {
     );
 }
 
+/// A check holds back the queue the flow's flight holds (Little's law at
+/// what the last round delivered), where that is more than the round's
+/// smallest RTT shows: a queue still growing under Cruise at an estimate
+/// above the link's rate. Where the RTT shows as much as the flight holds
+/// (a share of a queue other flows keep too), the check is the RTT's.
+#[test]
+fn a_check_holds_back_the_queue_the_flight_holds() {
+    fn check_gain(flight_ms: u64) -> f64 {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        for _ in 0..20 {
+            // 7 ms of queue by the RTT over a 100 ms minimum; `flight_ms` of
+            // the rate in flight.
+            t += Duration::from_millis(107);
+            let prior = d;
+            d += rate / 10;
+            let flight = rate * flight_ms / 1000;
+            b.on_rate_sample(t, &sample(rate, prior, d, 107, flight), &rtt);
+            if b.queue_owner.verdict_round().is_some() {
+                return b.queue_owner.pacing_gain(b.round_count);
+            }
+        }
+        panic!("no check");
+    }
+    let by_flight = check_gain(115);
+    assert!((by_flight - 0.85).abs() < 1e-6, "{by_flight}");
+    let by_rtt = check_gain(107);
+    assert!((by_rtt - 0.93).abs() < 1e-6, "{by_rtt}");
+}
+
 /// A check under way when the bottleneck slows down gives no verdict: the
 /// queue the slowdown builds is this flow's own, and the probes that must
 /// find the path's rate again do not wait for another flow.
