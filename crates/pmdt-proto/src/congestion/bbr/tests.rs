@@ -663,6 +663,13 @@ fn a_stray_late_sample_leaves_a_round_queue_free() {
         q.add(true, 0);
     }
     assert!(!q.queue_free(), "{q:?}");
+    // For keeping a probe going, a few per cent is the scheduling's; a
+    // probe's own queue shows in most samples.
+    assert!(q.mostly_queue_free(), "{q:?}");
+    for _ in 0..30 {
+        q.add(true, 0);
+    }
+    assert!(!q.mostly_queue_free(), "{q:?}");
 }
 
 /// A receiver whose credit still grows holds the delivery rate flat for a few
@@ -1265,6 +1272,33 @@ fn a_gentle_probe_past_the_bdp_without_a_queue_outgrew_the_pipe() {
     b.up_growth = UpGrowth::Fast;
     b.up_samples = probe(0, bdp + excess + 10_000);
     assert!(!b.gentle_probe_outgrew_the_pipe(), "not a gentle probe");
+}
+
+/// A gentle Up whose flight went past the BDP by twice the queue-free
+/// margin with no queue turns fast at the next round's start, in an Up of
+/// its own, not at the end of its eight rounds: after a bound an overflow
+/// set, a bottleneck that came back from 200 Mbit/s to 1 Gbit/s at 100 ms
+/// waited 0.8 s for the gentle Up to end.
+#[test]
+fn a_gentle_probe_that_outgrew_the_pipe_turns_fast_at_the_next_round() {
+    let rate = 25_000_000;
+    let (mut b, mut t, mut d) = cruising(rate);
+    until_up(&mut b, &mut t, &mut d, rate, 0.0);
+    b.up_growth = UpGrowth::Gentle;
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    // 2 ms (the floor) of the rate, twice, is 100 kB: 150 kB past the BDP,
+    // at the minimum RTT.
+    let flight = b.bdp_multiple(1.0) + 150_000;
+    let up_round = b.round_count;
+    for _ in 0..2 {
+        t += Duration::from_millis(100);
+        let prior = d;
+        d += rate / 10;
+        b.on_rate_sample(t, &sample(rate, prior, d, 100, flight), &rtt);
+    }
+    assert_eq!(b.up_growth, UpGrowth::Fast);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
+    assert_eq!(b.phase_start_round, up_round + 2, "a fresh Up");
 }
 
 /// A controller cruising at `rate` beside another flow: 10 ms of queue
