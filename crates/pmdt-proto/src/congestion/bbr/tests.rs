@@ -1039,11 +1039,12 @@ fn a_probes_overflow_heard_after_the_up_still_ends_its_fast_growth() {
 
 /// A gentle Up whose rounds show no queue while its estimate grows (the
 /// bottleneck came back faster just after a probe overflowed it) is
-/// followed by another at once, and that one goes on doubling the step
-/// instead of starting over at one packet: the bound regains the path in
-/// rounds, not in steps of 255 packets per eight.
+/// followed by another at once, and its flight, past the BDP the run began
+/// with by twice the queue-free margin, makes the bound grow fast (×1.25 a
+/// round, or the escalated gain): the bound regains the path in rounds,
+/// not in steps of 255 packets per eight.
 #[test]
-fn a_gentle_up_that_keeps_finding_room_keeps_doubling_its_step() {
+fn a_gentle_up_that_keeps_finding_room_doubles_its_step_then_grows_fast() {
     let rate = 20_000_000;
     let mut b = Bbr::new(1000);
     let mut t = Instant::now();
@@ -1056,7 +1057,7 @@ fn a_gentle_up_that_keeps_finding_room_keeps_doubling_its_step() {
     // The path now takes all the bound lets through, at the minimum RTT.
     let mut his = vec![b.inflight_hi.unwrap()];
     let mut modes = Vec::new();
-    for _ in 0..10 {
+    for _ in 0..12 {
         let through = b.inflight_hi.unwrap() * 10;
         rounds(&mut b, &mut t, &mut d, through, 1);
         his.push(b.inflight_hi.unwrap());
@@ -1073,8 +1074,13 @@ fn a_gentle_up_that_keeps_finding_room_keeps_doubling_its_step() {
         [1000, 2000, 4000, 8000, 16_000, 32_000, 64_000, 128_000],
         "{his:?}"
     );
-    // ... and on through the next.
-    assert_eq!(steps[8..], [256_000, 512_000], "{his:?}");
+    // ... then, the flight 127 kB past the first Up's 2 MB (twice 2 ms at
+    // 20 MB/s is 80 kB), fast.
+    assert_eq!(b.up_growth, UpGrowth::Fast);
+    for w in his[8..].windows(2) {
+        let growth = w[1] as f64 / w[0] as f64;
+        assert!(growth >= INFLIGHT_HI_GROWTH - 1e-3, "{his:?}");
+    }
 }
 
 /// A probe's sample counts in full while the RTT shows no queue of the
@@ -1253,7 +1259,7 @@ fn cruising_with_random_loss(rate: u64, loss: f64) -> (Bbr, Instant, u64) {
 /// margin, it has not.
 #[test]
 fn a_gentle_probe_past_the_bdp_without_a_queue_outgrew_the_pipe() {
-    let (mut b, _, _) = cruising_with_random_loss(25_000_000, 0.0);
+    let (mut b, t, _) = cruising_with_random_loss(25_000_000, 0.0);
     b.up_growth = UpGrowth::Gentle;
     let bdp = b.bdp_multiple(1.0);
     // 2 ms (the floor) of the estimate's rate, twice.
@@ -1264,14 +1270,19 @@ fn a_gentle_probe_past_the_bdp_without_a_queue_outgrew_the_pipe() {
         max_tx_in_flight: flight,
     };
     b.up_samples = probe(0, bdp + excess + 10_000);
-    assert!(b.gentle_probe_outgrew_the_pipe());
+    assert!(b.gentle_probe_outgrew_the_pipe(t));
     b.up_samples = probe(50, bdp + excess + 10_000);
-    assert!(!b.gentle_probe_outgrew_the_pipe(), "a queue showed");
+    assert!(!b.gentle_probe_outgrew_the_pipe(t), "a queue showed");
     b.up_samples = probe(0, bdp + excess / 2);
-    assert!(!b.gentle_probe_outgrew_the_pipe(), "within the margin");
+    assert!(!b.gentle_probe_outgrew_the_pipe(t), "within the margin");
+    // Beside another flow's queue, the bound regrows in equal steps.
+    b.up_samples = probe(0, bdp + excess + 10_000);
+    b.another_flow.verdict(t);
+    assert!(!b.gentle_probe_outgrew_the_pipe(t), "beside another flow");
+    b.another_flow = AnotherFlow::Unseen;
     b.up_growth = UpGrowth::Fast;
     b.up_samples = probe(0, bdp + excess + 10_000);
-    assert!(!b.gentle_probe_outgrew_the_pipe(), "not a gentle probe");
+    assert!(!b.gentle_probe_outgrew_the_pipe(t), "not a gentle probe");
 }
 
 /// A gentle Up whose flight went past the BDP by twice the queue-free
