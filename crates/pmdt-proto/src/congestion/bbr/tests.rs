@@ -1283,6 +1283,19 @@ fn a_gentle_probe_past_the_bdp_without_a_queue_outgrew_the_pipe() {
     b.up_growth = UpGrowth::Fast;
     b.up_samples = probe(0, bdp + excess + 10_000);
     assert!(!b.gentle_probe_outgrew_the_pipe(t), "not a gentle probe");
+    // At 5 % random loss the flight that delivers the BDP is a 0.95th more:
+    // lost packets count in flight until their loss is found.
+    let (mut b, t, _) = cruising_with_random_loss(25_000_000, 0.05);
+    b.up_growth = UpGrowth::Gentle;
+    b.up_base_bw = b.bw();
+    let lossy_bdp = (b.bdp_multiple(1.0) as f64 / 0.95) as u64;
+    b.up_samples = probe(0, lossy_bdp + excess / 2);
+    assert!(
+        !b.gentle_probe_outgrew_the_pipe(t),
+        "the random loss's share"
+    );
+    b.up_samples = probe(0, lossy_bdp + excess + 40_000);
+    assert!(b.gentle_probe_outgrew_the_pipe(t), "past the lossy flight");
 }
 
 /// A gentle Up whose flight went past the BDP by twice the queue-free
