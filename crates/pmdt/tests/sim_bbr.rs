@@ -15,9 +15,9 @@ use pmdt::{CongestionKind, Startup, TransportConfig};
 /// Sampling interval of the timelines.
 const TICK: Duration = Duration::from_millis(100);
 /// Payload share of a full datagram on the simulated link (it counts pmdt bytes:
-/// 1472-byte datagrams carry 1440 stream bytes); goodput is compared with the link
+/// 1472-byte datagrams carry 1432 stream bytes); goodput is compared with the link
 /// rate itself, this is only printed.
-const PAYLOAD_SHARE: f64 = 1440.0 / 1472.0;
+const PAYLOAD_SHARE: f64 = (1472 - pmdt::proto::wire::DATA_HEADER_LEN) as f64 / 1472.0;
 
 /// A bottleneck of `rate_bps` with `rtt` (split evenly), random `loss` on the data
 /// direction and a drop-tail queue of `queue_bdps` bandwidth-delay products.

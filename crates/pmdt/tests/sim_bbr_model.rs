@@ -6,11 +6,11 @@
 use std::time::Duration;
 
 use pmdt::proto::{CloseReason, ConnectionStats, ControllerState, Startup, TransportConfig};
-use pmdt::sim::{run_timed_send, ImpairConfig, TimedSendReport, TimedSendScenario};
+use pmdt::sim::{
+    run_timed_send, stream_share_of_frames, ImpairConfig, TimedSendReport, TimedSendScenario,
+};
 
 const TICK: Duration = Duration::from_millis(100);
-/// Stream bytes per 1514-byte frame (1440 in a 1472-byte datagram).
-const PAYLOAD_SHARE: f64 = 1440.0 / 1514.0;
 
 fn path(rate_bps: u64, rtt_ms: u64, loss: f64, queue_bytes: u64) -> ImpairConfig {
     ImpairConfig::default()
@@ -63,7 +63,7 @@ fn cruising_keeps_the_link_full() {
     let t = &r.sender_timeline;
     let from = first_probe_bw(t) + 5;
     let rate = acked_rate(t, from, 35);
-    let capacity = link as f64 * PAYLOAD_SHARE;
+    let capacity = link as f64 * stream_share_of_frames(1472);
     println!(
         "100 Mbit/s × 10 ms from tick {from}: {:.2} Mbit/s, {:.2}% of the payload capacity",
         rate / 1e6,
@@ -124,7 +124,7 @@ fn five_percent_random_loss_keeps_the_link_full() {
     let from = first_probe_bw(t) + 5;
     let rate = acked_rate(t, from, 45);
     // The most the link can carry in stream bytes once 5 % of it is lost.
-    let capacity = link as f64 * PAYLOAD_SHARE * (1.0 - loss);
+    let capacity = link as f64 * stream_share_of_frames(1472) * (1.0 - loss);
     let pacing: Vec<f64> = t[from..45]
         .iter()
         .filter(|s| s.cc_state == ControllerState::ProbeBwCruise)

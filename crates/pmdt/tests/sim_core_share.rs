@@ -5,9 +5,10 @@
 
 use std::time::Duration;
 
-use pmdt::sim::{run_timed_send, CoreShare, ImpairConfig, TimedSendReport, TimedSendScenario};
-
-const PAYLOAD_SHARE: f64 = 1440.0 / 1514.0;
+use pmdt::sim::{
+    run_timed_send, stream_share_of_frames, CoreShare, ImpairConfig, TimedSendReport,
+    TimedSendScenario,
+};
 
 fn cell(core: Option<CoreShare>) -> TimedSendReport {
     let dir = ImpairConfig::default()
@@ -27,7 +28,7 @@ fn cell(core: Option<CoreShare>) -> TimedSendReport {
 }
 
 fn share(r: &TimedSendReport) -> f64 {
-    r.goodput_bps / 1e9 / PAYLOAD_SHARE
+    r.goodput_bps / 1e9 / stream_share_of_frames(1472)
 }
 
 #[test]

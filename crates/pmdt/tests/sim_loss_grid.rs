@@ -12,13 +12,12 @@
 
 use std::time::Duration;
 
-use pmdt::sim::{run_timed_send, ImpairConfig, TimedSendReport, TimedSendScenario};
+use pmdt::sim::{
+    run_timed_send, stream_share_of_frames, ImpairConfig, TimedSendReport, TimedSendScenario,
+};
 
 /// pmdt-wanem's default queue (`--queue-bytes 1M`).
 const WANEM_QUEUE_BYTES: u64 = 1 << 20;
-/// Stream bytes per frame: 1472-byte datagrams carry 1440 stream bytes in 1514-byte
-/// frames. The best goodput a link allows is this share of its rate.
-const PAYLOAD_SHARE: f64 = 1440.0 / 1514.0;
 
 /// One cell as the runner sets it up.
 fn cell(
@@ -159,7 +158,7 @@ fn loss_grid_as_the_runner_measures_it() {
     }
     println!(
         "\n| bbr % of link, whole run (steady state {STEADY_FROM_S}–20 s); ceiling {:.1}: payload share | 0% | 0.1% | 1% | 5% |\n|---|---:|---:|---:|---:|",
-        PAYLOAD_SHARE * 100.0
+        stream_share_of_frames(1472) * 100.0
     );
     for (name, rate) in links {
         for rtt in rtts {

@@ -202,7 +202,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             adaptation::BAND.0,
             adaptation::BAND.1
         ),
-        "low_pct, high_pct: goodput from 2 s after each change to the next (or the end), % of that rate (the payload ceiling is 95.1%).".into(),
+        format!("low_pct, high_pct: goodput from 2 s after each change to the next (or the end), % of that rate (the payload ceiling is {:.1}%).", 100.0 * pmdt::sim::stream_share_of_frames(1472)),
         format!("low_queue_ms: the queue the flow kept at {} Mbit/s: the mean of its smoothed RTT over its minimum RTT at the end of each interval, from 2 s after the fall to the rise (a flow alone should drain what the fall filled; pmdt-wanem's 1 MiB queue is 42 ms at that rate).", LOW / 1e6),
         format!("share: -P 4 for {share_secs} s through 1 Gbit/s × 40 ms; jain over the flows' goodput, of_link_pct their sum."),
         format!("joining: -P 4 --stagger {stagger} for {share_secs} s through the same path, the flows starting {stagger} s apart; jain over each flow's goodput from {from} s to the end (every flow running), last_flow_pct the last flow's share of the link."),

@@ -25,7 +25,8 @@ pub use flows::{
 pub use loop_net::{DropRule, LoopNet, Observer};
 pub use port::SimPort;
 pub use timed_send::{
-    run_timed_send, TimedSendError, TimedSendReport, TimedSendScenario, ETHERNET_IPV4_UDP_OVERHEAD,
+    run_timed_send, stream_share_of_frames, TimedSendError, TimedSendReport, TimedSendScenario,
+    ETHERNET_IPV4_UDP_OVERHEAD,
 };
 
 use std::cmp::Reverse;
