@@ -81,10 +81,12 @@ use crate::saved_path::Jump;
 use crate::stats::{ControllerState, QueueVerdicts};
 use cycle::QueuedSamples;
 use loss::Overshoot;
+use recent_peak::RecentPeak;
 
 mod cycle;
 mod loss;
 mod model;
+mod recent_peak;
 mod shared_queue;
 mod startup;
 #[cfg(test)]
@@ -132,6 +134,12 @@ const ESCALATE_AFTER_GROWTH: f64 = 1.5;
 const PROBE_DOWN_PACING_GAIN: f64 = 0.75;
 /// Rounds at gain 1 between probes (BBRv1's gain cycle: 8 phases, 6 of them at 1).
 const CRUISE_ROUNDS: u64 = 6;
+/// Rounds at gain 1 between probes while a flow alone runs far below the
+/// estimate it had lately ([`RecentPeak`]): the bottleneck slowed down and
+/// may come back, and a whole Cruise after a probe that just missed its return
+/// followed it half a second late (1 Gbit/s back from 200 Mbit/s at 100 ms:
+/// 2.03 s, where a probe in time took 1.2-1.6 s).
+const SLOWED_CRUISE_ROUNDS: u64 = 2;
 /// Extra Cruise rounds drawn per cycle from `0..=CRUISE_JITTER_ROUNDS` so flows do
 /// not probe in lockstep (BBRv1 randomizes the cycle phase).
 const CRUISE_JITTER_ROUNDS: u64 = 2;
@@ -349,6 +357,8 @@ pub(crate) struct Bbr {
     inflight_latest: u64,
     /// `bw_latest` of the previous round.
     prev_bw_latest: u64,
+    /// The highest estimate lately (a bottleneck that slowed down).
+    recent_peak: RecentPeak,
 
     // Random loss on the wire: bytes acknowledged and declared lost this round,
     // the loss rate of the last rounds, and their minimum.
@@ -494,6 +504,7 @@ impl Bbr {
             bw_latest: 0,
             inflight_latest: 0,
             prev_bw_latest: 0,
+            recent_peak: RecentPeak::default(),
             round_acked: 0,
             round_lost: 0,
             loss_rounds: [0.0; LOSS_FLOOR_ROUNDS],
@@ -632,8 +643,12 @@ impl Bbr {
                 // A per-flow, deterministic draw (no RNG in the controller).
                 let jitter = (self.next_round_delivered / self.mss) % (CRUISE_JITTER_ROUNDS + 1);
                 self.queue_owner = QueueOwner::Unknown;
+                let slowed = self.recent_peak.far_above(now, self.max_bw)
+                    && !self.shares_the_bottleneck(now);
                 self.cruise_rounds = if std::mem::take(&mut self.probe_first) {
                     0
+                } else if slowed {
+                    SLOWED_CRUISE_ROUNDS + jitter
                 } else {
                     CRUISE_ROUNDS + jitter
                 };
@@ -753,6 +768,7 @@ impl Controller for Bbr {
         self.round_acked += rs.newly_acked;
         self.round_lost += rs.newly_lost;
         self.update_max_bw(rs);
+        self.recent_peak.update(now, self.max_bw);
         self.validate_jump(now, rs);
         self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);

@@ -505,6 +505,56 @@ fn a_queue_that_drains_when_the_flow_holds_back_is_its_own() {
     );
 }
 
+/// A flow alone whose estimate fell under half of what it had lately (the
+/// bottleneck slowed down) waits [`SLOWED_CRUISE_ROUNDS`] between probes
+/// instead of [`CRUISE_ROUNDS`]: the bottleneck may come back, and a probe
+/// that just missed its return cost a whole Cruise. Not beside another
+/// flow's queue, and not once the peak is forgotten.
+#[test]
+fn a_flow_alone_far_below_its_recent_peak_probes_sooner() {
+    /// Rounds from the next Cruise's start to the probe after it.
+    fn rounds_to_next_probe(b: &mut Bbr, t: &mut Instant, d: &mut u64, rate: u64) -> u64 {
+        while b.mode == Mode::ProbeBw(Phase::Cruise) {
+            rounds(b, t, d, rate, 1);
+        }
+        while b.mode != Mode::ProbeBw(Phase::Cruise) {
+            rounds(b, t, d, rate, 1);
+        }
+        rounds_until_probe(b, t, d, rate, 100, 100).0
+    }
+    let rate = 8_000_000;
+    let low = rate / 5;
+    let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+    let at_peak = rounds_until_probe(&mut b, &mut t, &mut d, rate, 100, 100).0;
+    assert!(at_peak > CRUISE_ROUNDS, "at the peak: {at_peak} rounds");
+    let fell = t;
+    rounds(&mut b, &mut t, &mut d, low, 2 * BW_FILTER_ROUNDS);
+    assert!(
+        b.max_bw < rate / 2,
+        "the estimate followed the fall: {}",
+        b.max_bw
+    );
+    let slowed = rounds_to_next_probe(&mut b, &mut t, &mut d, low);
+    assert!(
+        slowed < CRUISE_ROUNDS,
+        "far below the peak: {slowed} rounds, at the peak {at_peak}"
+    );
+    // Beside another flow's queue the shared wait holds.
+    b.another_flow.verdict(t);
+    let beside = rounds_to_next_probe(&mut b, &mut t, &mut d, low);
+    assert!(beside >= 20, "beside another flow: {beside} rounds");
+    // Forgotten (the other flow's memory too): the usual Cruise.
+    while b.recent_peak.far_above(t, b.max_bw) || b.shares_the_bottleneck(t) {
+        rounds(&mut b, &mut t, &mut d, low, 1);
+    }
+    assert!(t.saturating_duration_since(fell) >= recent_peak::PEAK_MEMORY);
+    let forgotten = rounds_to_next_probe(&mut b, &mut t, &mut d, low);
+    assert!(
+        forgotten > CRUISE_ROUNDS,
+        "peak forgotten: {forgotten} rounds"
+    );
+}
+
 /// A check holds back the queue the flow's flight holds (Little's law at
 /// what the last round delivered), where that is more than the round's
 /// smallest RTT shows: a queue still growing under Cruise at an estimate

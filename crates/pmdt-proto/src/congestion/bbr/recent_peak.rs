@@ -1,0 +1,76 @@
+//! The highest bandwidth estimate of the last [`PEAK_MEMORY`]: what the path
+//! carried a moment ago, which a bottleneck that slowed down (a radio link's
+//! fade, a policer's step, a rate that an operator lowered for a while) may
+//! give back. A flow alone whose estimate sits far below it probes sooner
+//! ([`SLOWED_CRUISE_ROUNDS`](super::SLOWED_CRUISE_ROUNDS)): one that waits a whole Cruise after a probe that
+//! just missed the bottleneck's return follows it half a second late at 100 ms.
+
+use std::time::{Duration, Instant};
+
+/// How long a peak is remembered once the estimate stops reaching it.
+pub(super) const PEAK_MEMORY: Duration = Duration::from_secs(30);
+/// An estimate below this share of the peak is far below it.
+const FAR_BELOW_PEAK: f64 = 0.5;
+
+/// The peak and when the estimate last reached it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct RecentPeak {
+    bw: u64,
+    at: Option<Instant>,
+}
+
+impl RecentPeak {
+    /// Takes the estimate `bw` at `now`: a new peak if it reaches the old one or
+    /// the old one is forgotten.
+    pub(super) fn update(&mut self, now: Instant, bw: u64) {
+        if bw >= self.bw || !self.remembered(now) {
+            *self = Self { bw, at: Some(now) };
+        }
+    }
+
+    /// Whether the estimate `bw` is under half the peak remembered at `now`.
+    pub(super) fn far_above(&self, now: Instant, bw: u64) -> bool {
+        self.remembered(now) && (bw as f64) < self.bw as f64 * FAR_BELOW_PEAK
+    }
+
+    fn remembered(&self, now: Instant) -> bool {
+        self.at
+            .is_some_and(|at| now.saturating_duration_since(at) < PEAK_MEMORY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peak_is_far_above_an_estimate_under_half_of_it_until_forgotten() {
+        let t0 = Instant::now();
+        let mut p = RecentPeak::default();
+        assert!(!p.far_above(t0, 0), "no peak yet");
+        p.update(t0, 1000);
+        p.update(t0 + Duration::from_secs(1), 200);
+        assert!(p.far_above(t0 + Duration::from_secs(1), 200));
+        assert!(
+            !p.far_above(t0 + Duration::from_secs(1), 500),
+            "half is not far"
+        );
+        // Forgotten: the next estimate is the peak.
+        let later = t0 + PEAK_MEMORY;
+        assert!(!p.far_above(later, 200));
+        p.update(later, 200);
+        assert!(!p.far_above(later, 150));
+    }
+
+    #[test]
+    fn reaching_the_peak_again_renews_it() {
+        let t0 = Instant::now();
+        let mut p = RecentPeak::default();
+        p.update(t0, 1000);
+        p.update(t0 + PEAK_MEMORY / 2, 1000);
+        assert!(
+            p.far_above(t0 + PEAK_MEMORY, 400),
+            "renewed at the second reach"
+        );
+    }
+}
