@@ -645,6 +645,13 @@ impl Bbr {
                 self.queue_owner = QueueOwner::Unknown;
                 let slowed = self.recent_peak.far_above(now, self.max_bw)
                     && !self.shares_the_bottleneck(now);
+                if slowed {
+                    tracing::debug!(
+                        bw = self.max_bw,
+                        peak = self.recent_peak.bw(),
+                        "bbr: far below the estimate of late; the next probe comes sooner"
+                    );
+                }
                 self.cruise_rounds = if std::mem::take(&mut self.probe_first) {
                     0
                 } else if slowed {

@@ -33,6 +33,11 @@ impl RecentPeak {
         self.remembered(now) && (bw as f64) < self.bw as f64 * FAR_BELOW_PEAK
     }
 
+    /// The peak, bytes/s (for the logs).
+    pub(super) fn bw(&self) -> u64 {
+        self.bw
+    }
+
     fn remembered(&self, now: Instant) -> bool {
         self.at
             .is_some_and(|at| now.saturating_duration_since(at) < PEAK_MEMORY)
