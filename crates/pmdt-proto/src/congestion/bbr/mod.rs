@@ -357,7 +357,8 @@ pub(crate) struct Bbr {
     inflight_latest: u64,
     /// `bw_latest` of the previous round.
     prev_bw_latest: u64,
-    /// The highest estimate lately (a bottleneck that slowed down).
+    /// The highest delivery rate of a ProbeBW round lately (a bottleneck
+    /// that slowed down).
     recent_peak: RecentPeak,
 
     // Random loss on the wire: bytes acknowledged and declared lost this round,
@@ -754,6 +755,9 @@ impl Controller for Bbr {
             self.cut_for_shared_queue(now);
             self.end_round_loss();
             self.end_round_bounds();
+            if matches!(self.mode, Mode::ProbeBw(_)) {
+                self.recent_peak.update(now, self.prev_bw_latest);
+            }
             self.round_min_rtt_before = self.prev_round_min_rtt;
             self.prev_round_min_rtt = self.round_min_rtt.take();
             if !self.standing_queue(self.prev_round_min_rtt) {
@@ -775,7 +779,6 @@ impl Controller for Bbr {
         self.round_acked += rs.newly_acked;
         self.round_lost += rs.newly_lost;
         self.update_max_bw(rs);
-        self.recent_peak.update(now, self.max_bw);
         self.validate_jump(now, rs);
         self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);

@@ -1,7 +1,13 @@
-//! The highest bandwidth estimate of the last [`PEAK_MEMORY`]: what the path
-//! carried a moment ago, which a bottleneck that slowed down (a radio link's
-//! fade, a policer's step, a rate that an operator lowered for a while) may
-//! give back. A flow alone whose estimate sits far below it probes sooner
+//! The highest delivery rate a ProbeBW round showed in the last
+//! [`PEAK_MEMORY`]: what the path carried a moment ago, which a bottleneck
+//! that slowed down (a radio link's fade, a policer's step, a rate that an
+//! operator lowered for a while) may give back. Not Startup's rounds, nor the
+//! bandwidth filter (which carries them ten rounds into ProbeBW): an ack clock
+//! in bursts inflates a small flight's samples, and through `pmdt-wanem` one
+//! flow's Startup left a peak twice what its ProbeBW delivered, so it probed
+//! every few rounds while three more flows joined (Jain 0.896, where runs
+//! without it kept 0.965-0.995). A flow alone whose estimate sits far below
+//! the peak probes sooner
 //! ([`SLOWED_CRUISE_ROUNDS`](super::SLOWED_CRUISE_ROUNDS)): one that waits a whole Cruise after a probe that
 //! just missed the bottleneck's return follows it half a second late at 100 ms.
 

@@ -524,6 +524,15 @@ fn a_flow_alone_far_below_its_recent_peak_probes_sooner() {
     }
     let rate = 8_000_000;
     let low = rate / 5;
+    let mut fresh = Bbr::new(1000);
+    let (mut t, mut d) = (Instant::now(), 0);
+    rounds(&mut fresh, &mut t, &mut d, rate, 3);
+    assert_eq!(fresh.mode, Mode::Startup);
+    assert_eq!(
+        fresh.recent_peak,
+        RecentPeak::default(),
+        "Startup set a peak"
+    );
     let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
     let at_peak = rounds_until_probe(&mut b, &mut t, &mut d, rate, 100, 100).0;
     assert!(at_peak > CRUISE_ROUNDS, "at the peak: {at_peak} rounds");
