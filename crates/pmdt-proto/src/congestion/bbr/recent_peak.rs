@@ -1,4 +1,4 @@
-//! The highest delivery rate a ProbeBW round showed in the last
+//! The highest delivery rate two ProbeBW rounds in a row showed in the last
 //! [`PEAK_MEMORY`]: what the path carried a moment ago, which a bottleneck
 //! that slowed down (a radio link's fade, a policer's step, a rate that an
 //! operator lowered for a while) may give back. Not Startup's rounds, nor the
@@ -7,7 +7,10 @@
 //! flow's Startup left a peak over twice what its ProbeBW delivered, so it
 //! probed every few rounds while three more flows joined, and it kept 362
 //! Mbit/s of the last ten seconds against the others' 153-218 (Jain 0.896,
-//! where runs without it kept 0.965-0.995). A flow alone whose estimate sits
+//! where runs without it kept 0.965-0.995). Two rounds in a row, not one:
+//! at a memif pair's RTT of tens of microseconds a single round's rate
+//! swings twice over, and four flows there took their own swings for a
+//! bottleneck that slowed down 660-990 times a transfer. A flow alone whose estimate sits
 //! far below the peak probes sooner
 //! ([`SLOWED_CRUISE_ROUNDS`](super::SLOWED_CRUISE_ROUNDS)): one that waits a whole Cruise after a probe that
 //! just missed the bottleneck's return follows it half a second late at 100 ms.
@@ -19,19 +22,24 @@ pub(super) const PEAK_MEMORY: Duration = Duration::from_secs(30);
 /// An estimate below this share of the peak is far below it.
 const FAR_BELOW_PEAK: f64 = 0.5;
 
-/// The peak and when the estimate last reached it.
+/// The peak, when two rounds last reached it, and the last round's rate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct RecentPeak {
     bw: u64,
     at: Option<Instant>,
+    last_round: u64,
 }
 
 impl RecentPeak {
-    /// Takes the estimate `bw` at `now`: a new peak if it reaches the old one or
+    /// Takes a round's delivery rate `round_bw` at `now`: what it and the
+    /// round before both reached is a new peak if it reaches the old one or
     /// the old one is forgotten.
-    pub(super) fn update(&mut self, now: Instant, bw: u64) {
-        if bw >= self.bw || !self.remembered(now) {
-            *self = Self { bw, at: Some(now) };
+    pub(super) fn update(&mut self, now: Instant, round_bw: u64) {
+        let sustained = round_bw.min(self.last_round);
+        self.last_round = round_bw;
+        if sustained > 0 && (sustained >= self.bw || !self.remembered(now)) {
+            self.bw = sustained;
+            self.at = Some(now);
         }
     }
 
@@ -61,6 +69,8 @@ mod tests {
         let mut p = RecentPeak::default();
         assert!(!p.far_above(t0, 0), "no peak yet");
         p.update(t0, 1000);
+        assert!(!p.far_above(t0, 200), "one round is no peak");
+        p.update(t0, 1000);
         p.update(t0 + Duration::from_secs(1), 200);
         assert!(p.far_above(t0 + Duration::from_secs(1), 200));
         assert!(
@@ -72,12 +82,17 @@ mod tests {
         assert!(!p.far_above(later, 200));
         p.update(later, 200);
         assert!(!p.far_above(later, 150));
+        // A single round's swing is no peak either.
+        p.update(later, 1000);
+        p.update(later, 200);
+        assert!(!p.far_above(later, 150), "{p:?}");
     }
 
     #[test]
     fn reaching_the_peak_again_renews_it() {
         let t0 = Instant::now();
         let mut p = RecentPeak::default();
+        p.update(t0, 1000);
         p.update(t0, 1000);
         p.update(t0 + PEAK_MEMORY / 2, 1000);
         assert!(
