@@ -644,8 +644,13 @@ impl Bbr {
                 // A per-flow, deterministic draw (no RNG in the controller).
                 let jitter = (self.next_round_delivered / self.mss) % (CRUISE_JITTER_ROUNDS + 1);
                 self.queue_owner = QueueOwner::Unknown;
+                // Not where the poll loops' bursts dominate the RTT: a round's
+                // rate there swings twice over (four flows over memif took
+                // that for a slowed bottleneck 700-800 times a transfer).
                 let slowed = self.recent_peak.far_above(now, self.max_bw)
-                    && !self.shares_the_bottleneck(now);
+                    && !self.shares_the_bottleneck(now)
+                    && !self.aggregation_dominates()
+                    && !self.batching_dominates();
                 if slowed {
                     tracing::debug!(
                         bw = self.max_bw,

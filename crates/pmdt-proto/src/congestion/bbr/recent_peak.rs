@@ -7,10 +7,10 @@
 //! flow's Startup left a peak over twice what its ProbeBW delivered, so it
 //! probed every few rounds while three more flows joined, and it kept 362
 //! Mbit/s of the last ten seconds against the others' 153-218 (Jain 0.896,
-//! where runs without it kept 0.965-0.995). Two rounds in a row, not one:
-//! at a memif pair's RTT of tens of microseconds a single round's rate
-//! swings twice over, and four flows there took their own swings for a
-//! bottleneck that slowed down 660-990 times a transfer. A flow alone whose estimate sits
+//! where runs without it kept 0.965-0.995). Two rounds in a row, not one: a
+//! round's rate swings with the poll loops' bursts (where those dominate the
+//! RTT, as over a memif pair, even two rounds' do, and the rule is off). A
+//! flow alone whose estimate sits
 //! far below the peak probes sooner
 //! ([`SLOWED_CRUISE_ROUNDS`](super::SLOWED_CRUISE_ROUNDS)): one that waits a whole Cruise after a probe that
 //! just missed the bottleneck's return follows it half a second late at 100 ms.
