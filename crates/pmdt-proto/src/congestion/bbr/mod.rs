@@ -134,8 +134,8 @@ const ESCALATE_AFTER_GROWTH: f64 = 1.5;
 const PROBE_DOWN_PACING_GAIN: f64 = 0.75;
 /// Rounds at gain 1 between probes (BBRv1's gain cycle: 8 phases, 6 of them at 1).
 const CRUISE_ROUNDS: u64 = 6;
-/// Rounds at gain 1 between probes while a flow alone runs far below the
-/// estimate it had lately ([`RecentPeak`]): the bottleneck slowed down and
+/// Rounds at gain 1 between probes while a flow alone's estimate is far below
+/// what it delivered lately ([`RecentPeak`]): the bottleneck slowed down and
 /// may come back, and a whole Cruise after a probe that just missed its return
 /// followed it half a second late (1 Gbit/s back from 200 Mbit/s at 100 ms:
 /// 2.03 s, where a probe in time took 1.2-1.6 s).
@@ -357,8 +357,8 @@ pub(crate) struct Bbr {
     inflight_latest: u64,
     /// `bw_latest` of the previous round.
     prev_bw_latest: u64,
-    /// The highest delivery rate of a ProbeBW round lately (a bottleneck
-    /// that slowed down).
+    /// The highest delivery rate two ProbeBW rounds in a row reached lately
+    /// (a bottleneck that slowed down).
     recent_peak: RecentPeak,
 
     // Random loss on the wire: bytes acknowledged and declared lost this round,
