@@ -59,6 +59,12 @@ impl AnotherFlow {
         }
     }
 
+    /// Whether a second verdict confirmed the first and is still remembered
+    /// at `now`.
+    pub(super) fn confirmed(&self, now: Instant) -> bool {
+        matches!(self, Self::Confirmed { .. }) && self.remembers(now)
+    }
+
     /// Whether the probes still wait for another flow at `now`.
     pub(super) fn remembers(&self, now: Instant) -> bool {
         let (last, memory) = match *self {
@@ -84,6 +90,7 @@ mod tests {
         a.verdict(t0);
         a.stood(t0 + S);
         assert!(a.remembers(t0 + 5 * S));
+        assert!(!a.confirmed(t0 + S));
         assert!(!a.remembers(t0 + 6 * S), "{a:?}");
         // Forgotten: the next verdict is a first one again.
         a.verdict(t0 + 7 * S);
@@ -91,6 +98,7 @@ mod tests {
         // A second within the first's memory confirms it.
         a.verdict(t0 + 10 * S);
         assert_eq!(a, AnotherFlow::Confirmed { last: t0 + 10 * S });
+        assert!(a.confirmed(t0 + 10 * S));
         a.stood(t0 + 11 * S);
         assert!(a.remembers(t0 + 20 * S));
         assert!(!a.remembers(t0 + 21 * S));
