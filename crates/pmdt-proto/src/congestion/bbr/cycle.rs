@@ -163,7 +163,7 @@ impl Bbr {
                         let most = (*hi as f64 * INFLIGHT_HI_GROWTH.max(self.up_gain)) as u64;
                         *hi = match up_growth {
                             UpGrowth::Fast => most,
-                            UpGrowth::Gentle => (*hi + step).min(most),
+                            UpGrowth::Gentle { .. } => (*hi + step).min(most),
                         };
                     }
                 }
@@ -181,7 +181,7 @@ impl Bbr {
                 );
                 let max_rounds = match self.up_growth {
                     UpGrowth::Fast => MAX_UP_ROUNDS,
-                    UpGrowth::Gentle => MAX_GENTLE_UP_ROUNDS,
+                    UpGrowth::Gentle { .. } => MAX_GENTLE_UP_ROUNDS,
                 };
                 let done = (elapsed && inflight >= self.bdp_multiple(PROBE_UP_PACING_GAIN))
                     || self.rounds_in_phase() >= max_rounds;
@@ -287,7 +287,19 @@ impl Bbr {
     /// queue. In the simulator's four flows joining 1 Gbit/s × 40 ms, that
     /// took Jain over seeds 1-16 from a mean of 0.974 to 0.968 (0.909 at
     /// worst).
+    ///
+    /// Nor past more than the pipe the cut took: the estimate may have grown
+    /// between the cut and the run's first Up, and a flight the bound holds
+    /// under that estimate's BDP never passes it. A probe at 200 Mbit/s
+    /// whose overflow was found as the bottleneck came back to 1 Gbit/s
+    /// (100 ms) cut the bound to 2.45 MB while the estimate of its last
+    /// samples was 28 MB/s (2.8 MB): the flight passed the pipe by 8 %
+    /// with no queue and the gentle Up went on for its eight rounds, and
+    /// another, before the rise began (2.83 s in all).
     pub(super) fn gentle_probe_outgrew_the_pipe(&self, now: Instant) -> bool {
+        let UpGrowth::Gentle { pipe } = self.up_growth else {
+            return false;
+        };
         let (Some(margin), Some(min)) = (self.queue_free_margin(), self.min_rtt) else {
             return false;
         };
@@ -297,9 +309,11 @@ impl Bbr {
         };
         // The flight that delivers it at the path's random loss: lost packets
         // count in flight until their loss is found.
-        let past = base as f64 * (min + margin * 2).as_secs_f64() / (1.0 - self.loss_floor);
-        self.up_growth == UpGrowth::Gentle
-            && !self.shares_the_bottleneck(now)
+        let past_base = base as f64 * (min + margin * 2).as_secs_f64() / (1.0 - self.loss_floor);
+        // The cut's pipe already holds the random loss's share.
+        let past_pipe = pipe as f64 * (min + margin * 2).as_secs_f64() / min.as_secs_f64();
+        let past = past_base.min(past_pipe);
+        !self.shares_the_bottleneck(now)
             && self.up_samples.queue_free()
             && self.up_samples.max_tx_in_flight as f64 >= past
     }

@@ -166,7 +166,9 @@ impl Bbr {
             loss_floor = self.loss_floor,
             "bbr: a probe overflowed the queue"
         );
-        self.up_growth = UpGrowth::Gentle;
+        self.up_growth = UpGrowth::Gentle {
+            pipe: pipe.max(self.min_cwnd()),
+        };
         self.probe_feedback = ProbeFeedback::Idle;
         if self.mode == Mode::ProbeBw(Phase::Up) {
             self.enter(now, Mode::ProbeBw(Phase::Down));

@@ -274,7 +274,20 @@ enum UpGrowth {
     Fast,
     /// From [`GENTLE_FIRST_STEP_PACKETS`], doubling: the last probe overflowed the queue just
     /// above the pipe, and the next one approaches it in small steps.
-    Gentle,
+    Gentle {
+        /// The flight the cut took for the pipe, bytes: a gentle probe's
+        /// flight past it with no queue says the pipe grew
+        /// ([`Bbr::gentle_probe_outgrew_the_pipe`]).
+        pipe: u64,
+    },
+}
+
+#[cfg(test)]
+impl UpGrowth {
+    /// Whether Up approaches a bound a cut set in small steps.
+    fn is_gentle(self) -> bool {
+        matches!(self, Self::Gentle { .. })
+    }
 }
 
 /// The controller. Rates are bytes per second, sizes bytes.
