@@ -288,8 +288,8 @@ impl Bbr {
     /// took Jain over seeds 1-16 from a mean of 0.974 to 0.968 (0.909 at
     /// worst).
     ///
-    /// Nor past more than the pipe the cut took: the estimate may have grown
-    /// between the cut and the run's first Up, and a flight the bound holds
+    /// Nor past more than the pipe an overflow's cut took: the estimate may
+    /// have grown between the cut and the run's first Up, and a flight the bound holds
     /// under that estimate's BDP never passes it. A probe at 200 Mbit/s
     /// whose overflow was found as the bottleneck came back to 1 Gbit/s
     /// (100 ms) cut the bound to 2.45 MB while the estimate of its last
@@ -310,9 +310,10 @@ impl Bbr {
         // The flight that delivers it at the path's random loss: lost packets
         // count in flight until their loss is found.
         let past_base = base as f64 * (min + margin * 2).as_secs_f64() / (1.0 - self.loss_floor);
-        // The cut's pipe already holds the random loss's share.
-        let past_pipe = pipe as f64 * (min + margin * 2).as_secs_f64() / min.as_secs_f64();
-        let past = past_base.min(past_pipe);
+        // The overflow's pipe already holds the random loss's share.
+        let past = pipe.map_or(past_base, |pipe| {
+            past_base.min(pipe as f64 * (min + margin * 2).as_secs_f64() / min.as_secs_f64())
+        });
         !self.shares_the_bottleneck(now)
             && self.up_samples.queue_free()
             && self.up_samples.max_tx_in_flight as f64 >= past

@@ -167,7 +167,7 @@ impl Bbr {
             "bbr: a probe overflowed the queue"
         );
         self.up_growth = UpGrowth::Gentle {
-            pipe: pipe.max(self.min_cwnd()),
+            pipe: Some(pipe.max(self.min_cwnd())),
         };
         self.probe_feedback = ProbeFeedback::Idle;
         if self.mode == Mode::ProbeBw(Phase::Up) {

@@ -275,10 +275,11 @@ enum UpGrowth {
     /// From [`GENTLE_FIRST_STEP_PACKETS`], doubling: the last probe overflowed the queue just
     /// above the pipe, and the next one approaches it in small steps.
     Gentle {
-        /// The flight the cut took for the pipe, bytes: a gentle probe's
+        /// The flight an overflow took for the pipe, bytes: a gentle probe's
         /// flight past it with no queue says the pipe grew
-        /// ([`Bbr::gentle_probe_outgrew_the_pipe`]).
-        pipe: u64,
+        /// ([`Bbr::gentle_probe_outgrew_the_pipe`]). None after a cut to a
+        /// shared queue: a share, not the pipe.
+        pipe: Option<u64>,
     },
 }
 

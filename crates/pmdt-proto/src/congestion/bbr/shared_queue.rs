@@ -449,10 +449,8 @@ impl Bbr {
             "bbr: cuts inflight_hi to a shared queue's overflow"
         );
         self.inflight_hi = Some(hi);
-        // The cut is a share, not the pipe: the pipe is the estimate's.
-        self.up_growth = UpGrowth::Gentle {
-            pipe: (self.bdp_multiple(1.0) as f64 / (1.0 - self.loss_floor)) as u64,
-        };
+        // The cut is a share, not the pipe.
+        self.up_growth = UpGrowth::Gentle { pipe: None };
         self.shared_regrow_step = Some(GENTLE_FIRST_STEP_PACKETS * self.mss);
         self.shared_cut_round = Some(self.round_count);
     }

@@ -1019,7 +1019,12 @@ fn a_probe_that_overflows_a_shallow_queue_ends_and_the_next_approaches_gently() 
     until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
     up_sample(&mut b, t, &mut d, 8_000_000, 0.03);
     assert_eq!(b.mode, Mode::ProbeBw(Phase::Down));
-    assert_eq!(b.up_growth, UpGrowth::Gentle { pipe: 800_000 });
+    assert_eq!(
+        b.up_growth,
+        UpGrowth::Gentle {
+            pipe: Some(800_000)
+        }
+    );
     assert_eq!(b.inflight_hi, Some(800_000 + b.quanta()));
     assert!(
         b.bw_lo.is_none() && b.inflight_lo.is_none(),
@@ -1330,7 +1335,7 @@ fn cruising_with_random_loss(rate: u64, loss: f64) -> (Bbr, Instant, u64) {
 #[test]
 fn a_gentle_probe_past_the_bdp_without_a_queue_outgrew_the_pipe() {
     let (mut b, t, _) = cruising_with_random_loss(25_000_000, 0.0);
-    b.up_growth = UpGrowth::Gentle { pipe: u64::MAX };
+    b.up_growth = UpGrowth::Gentle { pipe: None };
     let bdp = b.bdp_multiple(1.0);
     // 2 ms (the floor) of the estimate's rate, twice.
     let excess = 2 * 25_000_000 * 2 / 1000;
@@ -1356,7 +1361,7 @@ fn a_gentle_probe_past_the_bdp_without_a_queue_outgrew_the_pipe() {
     // At 5 % random loss the flight that delivers the BDP is a 0.95th more:
     // lost packets count in flight until their loss is found.
     let (mut b, t, _) = cruising_with_random_loss(25_000_000, 0.05);
-    b.up_growth = UpGrowth::Gentle { pipe: u64::MAX };
+    b.up_growth = UpGrowth::Gentle { pipe: None };
     b.up_base_bw = b.bw();
     let lossy_bdp = (b.bdp_multiple(1.0) as f64 / 0.95) as u64;
     b.up_samples = probe(0, lossy_bdp + excess / 2);
@@ -1381,7 +1386,7 @@ fn a_gentle_probe_past_the_pipe_its_cut_took_outgrew_it() {
     until_up(&mut b, &mut t, &mut d, rate, 0.0);
     up_sample(&mut b, t, &mut d, rate, 0.03);
     let pipe = b.bdp_multiple(1.0);
-    assert_eq!(b.up_growth, UpGrowth::Gentle { pipe });
+    assert_eq!(b.up_growth, UpGrowth::Gentle { pipe: Some(pipe) });
     // The run of Ups begins with the last samples' 28 MB/s (2.8 MB a round).
     b.up_base_bw = 28_000_000;
     let probe = |queued: u64, flight: u64| QueuedSamples {
@@ -1412,7 +1417,7 @@ fn a_gentle_probe_that_outgrew_the_pipe_turns_fast_at_the_next_round() {
     let rate = 25_000_000;
     let (mut b, mut t, mut d) = cruising(rate);
     until_up(&mut b, &mut t, &mut d, rate, 0.0);
-    b.up_growth = UpGrowth::Gentle { pipe: u64::MAX };
+    b.up_growth = UpGrowth::Gentle { pipe: None };
     let rtt = RttEstimator::new(Duration::from_millis(100));
     // 2 ms (the floor) of the rate, twice, is 100 kB: 150 kB past the BDP,
     // at the minimum RTT.
