@@ -28,6 +28,14 @@ pub(super) const CONFIRMED_MEMORY: Duration = Duration::from_secs(10);
 pub(super) enum AnotherFlow {
     /// No check found another flow's queue (or it is forgotten).
     Unseen,
+    /// The last check found the queue this flow's own but left a residue
+    /// (`QueueOwner::Residue`) at `at`: a second in a row, within
+    /// [`ONCE_MEMORY`], counts as a verdict of another flow's queue. The
+    /// probes do not wait for one.
+    Hinted {
+        /// When the residue was found.
+        at: Instant,
+    },
     /// One verdict, or the rounds its queue stood in after it, as late as
     /// `last`.
     Once {
@@ -51,10 +59,34 @@ impl AnotherFlow {
         };
     }
 
+    /// A check found the queue this flow's own at `now` but left a residue:
+    /// whether it follows another (no check drained a queue to the minimum
+    /// in between), which counts as a verdict of another flow's queue (the
+    /// caller then calls [`Self::verdict`]). Once another flow is
+    /// remembered, a residue changes nothing.
+    pub(super) fn residue(&mut self, now: Instant) -> bool {
+        match *self {
+            Self::Hinted { at } if now.saturating_duration_since(at) < ONCE_MEMORY => true,
+            Self::Unseen | Self::Hinted { .. } => {
+                *self = Self::Hinted { at: now };
+                false
+            }
+            Self::Once { .. } | Self::Confirmed { .. } => false,
+        }
+    }
+
+    /// A check drained the queue to the minimum RTT: a residue before it
+    /// is forgotten.
+    pub(super) fn own(&mut self) {
+        if matches!(self, Self::Hinted { .. }) {
+            *self = Self::Unseen;
+        }
+    }
+
     /// The queue a verdict of this Cruise found stood again at `now`.
     pub(super) fn stood(&mut self, now: Instant) {
         match self {
-            Self::Unseen => *self = Self::Once { last: now },
+            Self::Unseen | Self::Hinted { .. } => *self = Self::Once { last: now },
             Self::Once { last } | Self::Confirmed { last } => *last = now,
         }
     }
@@ -68,7 +100,7 @@ impl AnotherFlow {
     /// Whether the probes still wait for another flow at `now`.
     pub(super) fn remembers(&self, now: Instant) -> bool {
         let (last, memory) = match *self {
-            Self::Unseen => return false,
+            Self::Unseen | Self::Hinted { .. } => return false,
             Self::Once { last } => (last, ONCE_MEMORY),
             Self::Confirmed { last } => (last, CONFIRMED_MEMORY),
         };
@@ -102,5 +134,28 @@ mod tests {
         a.stood(t0 + 11 * S);
         assert!(a.remembers(t0 + 20 * S));
         assert!(!a.remembers(t0 + 21 * S));
+    }
+
+    #[test]
+    fn two_residues_in_a_row_count_as_a_verdict() {
+        let t0 = Instant::now();
+        let mut a = AnotherFlow::Unseen;
+        assert!(!a.residue(t0));
+        assert!(!a.remembers(t0), "one residue: the probes do not wait");
+        assert!(a.residue(t0 + S), "a second in a row");
+        a.verdict(t0 + S);
+        assert_eq!(a, AnotherFlow::Once { last: t0 + S });
+        // A drain to the minimum in between.
+        let mut a = AnotherFlow::Unseen;
+        assert!(!a.residue(t0));
+        a.own();
+        assert!(!a.residue(t0 + S));
+        // Too long apart.
+        assert!(!a.residue(t0 + 7 * S));
+        // Another flow remembered already: nothing changes.
+        let mut a = AnotherFlow::Once { last: t0 };
+        assert!(!a.residue(t0 + S));
+        a.own();
+        assert_eq!(a, AnotherFlow::Once { last: t0 });
     }
 }

@@ -184,6 +184,7 @@ impl Bbr {
             }
             self.queue_owner
                 .judge(self.round_count, self.queue_in(self.prev_round_min_rtt));
+            self.weigh_residue(now, checking);
         }
         let drain_only = checking == Some(CheckPurpose::Drain);
         let judged_another = asked && self.queue_owner == QueueOwner::Another && !drain_only;
@@ -259,8 +260,9 @@ impl Bbr {
                 QueueOwner::Own => self.queue_verdicts.own += 1,
                 QueueOwner::Another => self.queue_verdicts.another += 1,
                 QueueOwner::Unknown => self.queue_verdicts.none += 1,
-                // A check under way has a verdict round: not here.
-                QueueOwner::Checking { .. } => {}
+                // A check under way has a verdict round, and a residue is
+                // weighed as the verdict falls: not here.
+                QueueOwner::Checking { .. } | QueueOwner::Residue => {}
             }
             tracing::debug!(
                 verdict = ?self.queue_owner,
@@ -283,6 +285,33 @@ impl Bbr {
             self.wait_for_shared_queue();
         } else if self.shares_the_bottleneck(now) {
             self.wait_for_shared_queue();
+        }
+    }
+
+    /// A check that drained the queue as this flow's own but not to the
+    /// minimum RTT ([`QueueOwner::Residue`]) found it this flow's the first
+    /// time and another flow's the second in a row
+    /// ([`AnotherFlow::residue`]); one that drained it to the minimum
+    /// forgets a residue before it. A drain after this flow's own
+    /// congestion ([`CheckPurpose::Drain`]) is its own either way.
+    fn weigh_residue(&mut self, now: Instant, purpose: Option<CheckPurpose>) {
+        let asked_whose = purpose == Some(CheckPurpose::Whose);
+        match self.queue_owner {
+            QueueOwner::Residue => {
+                let another = asked_whose && self.another_flow.residue(now);
+                tracing::debug!(
+                    queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
+                    another,
+                    "bbr: the check left a residue of the queue"
+                );
+                self.queue_owner = if another {
+                    QueueOwner::Another
+                } else {
+                    QueueOwner::Own
+                };
+            }
+            QueueOwner::Own if asked_whose => self.another_flow.own(),
+            _ => {}
         }
     }
 
