@@ -28,12 +28,12 @@ pub(super) const CONFIRMED_MEMORY: Duration = Duration::from_secs(10);
 pub(super) enum AnotherFlow {
     /// No check found another flow's queue (or it is forgotten).
     Unseen,
-    /// The last check found the queue this flow's own but left a residue
-    /// (`QueueOwner::Residue`) at `at`: a second in a row, within
+    /// The last check's verdict was unclear (`QueueOwner::Residue`,
+    /// `QueueOwner::Faint`) at `at`: a second in a row, within
     /// [`ONCE_MEMORY`], counts as a verdict of another flow's queue. The
     /// probes do not wait for one.
     Hinted {
-        /// When the residue was found.
+        /// When the unclear verdict fell.
         at: Instant,
     },
     /// One verdict, or the rounds its queue stood in after it, as late as
@@ -59,12 +59,12 @@ impl AnotherFlow {
         };
     }
 
-    /// A check found the queue this flow's own at `now` but left a residue:
-    /// whether it follows another (no check drained a queue to the minimum
-    /// in between), which counts as a verdict of another flow's queue (the
-    /// caller then calls [`Self::verdict`]). Once another flow is
-    /// remembered, a residue changes nothing.
-    pub(super) fn residue(&mut self, now: Instant) -> bool {
+    /// A check's verdict was unclear at `now` (a residue of the queue, or a
+    /// faint one standing): whether it follows another (no check drained a
+    /// queue to the minimum in between), which counts as a verdict of
+    /// another flow's queue (the caller then calls [`Self::verdict`]).
+    /// Once another flow is remembered, the caller does not ask.
+    pub(super) fn unclear(&mut self, now: Instant) -> bool {
         match *self {
             Self::Hinted { at } if now.saturating_duration_since(at) < ONCE_MEMORY => true,
             Self::Unseen | Self::Hinted { .. } => {
@@ -75,7 +75,7 @@ impl AnotherFlow {
         }
     }
 
-    /// A check drained the queue to the minimum RTT: a residue before it
+    /// A check drained the queue to the minimum RTT: an unclear verdict before it
     /// is forgotten.
     pub(super) fn own(&mut self) {
         if matches!(self, Self::Hinted { .. }) {
@@ -137,24 +137,27 @@ mod tests {
     }
 
     #[test]
-    fn two_residues_in_a_row_count_as_a_verdict() {
+    fn two_unclear_verdicts_in_a_row_count_as_one() {
         let t0 = Instant::now();
         let mut a = AnotherFlow::Unseen;
-        assert!(!a.residue(t0));
-        assert!(!a.remembers(t0), "one residue: the probes do not wait");
-        assert!(a.residue(t0 + S), "a second in a row");
+        assert!(!a.unclear(t0));
+        assert!(
+            !a.remembers(t0),
+            "one unclear verdict: the probes do not wait"
+        );
+        assert!(a.unclear(t0 + S), "a second in a row");
         a.verdict(t0 + S);
         assert_eq!(a, AnotherFlow::Once { last: t0 + S });
         // A drain to the minimum in between.
         let mut a = AnotherFlow::Unseen;
-        assert!(!a.residue(t0));
+        assert!(!a.unclear(t0));
         a.own();
-        assert!(!a.residue(t0 + S));
+        assert!(!a.unclear(t0 + S));
         // Too long apart.
-        assert!(!a.residue(t0 + 7 * S));
+        assert!(!a.unclear(t0 + 7 * S));
         // Another flow remembered already: nothing changes.
         let mut a = AnotherFlow::Once { last: t0 };
-        assert!(!a.residue(t0 + S));
+        assert!(!a.unclear(t0 + S));
         a.own();
         assert_eq!(a, AnotherFlow::Once { last: t0 });
     }

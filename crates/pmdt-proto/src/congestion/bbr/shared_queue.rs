@@ -184,7 +184,7 @@ impl Bbr {
             }
             self.queue_owner
                 .judge(self.round_count, self.queue_in(self.prev_round_min_rtt));
-            self.weigh_residue(now, checking);
+            self.weigh_unclear(now, checking);
         }
         let drain_only = checking == Some(CheckPurpose::Drain);
         let judged_another = asked && self.queue_owner == QueueOwner::Another && !drain_only;
@@ -260,9 +260,9 @@ impl Bbr {
                 QueueOwner::Own => self.queue_verdicts.own += 1,
                 QueueOwner::Another => self.queue_verdicts.another += 1,
                 QueueOwner::Unknown => self.queue_verdicts.none += 1,
-                // A check under way has a verdict round, and a residue is
-                // weighed as the verdict falls: not here.
-                QueueOwner::Checking { .. } | QueueOwner::Residue => {}
+                // A check under way has a verdict round, and an unclear
+                // verdict is weighed as it falls: not here.
+                QueueOwner::Checking { .. } | QueueOwner::Residue | QueueOwner::Faint => {}
             }
             tracing::debug!(
                 verdict = ?self.queue_owner,
@@ -288,31 +288,43 @@ impl Bbr {
         }
     }
 
-    /// A check that drained the queue as this flow's own but not to the
-    /// minimum RTT ([`QueueOwner::Residue`]) found it this flow's the first
-    /// time and another flow's the second in a row
-    /// ([`AnotherFlow::residue`]); one that drained it to the minimum
-    /// forgets a residue before it. A drain after this flow's own
-    /// congestion ([`CheckPurpose::Drain`]) is its own either way.
-    fn weigh_residue(&mut self, now: Instant, purpose: Option<CheckPurpose>) {
+    /// An unclear verdict ([`QueueOwner::Residue`]: drained as this flow's
+    /// own queue, but not to the minimum RTT; [`QueueOwner::Faint`]: stood,
+    /// by little more than the floor) becomes a clear one at once. While no
+    /// other flow is remembered, the first is this flow's own queue and a
+    /// second in a row another flow's ([`AnotherFlow::unclear`]); a verdict
+    /// that drained the queue to the minimum forgets one before it. Once
+    /// another flow is remembered, and for a drain after this flow's own
+    /// congestion ([`CheckPurpose::Drain`]), a residue is this flow's and a
+    /// faint queue another's, as any queue under or over what is worth
+    /// checking.
+    pub(super) fn weigh_unclear(&mut self, now: Instant, purpose: Option<CheckPurpose>) {
         let asked_whose = purpose == Some(CheckPurpose::Whose);
-        match self.queue_owner {
-            QueueOwner::Residue => {
-                let another = asked_whose && self.another_flow.residue(now);
-                tracing::debug!(
-                    queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
-                    another,
-                    "bbr: the check left a residue of the queue"
-                );
-                self.queue_owner = if another {
-                    QueueOwner::Another
-                } else {
-                    QueueOwner::Own
-                };
+        let faint = match self.queue_owner {
+            QueueOwner::Residue => false,
+            QueueOwner::Faint => true,
+            QueueOwner::Own if asked_whose => {
+                self.another_flow.own();
+                return;
             }
-            QueueOwner::Own if asked_whose => self.another_flow.own(),
-            _ => {}
-        }
+            _ => return,
+        };
+        let another = if asked_whose && !self.another_flow.remembers(now) {
+            self.another_flow.unclear(now)
+        } else {
+            faint
+        };
+        tracing::debug!(
+            faint,
+            another,
+            queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
+            "bbr: an unclear verdict"
+        );
+        self.queue_owner = if another {
+            QueueOwner::Another
+        } else {
+            QueueOwner::Own
+        };
     }
 
     /// Whether checks found another flow's queue lately ([`AnotherFlow`]:
