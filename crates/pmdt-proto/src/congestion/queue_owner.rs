@@ -61,9 +61,10 @@ const DRAIN_QUEUE_MULTIPLE: f64 = 1.0;
 const OWN_RESIDUE: f64 = 0.3;
 /// The check's pacing gain at least (ProbeBW Down's).
 const MIN_CHECK_GAIN: f64 = 0.75;
-/// Where what is worth checking is the floor of what counts as a queue (40 ms
-/// and less), a queue judged this flow's own that kept at least this share of
-/// it (over what the check could not drain) left a residue: a
+/// Where what is worth checking is near the floor of what counts as a queue
+/// (under a faint queue, [`FAINT_QUEUE_FLOORS`]: RTTs under 64 ms), a queue
+/// judged this flow's own that kept at least this share of it (over what the
+/// check could not drain) left a residue: a
 /// flow alone drains its own queue to the minimum RTT, another flow's keeps
 /// part of it. Through `pmdt-wanem` at 1 Gbit/s × 40 ms (2 ms worth
 /// checking), of 409 checks a flow alone found its own, 380 drained under
@@ -72,9 +73,9 @@ const MIN_CHECK_GAIN: f64 = 0.75;
 /// under the 2 ms, took it for its own, and probed at a flow alone's pace
 /// (one run in about 25 took over three quarters of the link).
 const RESIDUE_SHARE: f64 = 0.5;
-/// Where what is worth checking is the floor of what counts as a queue, a
-/// queue that stood through the check, but by less than this many times
-/// the floor (3.2 ms of the 2 ms), is faint: the
+/// Where what is worth checking is under it, a queue that stood through
+/// the check, but by less than this many times the floor of what counts as
+/// a queue (3.2 ms of the 2 ms), is faint: the
 /// processes' scheduling on two cores holds a flow alone's RTT floor up by
 /// as much, for rounds at a time. Through `pmdt-wanem` at 1 Gbit/s and
 /// 200 Mbit/s × 40 ms, each check that found "another flow's" queue in a
@@ -157,8 +158,8 @@ pub(super) enum QueueOwner {
         /// The least queue worth checking.
         least: Duration,
         /// The floor of what counts as a queue, whatever the RTT: where
-        /// it is what is worth checking (`least`), a verdict near it is
-        /// unclear ([`RESIDUE_SHARE`], [`FAINT_QUEUE_FLOORS`]).
+        /// what is worth checking (`least`) is near it, a verdict near it
+        /// is unclear ([`RESIDUE_SHARE`], [`FAINT_QUEUE_FLOORS`]).
         floor: Duration,
         /// Growth of the queue under the check that says the path changed.
         changed: Duration,
@@ -257,12 +258,14 @@ impl QueueOwner {
             }
             let queue_after = smallest_after.map_or(queue_after, |s| s.min(queue_after));
             *smallest_after = Some(queue_after);
-            // Where the RTT makes more than the floor worth checking (over
-            // 40 ms), the processes' scheduling is under it: no verdict is
-            // unclear. At 200 Mbit/s × 100 ms, a flow alone's checks of
-            // 12.7-13.1 ms left 3.3-3.4 ms (of the 5 worth checking) in two
-            // Cruises in a row: it took them for another flow's.
-            let floor_is_least = least <= floor;
+            // Where what is worth checking is over a faint queue (RTTs
+            // over 64 ms), the processes' scheduling is under it: no
+            // verdict is unclear. At 200 Mbit/s × 100 ms, a flow alone's
+            // checks of 12.7-13.1 ms left 3.3-3.4 ms (of the 5 worth
+            // checking) in two Cruises in a row: it took them for another
+            // flow's.
+            let faint = floor.mul_f64(FAINT_QUEUE_FLOORS);
+            let near_the_floor = least < faint;
             if round >= verdict_round {
                 *self = if queue_after >= queue + changed {
                     QueueOwner::Unknown
@@ -271,12 +274,12 @@ impl QueueOwner {
                         <= (queue - drainable).as_secs_f64() + drainable.as_secs_f64() * OWN_RESIDUE
                 {
                     let residue = queue_after.saturating_sub(queue - drainable);
-                    if floor_is_least && residue >= least.mul_f64(RESIDUE_SHARE) {
+                    if near_the_floor && residue >= least.mul_f64(RESIDUE_SHARE) {
                         QueueOwner::Residue
                     } else {
                         QueueOwner::Own
                     }
-                } else if floor_is_least && queue_after < floor.mul_f64(FAINT_QUEUE_FLOORS) {
+                } else if near_the_floor && queue_after < faint {
                     QueueOwner::Faint
                 } else {
                     QueueOwner::Another
@@ -427,6 +430,13 @@ mod tests {
             q.judge(5, after);
             q
         };
+        // Worth checking a hair over the floor (5 % of 40.02 ms): 2.2 ms
+        // grown to 2.5.
+        let min = 40 * MS + MS / 50;
+        assert_eq!(
+            judged(2200 * MS / 1000, min, 2500 * MS / 1000),
+            QueueOwner::Faint
+        );
         // A flow alone at 200 Mbit/s × 40 ms: 3.8 ms "drained" to 2.5.
         assert_eq!(
             judged(3800 * MS / 1000, 40 * MS, 2500 * MS / 1000),
