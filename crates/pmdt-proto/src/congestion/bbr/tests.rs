@@ -509,8 +509,8 @@ fn a_queue_that_drains_when_the_flow_holds_back_is_its_own() {
 /// At 40 ms (what is worth checking is the 2 ms floor), a check that
 /// drains the queue as a flow alone does but not to the minimum RTT (a
 /// residue), or that leaves a faint queue standing, is unclear: the first
-/// is this flow's own queue (the next probe comes after Cruise's usual
-/// rounds), a second in a row another flow's (the probe waits). A check
+/// is no verdict of another flow's queue (the next probe comes after
+/// Cruise's usual rounds), a second in a row is (the probe waits). A check
 /// that drains the queue to the minimum in between forgets the first.
 /// Beside CUBIC's shallow queue through `pmdt-wanem`, BBR with more than
 /// half of the link drained it to 1-2 ms in 149 of 214 checks, and took it
@@ -579,8 +579,8 @@ fn two_unclear_checks_in_a_row_find_another_flows_queue() {
 }
 
 /// A faint queue standing through a check (by less than the processes'
-/// scheduling holds a flow alone's RTT up) is, as a residue, this flow's own
-/// the first time and another flow's the second in a row; once another flow
+/// scheduling holds a flow alone's RTT up) gives no verdict the first time
+/// and is another flow's the second in a row; once another flow
 /// is remembered, and after a drain for its own congestion, it is another
 /// flow's at once, as before.
 #[test]
@@ -593,14 +593,21 @@ fn a_faint_queue_is_another_flows_only_the_second_time_in_a_row() {
     };
     let whose = CheckPurpose::Whose;
     let s = Duration::from_secs(1);
-    assert_eq!(weigh(&mut b, QueueOwner::Faint, t, whose), QueueOwner::Own);
+    // The first: no verdict (the Cruise asks again).
+    assert_eq!(
+        weigh(&mut b, QueueOwner::Faint, t, whose),
+        QueueOwner::Unknown
+    );
     assert_eq!(
         weigh(&mut b, QueueOwner::Faint, t + s, whose),
         QueueOwner::Another
     );
     // A drain to the minimum in between.
     let (mut b, t, _) = cruising(8_000_000);
-    assert_eq!(weigh(&mut b, QueueOwner::Faint, t, whose), QueueOwner::Own);
+    assert_eq!(
+        weigh(&mut b, QueueOwner::Faint, t, whose),
+        QueueOwner::Unknown
+    );
     assert_eq!(
         weigh(&mut b, QueueOwner::Own, t + s, whose),
         QueueOwner::Own
