@@ -67,11 +67,12 @@ impl AnotherFlow {
     pub(super) fn unclear(&mut self, now: Instant) -> bool {
         match *self {
             Self::Hinted { at } if now.saturating_duration_since(at) < ONCE_MEMORY => true,
-            Self::Unseen | Self::Hinted { .. } => {
+            _ if self.remembers(now) => false,
+            // Unseen, an old hint, or another flow forgotten.
+            _ => {
                 *self = Self::Hinted { at: now };
                 false
             }
-            Self::Once { .. } | Self::Confirmed { .. } => false,
         }
     }
 
@@ -160,5 +161,8 @@ mod tests {
         assert!(!a.unclear(t0 + S));
         a.own();
         assert_eq!(a, AnotherFlow::Once { last: t0 });
+        // … until it is forgotten.
+        assert!(!a.unclear(t0 + 6 * S));
+        assert!(a.unclear(t0 + 7 * S));
     }
 }
