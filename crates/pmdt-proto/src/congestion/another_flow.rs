@@ -28,14 +28,6 @@ pub(super) const CONFIRMED_MEMORY: Duration = Duration::from_secs(10);
 pub(super) enum AnotherFlow {
     /// No check found another flow's queue (or it is forgotten).
     Unseen,
-    /// The last check's verdict was unclear (`QueueOwner::Residue`,
-    /// `QueueOwner::Faint`) at `at`: a second in a row, within
-    /// [`ONCE_MEMORY`], counts as a verdict of another flow's queue. The
-    /// probes do not wait for one.
-    Hinted {
-        /// When the unclear verdict fell.
-        at: Instant,
-    },
     /// One verdict, or the rounds its queue stood in after it, as late as
     /// `last`.
     Once {
@@ -59,35 +51,10 @@ impl AnotherFlow {
         };
     }
 
-    /// A check's verdict was unclear at `now` (a residue of the queue, or a
-    /// faint one standing): whether it follows another (no check drained a
-    /// queue to the minimum in between), which counts as a verdict of
-    /// another flow's queue (the caller then calls [`Self::verdict`]).
-    /// Once another flow is remembered, the caller does not ask.
-    pub(super) fn unclear(&mut self, now: Instant) -> bool {
-        match *self {
-            Self::Hinted { at } if now.saturating_duration_since(at) < ONCE_MEMORY => true,
-            _ if self.remembers(now) => false,
-            // Unseen, an old hint, or another flow forgotten.
-            _ => {
-                *self = Self::Hinted { at: now };
-                false
-            }
-        }
-    }
-
-    /// A check drained the queue to the minimum RTT: an unclear verdict before it
-    /// is forgotten.
-    pub(super) fn own(&mut self) {
-        if matches!(self, Self::Hinted { .. }) {
-            *self = Self::Unseen;
-        }
-    }
-
     /// The queue a verdict of this Cruise found stood again at `now`.
     pub(super) fn stood(&mut self, now: Instant) {
         match self {
-            Self::Unseen | Self::Hinted { .. } => *self = Self::Once { last: now },
+            Self::Unseen => *self = Self::Once { last: now },
             Self::Once { last } | Self::Confirmed { last } => *last = now,
         }
     }
@@ -101,7 +68,7 @@ impl AnotherFlow {
     /// Whether the probes still wait for another flow at `now`.
     pub(super) fn remembers(&self, now: Instant) -> bool {
         let (last, memory) = match *self {
-            Self::Unseen | Self::Hinted { .. } => return false,
+            Self::Unseen => return false,
             Self::Once { last } => (last, ONCE_MEMORY),
             Self::Confirmed { last } => (last, CONFIRMED_MEMORY),
         };
@@ -135,34 +102,5 @@ mod tests {
         a.stood(t0 + 11 * S);
         assert!(a.remembers(t0 + 20 * S));
         assert!(!a.remembers(t0 + 21 * S));
-    }
-
-    #[test]
-    fn two_unclear_verdicts_in_a_row_count_as_one() {
-        let t0 = Instant::now();
-        let mut a = AnotherFlow::Unseen;
-        assert!(!a.unclear(t0));
-        assert!(
-            !a.remembers(t0),
-            "one unclear verdict: the probes do not wait"
-        );
-        assert!(a.unclear(t0 + S), "a second in a row");
-        a.verdict(t0 + S);
-        assert_eq!(a, AnotherFlow::Once { last: t0 + S });
-        // A drain to the minimum in between.
-        let mut a = AnotherFlow::Unseen;
-        assert!(!a.unclear(t0));
-        a.own();
-        assert!(!a.unclear(t0 + S));
-        // Too long apart.
-        assert!(!a.unclear(t0 + 7 * S));
-        // Another flow remembered already: nothing changes.
-        let mut a = AnotherFlow::Once { last: t0 };
-        assert!(!a.unclear(t0 + S));
-        a.own();
-        assert_eq!(a, AnotherFlow::Once { last: t0 });
-        // … until it is forgotten.
-        assert!(!a.unclear(t0 + 6 * S));
-        assert!(a.unclear(t0 + 7 * S));
     }
 }

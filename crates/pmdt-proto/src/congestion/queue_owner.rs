@@ -27,13 +27,7 @@
 //! for its own: beside a loss-based flow that fills a shallow buffer, it is
 //! the caller's memory of verdicts (`another_flow`: ten seconds once a second
 //! confirms the first) that keeps the probes apart, as one deep queue in a
-//! while is enough for it, and the residue such a check leaves: a flow alone
-//! drains its own queue to the minimum RTT, another flow's queue keeps part
-//! of what stood ([`QueueOwner::Residue`]). A queue that stood through the
-//! check by little more than the floor is as unclear: the processes'
-//! scheduling holds a flow alone's RTT up by as much ([`QueueOwner::Faint`]).
-//! Until another flow is remembered, two unclear verdicts in a row count as
-//! another flow's, and one alone as this flow's own. A queue that
+//! while is enough for it. A queue that
 //! grew by a quarter of the RTT under the check, or a delivery that fell under
 //! half of what the check paced, gives no verdict (see [`QueueOwner::judge`] and
 //! [`QueueOwner::delivered`]): the path changed while the flow held back.
@@ -61,28 +55,6 @@ const DRAIN_QUEUE_MULTIPLE: f64 = 1.0;
 const OWN_RESIDUE: f64 = 0.3;
 /// The check's pacing gain at least (ProbeBW Down's).
 const MIN_CHECK_GAIN: f64 = 0.75;
-/// Where what is worth checking is near the floor of what counts as a queue
-/// (under a faint queue, [`FAINT_QUEUE_FLOORS`]: RTTs under 64 ms), a queue
-/// judged this flow's own that kept at least this share of it (over what the
-/// check could not drain) left a residue: a
-/// flow alone drains its own queue to the minimum RTT, another flow's keeps
-/// part of it. Through `pmdt-wanem` at 1 Gbit/s × 40 ms (2 ms worth
-/// checking), of 409 checks a flow alone found its own, 380 drained under
-/// 0.5 ms and 14 left 1 ms or more; beside CUBIC's shallow queue, 149 of 214
-/// left 1-2.5 ms: BBR with more than half of the link drains CUBIC's queue
-/// under the 2 ms, took it for its own, and probed at a flow alone's pace
-/// (one run in about 25 took over three quarters of the link).
-const RESIDUE_SHARE: f64 = 0.5;
-/// Where what is worth checking is under it, a queue that stood through
-/// the check, but by less than this many times the floor of what counts as
-/// a queue (3.2 ms of the 2 ms), is faint: the
-/// processes' scheduling on two cores holds a flow alone's RTT floor up by
-/// as much, for rounds at a time. Through `pmdt-wanem` at 1 Gbit/s and
-/// 200 Mbit/s × 40 ms, each check that found "another flow's" queue in a
-/// flow alone's run (9 in 15 runs) saw 2.2-3.1 ms stand; one at 19.7 s
-/// made the probes wait for five seconds, and the rise back to 1 Gbit/s at
-/// 20 s was found 2.34 s late. Absolute, as the scheduling's delay is.
-const FAINT_QUEUE_FLOORS: f64 = 1.6;
 /// A queue that grew by this share of the minimum RTT under the check, which
 /// paced below the estimate, gives no verdict: the path changed under the
 /// check. A bottleneck that slowed to a share `r` of the estimate grows the
@@ -157,10 +129,6 @@ pub(super) enum QueueOwner {
         drainable: Duration,
         /// The least queue worth checking.
         least: Duration,
-        /// The floor of what counts as a queue, whatever the RTT: where
-        /// what is worth checking (`least`) is near it, a verdict near it
-        /// is unclear ([`RESIDUE_SHARE`], [`FAINT_QUEUE_FLOORS`]).
-        floor: Duration,
         /// Growth of the queue under the check that says the path changed.
         changed: Duration,
     },
@@ -168,16 +136,6 @@ pub(super) enum QueueOwner {
     /// queue that stands again is asked about again (a probe's queue drained in
     /// Cruise's first round; a loss-based flow's fills the buffer later).
     Own,
-    /// The queue drained as this flow's own does, but not to the minimum RTT
-    /// ([`RESIDUE_SHARE`]). Like [`QueueOwner::Faint`], an unclear verdict:
-    /// the caller weighs it with the verdicts before it (`AnotherFlow`) and
-    /// makes it [`QueueOwner::Own`] or [`QueueOwner::Another`] at once; it
-    /// never outlasts the round it was judged in.
-    Residue,
-    /// The queue stood through the check, but less of it than the
-    /// processes' scheduling holds a flow alone's RTT up by
-    /// ([`FAINT_QUEUE_FLOORS`]): unclear, as [`QueueOwner::Residue`].
-    Faint,
     /// The queue stood through the check: another flow keeps it.
     Another,
 }
@@ -220,7 +178,6 @@ impl QueueOwner {
             queue,
             drainable,
             least,
-            floor,
             changed: min_rtt.mul_f64(CHANGED_UNDER_CHECK_RTT),
         };
     }
@@ -248,7 +205,6 @@ impl QueueOwner {
             queue,
             drainable,
             least,
-            floor,
             changed,
             ..
         } = *self
@@ -258,14 +214,6 @@ impl QueueOwner {
             }
             let queue_after = smallest_after.map_or(queue_after, |s| s.min(queue_after));
             *smallest_after = Some(queue_after);
-            // Where what is worth checking is over a faint queue (RTTs
-            // over 64 ms), the processes' scheduling is under it: no
-            // verdict is unclear. At 200 Mbit/s × 100 ms, a flow alone's
-            // checks of 12.7-13.1 ms left 3.3-3.4 ms (of the 5 worth
-            // checking) in two Cruises in a row: it took them for another
-            // flow's.
-            let faint = floor.mul_f64(FAINT_QUEUE_FLOORS);
-            let near_the_floor = least < faint;
             if round >= verdict_round {
                 *self = if queue_after >= queue + changed {
                     QueueOwner::Unknown
@@ -273,14 +221,7 @@ impl QueueOwner {
                     || queue_after.as_secs_f64()
                         <= (queue - drainable).as_secs_f64() + drainable.as_secs_f64() * OWN_RESIDUE
                 {
-                    let residue = queue_after.saturating_sub(queue - drainable);
-                    if near_the_floor && residue >= least.mul_f64(RESIDUE_SHARE) {
-                        QueueOwner::Residue
-                    } else {
-                        QueueOwner::Own
-                    }
-                } else if near_the_floor && queue_after < faint {
-                    QueueOwner::Faint
+                    QueueOwner::Own
                 } else {
                     QueueOwner::Another
                 };
@@ -385,71 +326,6 @@ mod tests {
         assert_eq!(q, QueueOwner::Own);
     }
 
-    /// A queue drained under what is worth checking but not to the minimum
-    /// RTT left a residue; one drained to the minimum, or one a deep
-    /// queue's check drained as far as it could, did not.
-    #[test]
-    fn a_queue_drained_but_not_to_the_minimum_left_a_residue() {
-        let judged = |queue: Duration, min_rtt: Duration, after: Duration| {
-            let mut q = QueueOwner::Unknown;
-            q.ask(CheckPurpose::Whose, 3, queue, min_rtt, 2 * MS);
-            q.judge(5, after);
-            q
-        };
-        // 1 Gbit/s × 40 ms beside CUBIC: 3.4 ms drained to 1.2 of the 2
-        // worth checking.
-        assert_eq!(
-            judged(3400 * MS / 1000, 40 * MS, 1200 * MS / 1000),
-            QueueOwner::Residue
-        );
-        // A flow alone: to 0.3 ms.
-        assert_eq!(
-            judged(3400 * MS / 1000, 40 * MS, 300 * MS / 1000),
-            QueueOwner::Own
-        );
-        // 18 ms at 40: the check drains 10 of it; 8.5 stand, 0.5 of what it
-        // could drain.
-        assert_eq!(judged(18 * MS, 40 * MS, 8500 * MS / 1000), QueueOwner::Own);
-        assert_eq!(
-            judged(18 * MS, 40 * MS, 9500 * MS / 1000),
-            QueueOwner::Residue
-        );
-        // Over the relative bound: another flow's.
-        assert_eq!(judged(18 * MS, 40 * MS, 13 * MS), QueueOwner::Another);
-        // Over 40 ms, more than the floor is worth checking: no residue.
-        assert_eq!(judged(13 * MS, 100 * MS, 3400 * MS / 1000), QueueOwner::Own);
-    }
-
-    /// A queue that stood through the check by less than 1.6 times the
-    /// floor of what counts as a queue is faint; deeper, another flow's.
-    #[test]
-    fn a_queue_that_barely_stands_through_the_check_is_faint() {
-        let judged = |queue: Duration, min_rtt: Duration, after: Duration| {
-            let mut q = QueueOwner::Unknown;
-            q.ask(CheckPurpose::Whose, 3, queue, min_rtt, 2 * MS);
-            q.judge(5, after);
-            q
-        };
-        // Worth checking a hair over the floor (5 % of 40.02 ms): 2.2 ms
-        // grown to 2.5.
-        let min = 40 * MS + MS / 50;
-        assert_eq!(
-            judged(2200 * MS / 1000, min, 2500 * MS / 1000),
-            QueueOwner::Faint
-        );
-        // A flow alone at 200 Mbit/s × 40 ms: 3.8 ms "drained" to 2.5.
-        assert_eq!(
-            judged(3800 * MS / 1000, 40 * MS, 2500 * MS / 1000),
-            QueueOwner::Faint
-        );
-        assert_eq!(
-            judged(3800 * MS / 1000, 40 * MS, 3300 * MS / 1000),
-            QueueOwner::Another
-        );
-        // At 100 ms, what is worth checking (5 ms) is over it.
-        assert_eq!(judged(8 * MS, 100 * MS, 6 * MS), QueueOwner::Another);
-    }
-
     /// At a short round trip the verdict takes the smallest queue of the
     /// rounds spanning [`VERDICT_SPAN`]: one round whose every RTT the
     /// processes' scheduling held up does not make a flow alone wait for
@@ -469,7 +345,7 @@ mod tests {
         // smallest is the one judged.
         let mut q = QueueOwner::Unknown;
         q.ask(CheckPurpose::Whose, 3, 3 * MS, 10 * MS, 2 * MS);
-        for (round, queue) in [(5, 4 * MS), (6, 3500 * MS / 1000), (7, 5 * MS)] {
+        for (round, queue) in [(5, 4 * MS), (6, 3 * MS), (7, 5 * MS)] {
             q.judge(round, queue);
         }
         assert_eq!(q, QueueOwner::Another);

@@ -184,7 +184,6 @@ impl Bbr {
             }
             self.queue_owner
                 .judge(self.round_count, self.queue_in(self.prev_round_min_rtt));
-            self.weigh_unclear(now, checking);
         }
         let drain_only = checking == Some(CheckPurpose::Drain);
         let judged_another = asked && self.queue_owner == QueueOwner::Another && !drain_only;
@@ -260,9 +259,8 @@ impl Bbr {
                 QueueOwner::Own => self.queue_verdicts.own += 1,
                 QueueOwner::Another => self.queue_verdicts.another += 1,
                 QueueOwner::Unknown => self.queue_verdicts.none += 1,
-                // A check under way has a verdict round, and an unclear
-                // verdict is weighed as it falls: not here.
-                QueueOwner::Checking { .. } | QueueOwner::Residue | QueueOwner::Faint => {}
+                // A check under way has a verdict round: not here.
+                QueueOwner::Checking { .. } => {}
             }
             tracing::debug!(
                 verdict = ?self.queue_owner,
@@ -286,52 +284,6 @@ impl Bbr {
         } else if self.shares_the_bottleneck(now) {
             self.wait_for_shared_queue();
         }
-    }
-
-    /// An unclear verdict ([`QueueOwner::Residue`]: drained as this flow's
-    /// own queue, but not to the minimum RTT; [`QueueOwner::Faint`]: stood,
-    /// by little more than the floor) is weighed at once. While no other
-    /// flow is remembered, a second in a row is another flow's queue
-    /// ([`AnotherFlow::unclear`]; a verdict that drained the queue to the
-    /// minimum forgets one before it); the first residue is this flow's
-    /// own, and the first faint queue no verdict: the Cruise asks again
-    /// while the queue stands, and the probe waits for that verdict.
-    /// Taken for this flow's own, a faint queue standing among BBR flows
-    /// made each probe at a flow alone's pace: in the simulator's four
-    /// flows joining 1 Gbit/s × 40 ms, Jain over seeds 1-16 fell from a
-    /// mean of 0.976 to 0.966, four flows together from 0.998 to 0.988.
-    /// Once another flow is remembered, and for a drain after this flow's
-    /// own congestion ([`CheckPurpose::Drain`]), a residue is this flow's
-    /// and a faint queue another's, as any queue under or over what is
-    /// worth checking.
-    pub(super) fn weigh_unclear(&mut self, now: Instant, purpose: Option<CheckPurpose>) {
-        let asked_whose = purpose == Some(CheckPurpose::Whose);
-        let faint = match self.queue_owner {
-            QueueOwner::Residue => false,
-            QueueOwner::Faint => true,
-            QueueOwner::Own if asked_whose => {
-                self.another_flow.own();
-                return;
-            }
-            _ => return,
-        };
-        let weighed = asked_whose && !self.another_flow.remembers(now);
-        let another = if weighed {
-            self.another_flow.unclear(now)
-        } else {
-            faint
-        };
-        self.queue_owner = match (another, faint && weighed) {
-            (true, _) => QueueOwner::Another,
-            (false, true) => QueueOwner::Unknown,
-            (false, false) => QueueOwner::Own,
-        };
-        tracing::debug!(
-            faint,
-            verdict = ?self.queue_owner,
-            queue_us = self.queue_in(self.prev_round_min_rtt).as_micros() as u64,
-            "bbr: an unclear verdict"
-        );
     }
 
     /// Whether checks found another flow's queue lately ([`AnotherFlow`]:
