@@ -59,6 +59,17 @@ impl AnotherFlow {
         }
     }
 
+    /// The path fell under this flow's rate (a round lost a large share of
+    /// its datagrams): a single verdict is forgotten, as it was about a path
+    /// that is no more (see `Bbr::forget_a_verdict_the_path_fell_under`).
+    /// Confirmed verdicts are kept: a loss-based flow that kept its queue
+    /// standing through two checks is still there.
+    pub(super) fn path_fell(&mut self) {
+        if matches!(self, Self::Once { .. }) {
+            *self = Self::Unseen;
+        }
+    }
+
     /// Whether a second verdict confirmed the first and is still remembered
     /// at `now`.
     pub(super) fn confirmed(&self, now: Instant) -> bool {
@@ -102,5 +113,19 @@ mod tests {
         a.stood(t0 + 11 * S);
         assert!(a.remembers(t0 + 20 * S));
         assert!(!a.remembers(t0 + 21 * S));
+    }
+
+    #[test]
+    fn a_path_that_fell_forgets_a_single_verdict_not_confirmed_ones() {
+        let t0 = Instant::now();
+        let mut a = AnotherFlow::Unseen;
+        a.verdict(t0);
+        a.path_fell();
+        assert_eq!(a, AnotherFlow::Unseen);
+        assert!(!a.remembers(t0 + S));
+        a.verdict(t0 + S);
+        a.verdict(t0 + 2 * S);
+        a.path_fell();
+        assert!(a.confirmed(t0 + 3 * S), "{a:?}");
     }
 }

@@ -62,6 +62,16 @@ const SHARED_REGROW_MAX_STEP_PACKETS: u64 = 32;
 /// 0.93 (steps that large overflow the queue within a round, and the
 /// shares move with whichever flow's packets it dropped).
 const SHARED_CLIMB_MAX_STEP_PACKETS: u64 = 128;
+/// A round that lost at least this share of its datagrams beyond the
+/// path's random loss says the path fell under this flow's rate: a single
+/// verdict of another flow's queue is forgotten
+/// ([`Bbr::forget_a_verdict_the_path_fell_under`]). Through `pmdt-wanem`, 1 Gbit/s
+/// falling to 200 Mbit/s at 40 ms lost 52-58 % of the next rounds; a probe's
+/// overshoot loses 10-14 % of a round, a shared queue's overflow 0.2-3 %.
+const PATH_FELL_ROUND_LOSS: f64 = 1.0 / 3.0;
+/// … in a round of at least this many datagrams (a small flight's loss is
+/// noise).
+const PATH_FELL_MIN_DATAGRAMS: f64 = 16.0;
 /// Fewest rounds between two cuts to a shared queue: the round after a cut
 /// still carries the flight sent before it (its loss is the old flight's).
 const SHARED_CUT_EVERY_ROUNDS: u64 = 2;
@@ -315,6 +325,34 @@ impl Bbr {
             );
         }
         self.cruise_rounds = self.cruise_rounds.max(coexist);
+    }
+
+    /// At a round's end: a round that lost [`PATH_FELL_ROUND_LOSS`] of its
+    /// datagrams met a path that fell under this flow's rate (a bottleneck
+    /// that slowed down, not another flow's queue), and a single verdict of
+    /// another flow's queue from before is forgotten: it was about the path
+    /// before, and the probes that wait for it would keep the flow from
+    /// finding the new path's rate. Through `pmdt-wanem` at 1 Gbit/s × 40 ms,
+    /// a flow alone's check found 2.3 ms standing (the processes'
+    /// scheduling) 2 s before the link fell to 200 Mbit/s; after the fall
+    /// its probes waited for that verdict, and its estimate stayed at
+    /// 140-155 Mbit/s for 2.5 s (the fall was found 3.16 s after it). A
+    /// verdict that a second confirmed is kept (`AnotherFlow::path_fell`).
+    pub(super) fn forget_a_verdict_the_path_fell_under(&mut self, now: Instant) {
+        let (datagrams, lost) = self.round_loss_packets();
+        if datagrams < PATH_FELL_MIN_DATAGRAMS
+            || lost < datagrams * (self.loss_floor + PATH_FELL_ROUND_LOSS)
+            || !self.shares_the_bottleneck(now)
+            || self.another_flow.confirmed(now)
+        {
+            return;
+        }
+        tracing::debug!(
+            datagrams,
+            lost,
+            "bbr: the path fell under the flow's rate; a verdict of another flow's queue is forgotten"
+        );
+        self.another_flow.path_fell();
     }
 
     /// Whether a round's RTT showed no standing queue within the last

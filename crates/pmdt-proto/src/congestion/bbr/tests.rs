@@ -1726,3 +1726,42 @@ fn startup_early_rounds_count_from_the_first_round_not_held_back() {
         assert_eq!(b.mode, Mode::Startup, "{r} MB/s");
     }
 }
+
+/// A bottleneck that falls under the flow's rate (rounds that lose over a
+/// third of their datagrams) makes a single verdict of another flow's queue
+/// from before it forgotten: the probes that find the new path's rate do
+/// not wait for a flow the check may have imagined (through `pmdt-wanem`,
+/// the processes' scheduling held a flow alone's RTT up through one check
+/// 2 s before its link fell from 1 Gbit/s to 200 Mbit/s, and the fall was
+/// found 3.16 s after it). A verdict a second check confirmed is kept.
+#[test]
+fn a_path_that_falls_under_the_rate_forgets_a_single_verdict() {
+    for verdicts in [1, 2] {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+        for _ in 0..verdicts {
+            while b.mode != Mode::ProbeBw(Phase::Cruise) {
+                rounds(&mut b, &mut t, &mut d, rate, 1);
+            }
+            rounds_until_probe(&mut b, &mut t, &mut d, rate, 107, 107);
+        }
+        assert!(
+            b.shares_the_bottleneck(t),
+            "{verdicts}: {:?}",
+            b.another_flow
+        );
+        // The link falls to a fifth: three rounds lose 60 % of what they send.
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate / 5, 140, 0.6, 3);
+        if verdicts == 1 {
+            assert_eq!(b.another_flow, AnotherFlow::Unseen);
+        } else {
+            assert!(b.another_flow.confirmed(t), "{:?}", b.another_flow);
+        }
+    }
+    // Rounds that lose a probe's overshoot (12 %) forget nothing.
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+    rounds_until_probe(&mut b, &mut t, &mut d, rate, 107, 107);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 107, 0.12, 3);
+    assert!(b.shares_the_bottleneck(t), "{:?}", b.another_flow);
+}
