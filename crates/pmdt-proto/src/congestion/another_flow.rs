@@ -59,15 +59,18 @@ impl AnotherFlow {
         }
     }
 
-    /// The path fell under this flow's rate (a round lost a large share of
-    /// its datagrams): a single verdict is forgotten, as it was about a path
-    /// that is no more (see `Bbr::forget_a_verdict_the_path_fell_under`).
+    /// The path fell under this flow's rate at `now` (a round lost a large
+    /// share of its datagrams): a single verdict still remembered is
+    /// forgotten, as it was about a path that is no more (see
+    /// `Bbr::forget_a_verdict_the_path_fell_under`); whether one was.
     /// Confirmed verdicts are kept: a loss-based flow that kept its queue
     /// standing through two checks is still there.
-    pub(super) fn path_fell(&mut self) {
-        if matches!(self, Self::Once { .. }) {
+    pub(super) fn path_fell(&mut self, now: Instant) -> bool {
+        let forgets = matches!(self, Self::Once { .. }) && self.remembers(now);
+        if forgets {
             *self = Self::Unseen;
         }
+        forgets
     }
 
     /// Whether a second verdict confirmed the first and is still remembered
@@ -120,12 +123,12 @@ mod tests {
         let t0 = Instant::now();
         let mut a = AnotherFlow::Unseen;
         a.verdict(t0);
-        a.path_fell();
+        assert!(a.path_fell(t0));
         assert_eq!(a, AnotherFlow::Unseen);
         assert!(!a.remembers(t0 + S));
         a.verdict(t0 + S);
         a.verdict(t0 + 2 * S);
-        a.path_fell();
+        assert!(!a.path_fell(t0 + 2 * S));
         assert!(a.confirmed(t0 + 3 * S), "{a:?}");
     }
 }

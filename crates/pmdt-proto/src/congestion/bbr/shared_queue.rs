@@ -340,19 +340,16 @@ impl Bbr {
     /// verdict that a second confirmed is kept (`AnotherFlow::path_fell`).
     pub(super) fn forget_a_verdict_the_path_fell_under(&mut self, now: Instant) {
         let (datagrams, lost) = self.round_loss_packets();
-        if datagrams < PATH_FELL_MIN_DATAGRAMS
-            || lost < datagrams * (self.loss_floor + PATH_FELL_ROUND_LOSS)
-            || !self.shares_the_bottleneck(now)
-            || self.another_flow.confirmed(now)
+        if datagrams >= PATH_FELL_MIN_DATAGRAMS
+            && lost >= datagrams * (self.loss_floor + PATH_FELL_ROUND_LOSS)
+            && self.another_flow.path_fell(now)
         {
-            return;
+            tracing::debug!(
+                datagrams,
+                lost,
+                "bbr: the path fell under the flow's rate; a verdict of another flow's queue is forgotten"
+            );
         }
-        tracing::debug!(
-            datagrams,
-            lost,
-            "bbr: the path fell under the flow's rate; a verdict of another flow's queue is forgotten"
-        );
-        self.another_flow.path_fell();
     }
 
     /// Whether a round's RTT showed no standing queue within the last

@@ -377,13 +377,25 @@ fn only_a_probes_loss_sets_inflight_hi_once() {
 /// Rounds at `rate` whose every RTT is `rtt_ms` (a queue above the 100 ms
 /// minimum when longer).
 fn queued_rounds(b: &mut Bbr, t: &mut Instant, d: &mut u64, rate: u64, rtt_ms: u64, n: usize) {
-    let rtt = RttEstimator::new(Duration::from_millis(100));
     for _ in 0..n {
-        *t += Duration::from_millis(rtt_ms);
-        let prior = *d;
-        *d += rate / 10;
-        b.on_rate_sample(*t, &sample(rate, prior, *d, rtt_ms, rate / 10), &rtt);
+        round_with_flight(b, t, d, rate, rtt_ms, rate / 10);
     }
+}
+
+/// One round of [`queued_rounds`] whose samples saw `flight` bytes in flight.
+fn round_with_flight(
+    b: &mut Bbr,
+    t: &mut Instant,
+    d: &mut u64,
+    rate: u64,
+    rtt_ms: u64,
+    flight: u64,
+) {
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    *t += Duration::from_millis(rtt_ms);
+    let prior = *d;
+    *d += rate / 10;
+    b.on_rate_sample(*t, &sample(rate, prior, *d, rtt_ms, flight), &rtt);
 }
 
 /// A queue standing through Cruise, where rounds without one came just
@@ -1777,17 +1789,13 @@ fn a_path_that_falls_under_the_rate_forgets_a_single_verdict() {
 fn a_probe_far_below_a_recent_peak_escalates_at_once() {
     /// The gains of six Up rounds on a path that delivers what each sends,
     /// each round's flight enough to end it (twice what it delivers).
-    fn up_gains(b: &mut Bbr, t: &mut Instant, d: &mut u64) -> Vec<f64> {
-        let rtt = RttEstimator::new(Duration::from_millis(100));
+    fn full_flight_up_gains(b: &mut Bbr, t: &mut Instant, d: &mut u64) -> Vec<f64> {
         let mut gains = Vec::new();
         for _ in 0..6 {
             assert_eq!(b.mode, Mode::ProbeBw(Phase::Up));
             gains.push(b.pacing_gain);
             let rate = b.pacing_rate.unwrap();
-            *t += Duration::from_millis(100);
-            let prior = *d;
-            *d += rate / 10;
-            b.on_rate_sample(*t, &sample(rate, prior, *d, 100, rate / 5), &rtt);
+            round_with_flight(b, t, d, rate, 100, rate / 5);
         }
         gains
     }
@@ -1801,11 +1809,11 @@ fn a_probe_far_below_a_recent_peak_escalates_at_once() {
             b.another_flow.verdict(t);
         }
         until_up(&mut b, &mut t, &mut d, rate / 5, 0.0);
-        up_gains(&mut b, &mut t, &mut d)
+        full_flight_up_gains(&mut b, &mut t, &mut d)
     }
     let (mut b, mut t, mut d) = cruising(8_000_000);
     until_up(&mut b, &mut t, &mut d, 8_000_000, 0.0);
-    let at_the_peak = up_gains(&mut b, &mut t, &mut d);
+    let at_the_peak = full_flight_up_gains(&mut b, &mut t, &mut d);
     assert_eq!(at_the_peak, [1.2, 1.2, 1.2, 1.5, 1.5, 1.5]);
     assert_eq!(gains_after_a_fall(true), at_the_peak);
     assert_eq!(gains_after_a_fall(false), [1.2, 1.5, 1.5, 1.5, 1.5, 1.5]);
