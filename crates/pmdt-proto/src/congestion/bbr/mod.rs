@@ -433,6 +433,8 @@ pub(crate) struct Bbr {
     /// Largest `tx_in_flight` of a sample in this round: whether
     /// `inflight_hi` is what limits the flight.
     round_max_tx_in_flight: u64,
+    /// When the round under way began (its first sample).
+    round_started: Option<Instant>,
     /// The round from which Startup's early rounds count: the first whose
     /// sample the application did not hold back.
     startup_unheld_round: Option<u64>,
@@ -541,6 +543,7 @@ impl Bbr {
             queue_depth_slot_start: None,
             shared_regrow_step: None,
             round_max_tx_in_flight: 0,
+            round_started: None,
             startup_unheld_round: None,
             startup_deepest_round_rtt: None,
             startup_loss_at: None,
@@ -717,7 +720,7 @@ impl Bbr {
     /// pacing. Read beside pmdt-wanem's stalls, these lines showed why a flow
     /// alone at 40 ms took its own queue for another flow's (RESULTS, session
     /// 47).
-    fn trace_round_end(&self) {
+    fn trace_round_end(&self, now: Instant) {
         let us = |d: Option<Duration>| d.map_or(0, |d| d.as_micros() as u64);
         let ended = self.round_count.saturating_sub(1);
         tracing::trace!(
@@ -727,11 +730,21 @@ impl Bbr {
             round_min_rtt_us = us(self.round_min_rtt),
             bw = self.bw(),
             delivered = self.bw_latest,
+            average = self.round_average(now),
             in_flight = self.bytes_in_flight,
             pacing_rate = self.pacing_rate.unwrap_or(0),
             check_gain = self.queue_owner.pacing_gain(ended),
             "bbr: round ended"
         );
+    }
+
+    /// What the round that is ending delivered over its length, bytes per
+    /// second (zero for the first).
+    fn round_average(&self, now: Instant) -> u64 {
+        self.round_started
+            .map(|t| now.saturating_duration_since(t).as_secs_f64())
+            .filter(|&secs| secs > 0.0)
+            .map_or(0, |secs| (self.round_acked as f64 / secs) as u64)
     }
 
     fn update_round(&mut self, rs: &RateSample) {
@@ -768,7 +781,7 @@ impl Controller for Bbr {
         self.latest_rtt = rs.rtt;
         self.update_round(rs);
         if self.round_start {
-            self.trace_round_end();
+            self.trace_round_end(now);
             let overflowed = self.round_lost_beyond_random();
             self.update_queue_depth(now);
             self.forget_a_verdict_the_path_fell_under(now);
@@ -788,6 +801,7 @@ impl Controller for Bbr {
             self.climb_beside_others(now, overflowed);
             self.regrow_after_shared_cut();
             self.round_max_tx_in_flight = 0;
+            self.round_started = Some(now);
         }
         if self.mode == Mode::Startup && !rs.is_app_limited && self.startup_unheld_round.is_none() {
             self.startup_unheld_round = Some(self.round_count);
