@@ -1818,3 +1818,17 @@ fn a_probe_far_below_a_recent_peak_escalates_at_once() {
     assert_eq!(gains_after_a_fall(true), at_the_peak);
     assert_eq!(gains_after_a_fall(false), [1.2, 1.5, 1.5, 1.5, 1.5, 1.5]);
 }
+
+/// The per-round trace line's `average`: what the round acknowledged over
+/// its length, from its first sample.
+#[test]
+fn a_rounds_average_is_what_it_acknowledged_over_its_length() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising(rate);
+    // A round of one sample, acknowledging a tenth of a second at `rate`.
+    queued_rounds(&mut b, &mut t, &mut d, rate, 100, 1);
+    assert_eq!(b.round_average(t), 0, "no time has passed");
+    assert_eq!(b.round_average(t + Duration::from_millis(100)), rate);
+    assert_eq!(b.round_average(t + Duration::from_millis(200)), rate / 2);
+    assert_eq!(Bbr::new(1000).round_average(t), 0, "no round yet");
+}
