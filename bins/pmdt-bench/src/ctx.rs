@@ -70,11 +70,22 @@ impl Ctx {
     pub fn tool_cmd(&self, name: &str) -> Command {
         let mut c = Command::new(self.tool(name));
         let n = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
-        c.env(
-            "XDG_CACHE_HOME",
-            self.out.join(".cache").join(n.to_string()),
-        );
+        c.env("XDG_CACHE_HOME", self.cache_dir(n));
         c
+    }
+
+    /// The cache directory of the `n`th tool command, absolute: a relative
+    /// `XDG_CACHE_HOME` is ignored (the XDG base directory specification
+    /// says so, and the `dirs` crate follows it), and with a relative
+    /// `--out`, such as the default, every `pmdt-send` of a run saved its
+    /// paths to the user's `~/.cache/pmdt` and started from the last one's:
+    /// the loss grid's cold cells at 100 and 200 ms resumed from the cell
+    /// before them.
+    fn cache_dir(&self, n: u32) -> PathBuf {
+        let dir = self.out.join(".cache").join(n.to_string());
+        // Fails only without a current directory, where a relative `--out`
+        // cannot be written either.
+        std::path::absolute(&dir).unwrap_or(dir)
     }
 
     /// The QUIC peer harness: next to this binary, else in the bin dir.
@@ -139,5 +150,36 @@ pub fn default_bin_dir() -> PathBuf {
     match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) if !d.is_empty() => Path::new(&d).join("release"),
         _ => PathBuf::from("target/release"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A relative results directory (the default) still gives each tool an
+    /// absolute cache directory of its own.
+    #[test]
+    fn each_tool_gets_an_absolute_cache_directory_of_its_own() {
+        let ctx = Ctx::new(
+            PathBuf::from("bin"),
+            PathBuf::from("docs/bench/latest"),
+            false,
+            1,
+            None,
+        );
+        let cache = |c: &Command| {
+            c.get_envs()
+                .find(|(k, _)| *k == "XDG_CACHE_HOME")
+                .and_then(|(_, v)| v)
+                .map(PathBuf::from)
+                .expect("no XDG_CACHE_HOME")
+        };
+        let a = cache(&ctx.tool_cmd("pmdt-send"));
+        let b = cache(&ctx.tool_cmd("pmdt-send"));
+        assert!(a.is_absolute(), "{}", a.display());
+        assert!(a.ends_with("docs/bench/latest/.cache/1"), "{}", a.display());
+        assert_eq!(a.parent(), b.parent());
+        assert_ne!(a, b);
     }
 }
