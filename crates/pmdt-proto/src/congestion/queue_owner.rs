@@ -343,35 +343,17 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
-    /// Asks `q` whose `queue` over `min_rtt` is in `round`, long after the
-    /// flow's own probe, with the 2 ms floor.
-    fn ask_whose(q: &mut QueueOwner, round: u64, queue: Duration, min_rtt: Duration) {
+    #[test]
+    fn a_queue_that_drains_under_the_check_is_this_flows() {
+        let mut q = QueueOwner::Unknown;
         q.ask(
             CheckPurpose::Whose,
-            round,
-            queue,
-            min_rtt,
+            7,
+            6 * MS,
+            100 * MS,
             2 * MS,
             ProbeEcho::Faded,
         );
-    }
-
-    /// A fresh [`QueueOwner`] asked as [`ask_whose`] does.
-    fn asked(round: u64, queue: Duration, min_rtt: Duration) -> QueueOwner {
-        asked_after(ProbeEcho::Faded, round, queue, min_rtt)
-    }
-
-    /// A fresh [`QueueOwner`] asked with the 2 ms floor, `echo` after the
-    /// flow's own probe.
-    fn asked_after(echo: ProbeEcho, round: u64, queue: Duration, min_rtt: Duration) -> QueueOwner {
-        let mut q = QueueOwner::Unknown;
-        q.ask(CheckPurpose::Whose, round, queue, min_rtt, 2 * MS, echo);
-        q
-    }
-
-    #[test]
-    fn a_queue_that_drains_under_the_check_is_this_flows() {
-        let mut q = asked(7, 6 * MS, 100 * MS);
         // 6 % of the rate off for round 7 only.
         assert!((q.pacing_gain(7) - 0.94).abs() < 1e-9, "{q:?}");
         assert_eq!(q.pacing_gain(8), 1.0);
@@ -383,23 +365,53 @@ mod tests {
         assert_eq!(q, QueueOwner::Own);
         assert_eq!(q.verdict_round(), None);
         // A queue that stands again is asked about again.
-        ask_whose(&mut q, 12, 6 * MS, 100 * MS);
+        q.ask(
+            CheckPurpose::Whose,
+            12,
+            6 * MS,
+            100 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         assert_eq!(q.verdict_round(), Some(14));
     }
 
     #[test]
     fn a_queue_that_stands_through_the_check_is_another_flows() {
-        let mut q = asked(3, 12 * MS, 40 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            12 * MS,
+            40 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         assert_eq!(q.pacing_gain(3), MIN_CHECK_GAIN, "a deep queue");
         // A flow with half the link drained half of it.
         q.judge(5, 6 * MS);
         assert_eq!(q, QueueOwner::Another);
         assert_eq!(q.pacing_gain(5), 1.0);
         // Not asked again in this Cruise.
-        ask_whose(&mut q, 9, 12 * MS, 40 * MS);
+        q.ask(
+            CheckPurpose::Whose,
+            9,
+            12 * MS,
+            40 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         assert_eq!(q, QueueOwner::Another);
         // Under what is worth checking: jitter, not another flow's queue.
-        let mut q = asked(3, 8 * MS, 100 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            8 * MS,
+            100 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         q.judge(5, 4 * MS);
         assert_eq!(q, QueueOwner::Own);
     }
@@ -410,7 +422,15 @@ mod tests {
     /// another flow, and another flow's queue still stands through them all.
     #[test]
     fn at_a_short_round_trip_the_verdict_takes_several_rounds() {
-        let mut q = asked(3, 3 * MS, 10 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            3 * MS,
+            10 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         // Three rounds after the one that carries the check's packets.
         assert_eq!(q.verdict_round(), Some(7));
         q.judge(5, 3 * MS);
@@ -420,15 +440,39 @@ mod tests {
         assert_eq!(q, QueueOwner::Own);
         // A queue that stands in every one of them is another flow's; the
         // smallest is the one judged.
-        let mut q = asked(3, 3 * MS, 10 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            3 * MS,
+            10 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         for (round, queue) in [(5, 4 * MS), (6, 3 * MS), (7, 5 * MS)] {
             q.judge(round, queue);
         }
         assert_eq!(q, QueueOwner::Another);
         // At 20 ms, two rounds; at 30 ms and more, one.
-        let q = asked(3, 3 * MS, 20 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            3 * MS,
+            20 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         assert_eq!(q.verdict_round(), Some(6));
-        let q = asked(3, 3 * MS, 30 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            3 * MS,
+            30 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         assert_eq!(q.verdict_round(), Some(5));
         // At most MAX_VERDICT_ROUNDS.
         let mut q = QueueOwner::Unknown;
@@ -447,7 +491,15 @@ mod tests {
     /// paced gives no verdict: the bottleneck slowed down.
     #[test]
     fn a_check_whose_delivery_falls_gives_no_verdict() {
-        let mut q = asked(3, 6 * MS, 100 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            6 * MS,
+            100 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         // The drain round's own samples are older packets'.
         q.delivered(4, 0.2);
         assert!(q.verdict_round().is_some(), "{q:?}");
@@ -455,7 +507,15 @@ mod tests {
         q.judge(5, 7 * MS);
         assert_eq!(q, QueueOwner::Unknown);
         // A flow beside another delivers what it paced.
-        let mut q = asked(3, 6 * MS, 100 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            6 * MS,
+            100 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         q.delivered(5, 0.8);
         q.judge(5, 5 * MS);
         assert_eq!(q, QueueOwner::Another);
@@ -463,13 +523,28 @@ mod tests {
 
     #[test]
     fn a_queue_that_grows_under_the_check_gives_no_verdict() {
-        let mut q = asked(3, 6 * MS, 100 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            6 * MS,
+            100 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         q.judge(5, 35 * MS);
         assert_eq!(q, QueueOwner::Unknown);
         assert_eq!(q.verdict_round(), None);
         assert_eq!(q.pacing_gain(5), 1.0);
         // Asked afresh; a queue that grew less is still another flow's.
-        ask_whose(&mut q, 8, 6 * MS, 100 * MS);
+        q.ask(
+            CheckPurpose::Whose,
+            8,
+            6 * MS,
+            100 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         q.judge(10, 11 * MS);
         assert_eq!(q, QueueOwner::Another);
     }
@@ -480,12 +555,28 @@ mod tests {
     /// starting with it (86.5 % of the link against CUBIC's 7 %).
     #[test]
     fn a_queue_another_flow_fills_under_the_check_is_its() {
-        let mut q = asked(12, 2900 * MS / 1000, 40 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            12,
+            2900 * MS / 1000,
+            40 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         q.delivered(14, 0.73);
         q.judge(14, 7100 * MS / 1000);
         assert_eq!(q, QueueOwner::Another);
         // By a quarter of the RTT: the path changed.
-        let mut q = asked(12, 2900 * MS / 1000, 40 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            12,
+            2900 * MS / 1000,
+            40 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         q.judge(14, 13 * MS);
         assert_eq!(q, QueueOwner::Unknown);
     }
@@ -497,7 +588,15 @@ mod tests {
     #[test]
     fn a_queue_grown_under_a_check_just_after_the_flows_probe_gives_no_verdict() {
         let judged = |echo| {
-            let mut q = asked_after(echo, 20, 2200 * MS / 1000, 40 * MS);
+            let mut q = QueueOwner::Unknown;
+            q.ask(
+                CheckPurpose::Whose,
+                20,
+                2200 * MS / 1000,
+                40 * MS,
+                2 * MS,
+                echo,
+            );
             q.delivered(22, 0.93);
             q.judge(22, 4600 * MS / 1000);
             q
@@ -512,10 +611,26 @@ mod tests {
         assert_eq!(judged(ProbeEcho::at(20, None)), QueueOwner::Another);
         // Just after the probe, a queue that grew less than that is judged
         // as ever.
-        let mut q = asked_after(ProbeEcho::Fresh, 20, 2200 * MS / 1000, 40 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            20,
+            2200 * MS / 1000,
+            40 * MS,
+            2 * MS,
+            ProbeEcho::Fresh,
+        );
         q.judge(22, 3 * MS);
         assert_eq!(q, QueueOwner::Another);
-        let mut q = asked_after(ProbeEcho::Fresh, 20, 4 * MS, 40 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            20,
+            4 * MS,
+            40 * MS,
+            2 * MS,
+            ProbeEcho::Fresh,
+        );
         q.judge(22, MS);
         assert_eq!(q, QueueOwner::Own);
     }
@@ -524,20 +639,44 @@ mod tests {
     /// judged by what the check could drain of it, not by the whole.
     #[test]
     fn a_deep_queue_is_judged_by_what_the_check_can_drain() {
-        let mut q = asked(3, 18 * MS, 40 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            18 * MS,
+            40 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         assert_eq!(q.pacing_gain(3), MIN_CHECK_GAIN);
         // A flow alone drains the 10 ms the check can; 8 ms stand.
         q.judge(5, 8 * MS);
         assert_eq!(q, QueueOwner::Own);
         // A flow with half the link drains half of that.
-        let mut q = asked(3, 18 * MS, 40 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            3,
+            18 * MS,
+            40 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         q.judge(5, 13 * MS);
         assert_eq!(q, QueueOwner::Another);
     }
 
     #[test]
     fn a_shallow_queue_is_not_checked() {
-        let mut q = asked(1, 4 * MS, 100 * MS);
+        let mut q = QueueOwner::Unknown;
+        q.ask(
+            CheckPurpose::Whose,
+            1,
+            4 * MS,
+            100 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         assert_eq!(q, QueueOwner::Unknown, "4 ms of 100: jitter");
         q.ask(
             CheckPurpose::Whose,
@@ -548,7 +687,14 @@ mod tests {
             ProbeEcho::Faded,
         );
         assert_eq!(q, QueueOwner::Unknown, "under the floor");
-        ask_whose(&mut q, 1, 2 * MS, 40 * MS);
+        q.ask(
+            CheckPurpose::Whose,
+            1,
+            2 * MS,
+            40 * MS,
+            2 * MS,
+            ProbeEcho::Faded,
+        );
         assert!((q.pacing_gain(1) - 0.95).abs() < 1e-9, "{q:?}");
         let mut q = QueueOwner::Unknown;
         q.ask(
