@@ -30,9 +30,7 @@
 //! while is enough for it. A queue that
 //! grew by a quarter of the RTT under the check, or a delivery that fell under
 //! half of what the check paced, gives no verdict (see [`QueueOwner::judge`] and
-//! [`QueueOwner::delivered`]): the path changed while the flow held back. So
-//! does one that grew by what is worth checking just after the flow's own
-//! probe ([`ProbeEcho`]), whose samples its estimate may still hold.
+//! [`QueueOwner::delivered`]): the path changed while the flow held back.
 
 use std::time::Duration;
 
@@ -100,11 +98,10 @@ const SLOWED_UNDER_CHECK: f64 = 0.5;
 /// probe: see [`ProbeEcho`].
 pub(super) const PROBE_ECHO_ROUNDS: u64 = 3;
 
-/// How long ago the flow's own probe ended, for a check: right after it, in
-/// a flow that remembers no other flow's queue, a queue that grows under the
-/// check by what is worth checking gives no verdict, where otherwise only one
-/// that grew by [`CHANGED_UNDER_CHECK_RTT`] does (the caller decides which
-/// applies).
+/// How long ago the flow's own probe ended, for a check: right after it, a
+/// queue that grows under the check by what is worth checking gives no
+/// verdict, where later only one that grew by [`CHANGED_UNDER_CHECK_RTT`]
+/// does.
 ///
 /// The estimate is a maximum over ten rounds, and a probe's round carries
 /// its largest samples: through `pmdt-wanem` at 200 Mbit/s × 40 ms, a flow
@@ -118,11 +115,7 @@ pub(super) const PROBE_ECHO_ROUNDS: u64 = 3;
 /// late). The first check after Startup comes before any probe: beside a
 /// CUBIC flow it must still take CUBIC's growing queue for another flow's
 /// (voiding every check's verdict on such growth let BBR take 81.7 % of a
-/// shallow buffer's link in one of four runs). Nor does it apply while the
-/// flow remembers another flow's queue: joining flows check right after
-/// their probes too, and a joiner's Startup grows the queue under them
-/// (four flows joining 1 Gbit/s × 40 ms in the simulator, seeds 1-40: Jain
-/// 0.9675 with it, 0.9745 without).
+/// shallow buffer's link in one of four runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum ProbeEcho {
     /// The flow's own ProbeBW Up ended within [`PROBE_ECHO_ROUNDS`] of the

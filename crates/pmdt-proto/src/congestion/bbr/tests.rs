@@ -1,6 +1,5 @@
 use super::*;
 use crate::congestion::another_flow::{CONFIRMED_MEMORY, ONCE_MEMORY};
-use crate::congestion::queue_owner::PROBE_ECHO_ROUNDS;
 
 fn sample(rate: u64, prior: u64, total: u64, rtt_ms: u64, in_flight: u64) -> RateSample {
     RateSample {
@@ -617,50 +616,6 @@ fn a_check_holds_back_the_queue_the_flight_holds() {
     }
     let confirmed = check_gain(115, 2);
     assert!((confirmed - 0.93).abs() < 1e-6, "confirmed: {confirmed}");
-}
-
-/// A check just after the flow's own probe whose queue grows by what is
-/// worth checking (its estimate may still hold the probe's samples) gives no
-/// verdict in a flow that remembers no other flow's queue: the probes do
-/// not wait. One that remembers another flow's queue takes the growth for
-/// that flow's, as it takes it a Cruise later.
-#[test]
-fn a_queue_grown_under_a_check_just_after_the_probe_is_no_other_flows() {
-    /// The verdicts after a check that 7 ms of queue over 100 ms asks about,
-    /// in the Cruise after a probe, and that sees the queue grow to 13 ms (a
-    /// queue that keeps standing is asked about again: not here).
-    fn verdicts(remembers: bool) -> QueueVerdicts {
-        let rate = 8_000_000;
-        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
-        if remembers {
-            b.another_flow.verdict(t);
-        }
-        for _ in 0..5 {
-            if b.queue_owner.verdict_round().is_some() {
-                break;
-            }
-            queued_rounds(&mut b, &mut t, &mut d, rate, 107, 1);
-        }
-        let up_ended = b.up_ended_round.expect("no probe ended");
-        assert!(
-            b.round_count <= up_ended + PROBE_ECHO_ROUNDS,
-            "checked {} rounds after the probe",
-            b.round_count - up_ended
-        );
-        assert!(b.queue_owner.verdict_round().is_some(), "no check");
-        for _ in 0..5 {
-            queued_rounds(&mut b, &mut t, &mut d, rate, 113, 1);
-            let v = b.model().queue_verdicts;
-            if v.own + v.another + v.none > 0 {
-                return v;
-            }
-        }
-        panic!("no verdict");
-    }
-    let alone = verdicts(false);
-    assert_eq!((alone.own, alone.another, alone.none), (0, 0, 1));
-    let beside = verdicts(true);
-    assert_eq!((beside.own, beside.another, beside.none), (0, 1, 0));
 }
 
 /// A check under way when the bottleneck slows down gives no verdict: the
