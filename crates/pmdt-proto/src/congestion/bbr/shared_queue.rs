@@ -213,13 +213,6 @@ impl Bbr {
             } else {
                 rtt_queue.max(self.flight_queue())
             };
-            // Beside a flow it remembers, a queue that grows under the check
-            // is that flow's, just after a probe or not.
-            let echo = if self.shares_the_bottleneck(now) {
-                ProbeEcho::Faded
-            } else {
-                ProbeEcho::at(self.round_count, self.up_ended_round)
-            };
             let purpose = if congested_lately {
                 CheckPurpose::Drain
             } else {
@@ -231,7 +224,7 @@ impl Bbr {
                 queue,
                 self.min_rtt.unwrap_or_default(),
                 QUEUE_RTT_FLOOR,
-                echo,
+                ProbeEcho::at(self.round_count, self.up_ended_round),
             );
             if let Some(verdict) = self.queue_owner.verdict_round() {
                 tracing::debug!(
