@@ -93,49 +93,6 @@ const MAX_VERDICT_ROUNDS: u64 = 4;
 /// through the same emulator, 0.75-1.1 of its estimate.
 const SLOWED_UNDER_CHECK: f64 = 0.5;
 
-/// A check this many rounds or fewer after the flow's own ProbeBW Up ended
-/// (its drain round counted from the round the Up ended in) follows its own
-/// probe: see [`ProbeEcho`].
-pub(super) const PROBE_ECHO_ROUNDS: u64 = 3;
-
-/// How long ago the flow's own probe ended, for a check: right after it, a
-/// queue that grows under the check by what is worth checking gives no
-/// verdict, where later only one that grew by [`CHANGED_UNDER_CHECK_RTT`]
-/// does.
-///
-/// The estimate is a maximum over ten rounds, and a probe's round carries
-/// its largest samples: through `pmdt-wanem` at 200 Mbit/s × 40 ms, a flow
-/// alone's estimate stood 4-37 % above what a round delivered in a fifth of
-/// its rounds. A check a round or two after the probe paces 5-10 % below
-/// such an estimate, at or above the path's rate, and its own queue grows
-/// under it: in 2 of 26 runs of the 40 ms drop-recover cell (sessions
-/// 62-63), checks 1-2 rounds after the flow's probe saw 2.2 ms become 4.6
-/// and 4.1 become 10.2, found "another flow's" queue, and the probes waited
-/// for it while the bottleneck rose back to 1 Gbit/s (found 2.15 and 2.38 s
-/// late). The first check after Startup comes before any probe: beside a
-/// CUBIC flow it must still take CUBIC's growing queue for another flow's
-/// (voiding every check's verdict on such growth let BBR take 81.7 % of a
-/// shallow buffer's link in one of four runs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum ProbeEcho {
-    /// The flow's own ProbeBW Up ended within [`PROBE_ECHO_ROUNDS`] of the
-    /// check: its estimate may still hold the probe's samples.
-    Fresh,
-    /// No probe of its own ended lately (or none yet).
-    Faded,
-}
-
-impl ProbeEcho {
-    /// For a check paced in `round`, with the flow's last ProbeBW Up ended
-    /// in `up_ended` (`None`: none has yet).
-    pub(super) fn at(round: u64, up_ended: Option<u64>) -> Self {
-        match up_ended {
-            Some(r) if round <= r + PROBE_ECHO_ROUNDS => ProbeEcho::Fresh,
-            _ => ProbeEcho::Faded,
-        }
-    }
-}
-
 /// What a check of a standing queue is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum CheckPurpose {
@@ -188,8 +145,7 @@ impl QueueOwner {
     /// that ended as `round` began: unless it is under `floor` or
     /// [`CHECKED_QUEUE_RTT_FRACTION`] of `min_rtt`, `min_rtt` is not known, or
     /// a check is under way or found another flow's queue in this Cruise, the
-    /// check drains it during `round`, for `purpose`. `echo` says whether the
-    /// flow's own probe ended just before (see [`ProbeEcho`]).
+    /// check drains it during `round`, for `purpose`.
     pub(super) fn ask(
         &mut self,
         purpose: CheckPurpose,
@@ -197,7 +153,6 @@ impl QueueOwner {
         queue: Duration,
         min_rtt: Duration,
         floor: Duration,
-        echo: ProbeEcho,
     ) {
         let least = min_rtt.mul_f64(CHECKED_QUEUE_RTT_FRACTION).max(floor);
         if !matches!(self, QueueOwner::Unknown | QueueOwner::Own)
@@ -223,10 +178,7 @@ impl QueueOwner {
             queue,
             drainable,
             least,
-            changed: match echo {
-                ProbeEcho::Fresh => least,
-                ProbeEcho::Faded => min_rtt.mul_f64(CHANGED_UNDER_CHECK_RTT),
-            },
+            changed: min_rtt.mul_f64(CHANGED_UNDER_CHECK_RTT),
         };
     }
 
@@ -339,14 +291,7 @@ mod tests {
     #[test]
     fn a_queue_that_drains_under_the_check_is_this_flows() {
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            7,
-            6 * MS,
-            100 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 7, 6 * MS, 100 * MS, 2 * MS);
         // 6 % of the rate off for round 7 only.
         assert!((q.pacing_gain(7) - 0.94).abs() < 1e-9, "{q:?}");
         assert_eq!(q.pacing_gain(8), 1.0);
@@ -358,53 +303,25 @@ mod tests {
         assert_eq!(q, QueueOwner::Own);
         assert_eq!(q.verdict_round(), None);
         // A queue that stands again is asked about again.
-        q.ask(
-            CheckPurpose::Whose,
-            12,
-            6 * MS,
-            100 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 12, 6 * MS, 100 * MS, 2 * MS);
         assert_eq!(q.verdict_round(), Some(14));
     }
 
     #[test]
     fn a_queue_that_stands_through_the_check_is_another_flows() {
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            12 * MS,
-            40 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 12 * MS, 40 * MS, 2 * MS);
         assert_eq!(q.pacing_gain(3), MIN_CHECK_GAIN, "a deep queue");
         // A flow with half the link drained half of it.
         q.judge(5, 6 * MS);
         assert_eq!(q, QueueOwner::Another);
         assert_eq!(q.pacing_gain(5), 1.0);
         // Not asked again in this Cruise.
-        q.ask(
-            CheckPurpose::Whose,
-            9,
-            12 * MS,
-            40 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 9, 12 * MS, 40 * MS, 2 * MS);
         assert_eq!(q, QueueOwner::Another);
         // Under what is worth checking: jitter, not another flow's queue.
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            8 * MS,
-            100 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 8 * MS, 100 * MS, 2 * MS);
         q.judge(5, 4 * MS);
         assert_eq!(q, QueueOwner::Own);
     }
@@ -416,14 +333,7 @@ mod tests {
     #[test]
     fn at_a_short_round_trip_the_verdict_takes_several_rounds() {
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            3 * MS,
-            10 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 3 * MS, 10 * MS, 2 * MS);
         // Three rounds after the one that carries the check's packets.
         assert_eq!(q.verdict_round(), Some(7));
         q.judge(5, 3 * MS);
@@ -434,49 +344,21 @@ mod tests {
         // A queue that stands in every one of them is another flow's; the
         // smallest is the one judged.
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            3 * MS,
-            10 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 3 * MS, 10 * MS, 2 * MS);
         for (round, queue) in [(5, 4 * MS), (6, 3 * MS), (7, 5 * MS)] {
             q.judge(round, queue);
         }
         assert_eq!(q, QueueOwner::Another);
         // At 20 ms, two rounds; at 30 ms and more, one.
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            3 * MS,
-            20 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 3 * MS, 20 * MS, 2 * MS);
         assert_eq!(q.verdict_round(), Some(6));
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            3 * MS,
-            30 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 3 * MS, 30 * MS, 2 * MS);
         assert_eq!(q.verdict_round(), Some(5));
         // At most MAX_VERDICT_ROUNDS.
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            MS,
-            MS,
-            Duration::ZERO,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, MS, MS, Duration::ZERO);
         assert_eq!(q.verdict_round(), Some(3 + 1 + MAX_VERDICT_ROUNDS));
     }
 
@@ -485,14 +367,7 @@ mod tests {
     #[test]
     fn a_check_whose_delivery_falls_gives_no_verdict() {
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            6 * MS,
-            100 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 6 * MS, 100 * MS, 2 * MS);
         // The drain round's own samples are older packets'.
         q.delivered(4, 0.2);
         assert!(q.verdict_round().is_some(), "{q:?}");
@@ -501,14 +376,7 @@ mod tests {
         assert_eq!(q, QueueOwner::Unknown);
         // A flow beside another delivers what it paced.
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            6 * MS,
-            100 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 6 * MS, 100 * MS, 2 * MS);
         q.delivered(5, 0.8);
         q.judge(5, 5 * MS);
         assert_eq!(q, QueueOwner::Another);
@@ -517,27 +385,13 @@ mod tests {
     #[test]
     fn a_queue_that_grows_under_the_check_gives_no_verdict() {
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            6 * MS,
-            100 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 6 * MS, 100 * MS, 2 * MS);
         q.judge(5, 35 * MS);
         assert_eq!(q, QueueOwner::Unknown);
         assert_eq!(q.verdict_round(), None);
         assert_eq!(q.pacing_gain(5), 1.0);
         // Asked afresh; a queue that grew less is still another flow's.
-        q.ask(
-            CheckPurpose::Whose,
-            8,
-            6 * MS,
-            100 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 8, 6 * MS, 100 * MS, 2 * MS);
         q.judge(10, 11 * MS);
         assert_eq!(q, QueueOwner::Another);
     }
@@ -549,83 +403,15 @@ mod tests {
     #[test]
     fn a_queue_another_flow_fills_under_the_check_is_its() {
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            12,
-            2900 * MS / 1000,
-            40 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 12, 2900 * MS / 1000, 40 * MS, 2 * MS);
         q.delivered(14, 0.73);
         q.judge(14, 7100 * MS / 1000);
         assert_eq!(q, QueueOwner::Another);
         // By a quarter of the RTT: the path changed.
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            12,
-            2900 * MS / 1000,
-            40 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 12, 2900 * MS / 1000, 40 * MS, 2 * MS);
         q.judge(14, 13 * MS);
         assert_eq!(q, QueueOwner::Unknown);
-    }
-
-    /// A check just after the flow's own probe whose queue grows by what is
-    /// worth checking gives no verdict (its estimate may still carry the
-    /// probe's samples); the same growth later, or before any probe, is
-    /// another flow's filling the queue.
-    #[test]
-    fn a_queue_grown_under_a_check_just_after_the_flows_probe_gives_no_verdict() {
-        let judged = |echo| {
-            let mut q = QueueOwner::Unknown;
-            q.ask(
-                CheckPurpose::Whose,
-                20,
-                2200 * MS / 1000,
-                40 * MS,
-                2 * MS,
-                echo,
-            );
-            q.delivered(22, 0.93);
-            q.judge(22, 4600 * MS / 1000);
-            q
-        };
-        assert_eq!(judged(ProbeEcho::at(20, Some(18))), QueueOwner::Unknown);
-        assert_eq!(judged(ProbeEcho::at(20, Some(17))), QueueOwner::Unknown);
-        assert_eq!(
-            judged(ProbeEcho::at(20, Some(17))),
-            judged(ProbeEcho::Fresh)
-        );
-        assert_eq!(judged(ProbeEcho::at(20, Some(16))), QueueOwner::Another);
-        assert_eq!(judged(ProbeEcho::at(20, None)), QueueOwner::Another);
-        // Just after the probe, a queue that grew less than that is judged
-        // as ever.
-        let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            20,
-            2200 * MS / 1000,
-            40 * MS,
-            2 * MS,
-            ProbeEcho::Fresh,
-        );
-        q.judge(22, 3 * MS);
-        assert_eq!(q, QueueOwner::Another);
-        let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            20,
-            4 * MS,
-            40 * MS,
-            2 * MS,
-            ProbeEcho::Fresh,
-        );
-        q.judge(22, MS);
-        assert_eq!(q, QueueOwner::Own);
     }
 
     /// A queue deeper than a check drains in a round (at [`MIN_CHECK_GAIN`]):
@@ -633,28 +419,14 @@ mod tests {
     #[test]
     fn a_deep_queue_is_judged_by_what_the_check_can_drain() {
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            18 * MS,
-            40 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 18 * MS, 40 * MS, 2 * MS);
         assert_eq!(q.pacing_gain(3), MIN_CHECK_GAIN);
         // A flow alone drains the 10 ms the check can; 8 ms stand.
         q.judge(5, 8 * MS);
         assert_eq!(q, QueueOwner::Own);
         // A flow with half the link drains half of that.
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            3,
-            18 * MS,
-            40 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 3, 18 * MS, 40 * MS, 2 * MS);
         q.judge(5, 13 * MS);
         assert_eq!(q, QueueOwner::Another);
     }
@@ -662,42 +434,14 @@ mod tests {
     #[test]
     fn a_shallow_queue_is_not_checked() {
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            1,
-            4 * MS,
-            100 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 1, 4 * MS, 100 * MS, 2 * MS);
         assert_eq!(q, QueueOwner::Unknown, "4 ms of 100: jitter");
-        q.ask(
-            CheckPurpose::Whose,
-            1,
-            3 * MS,
-            20 * MS,
-            4 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 1, 3 * MS, 20 * MS, 4 * MS);
         assert_eq!(q, QueueOwner::Unknown, "under the floor");
-        q.ask(
-            CheckPurpose::Whose,
-            1,
-            2 * MS,
-            40 * MS,
-            2 * MS,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 1, 2 * MS, 40 * MS, 2 * MS);
         assert!((q.pacing_gain(1) - 0.95).abs() < 1e-9, "{q:?}");
         let mut q = QueueOwner::Unknown;
-        q.ask(
-            CheckPurpose::Whose,
-            1,
-            MS,
-            Duration::ZERO,
-            Duration::ZERO,
-            ProbeEcho::Faded,
-        );
+        q.ask(CheckPurpose::Whose, 1, MS, Duration::ZERO, Duration::ZERO);
         assert_eq!(q, QueueOwner::Unknown, "no minimum RTT yet");
     }
 }

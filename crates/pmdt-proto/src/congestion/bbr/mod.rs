@@ -346,9 +346,6 @@ pub(crate) struct Bbr {
     escalated_probe: bool,
     /// `max_bw` when the current run of ProbeBW Ups began.
     up_base_bw: u64,
-    /// The round in which the last ProbeBW Up ended (see
-    /// [`super::queue_owner::ProbeEcho`]).
-    up_ended_round: Option<u64>,
     /// Bytes delivered by the latest sample's ack.
     total_delivered: u64,
 
@@ -511,7 +508,6 @@ impl Bbr {
             up_samples: QueuedSamples::default(),
             escalated_probe: false,
             up_base_bw: 0,
-            up_ended_round: None,
             total_delivered: 0,
             probe_rtt_done: None,
             probe_rtt_round_done: false,
@@ -607,9 +603,6 @@ impl Bbr {
     }
 
     fn enter(&mut self, now: Instant, mode: Mode) {
-        if self.mode == Mode::ProbeBw(Phase::Up) && mode != self.mode {
-            self.up_ended_round = Some(self.round_count);
-        }
         if self.mode == Mode::ProbeBw(Phase::Up) && mode != self.mode && self.escalated_probe {
             // An escalated probe's last round overshoots the bottleneck it
             // reached by up to half a BDP, a round before its queue shows (up to

@@ -9,7 +9,7 @@ use super::{
     MAX_SHARED_CRUISE_ROUNDS, OWN_CONGESTION_MEMORY, QUEUE_DEPTH_SLOT, QUEUE_DRAINED_MEMORY_RTTS,
     QUEUE_RTT_FLOOR, STARTUP_QUEUE_RTT_FRACTION,
 };
-use crate::congestion::queue_owner::{CheckPurpose, ProbeEcho, QueueOwner};
+use crate::congestion::queue_owner::{CheckPurpose, QueueOwner};
 
 /// Time between probes while another flow keeps a queue standing (BBRv3's
 /// bw_probe_wait, 2-3 s), counted in rounds of the minimum RTT, unless the
@@ -224,7 +224,6 @@ impl Bbr {
                 queue,
                 self.min_rtt.unwrap_or_default(),
                 QUEUE_RTT_FLOOR,
-                ProbeEcho::at(self.round_count, self.up_ended_round),
             );
             if let Some(verdict) = self.queue_owner.verdict_round() {
                 tracing::debug!(
