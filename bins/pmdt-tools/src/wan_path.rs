@@ -252,33 +252,57 @@ enum Corrupted {
 
 /// `frame` with `flip` applied to a byte of its UDP payload (the receiver's UDP
 /// checksum, not a header check, must be what rejects it): in place when the
-/// frame is ours alone, else in a copy from `pool`.
+/// frame is ours alone and in one segment, else in a copy from `pool` (a jumbo
+/// frame larger than the pool's mbufs is copied into a chain of them).
 fn corrupted(frame: Mbuf, flip: BitFlip, pool: &Mempool) -> Corrupted {
     let Some(start) = checked_udp_payload(frame.data()) else {
         return Corrupted::Unchecked;
     };
-    let mut frame = if frame.is_unique() && frame.nb_segs() == 1 {
-        frame
-    } else {
-        let Ok(mut copy) = pool.alloc() else {
+    let flip_in = |payload: &mut [u8]| {
+        let len = payload.len();
+        BitFlip {
+            byte: flip.byte % len,
+            mask: flip.mask,
+        }
+        .apply(payload);
+    };
+    if frame.is_unique() && frame.nb_segs() == 1 {
+        let mut frame = frame;
+        let Ok(data) = frame.data_mut() else {
             return Corrupted::NoBuffer;
         };
-        if copy.extend_from_slice(&frame.to_vec()).is_err() {
-            return Corrupted::NoBuffer;
-        }
-        copy
-    };
-    let Ok(data) = frame.data_mut() else {
-        return Corrupted::NoBuffer;
-    };
-    let payload = &mut data[start..];
-    let len = payload.len();
-    BitFlip {
-        byte: flip.byte % len,
-        mask: flip.mask,
+        flip_in(&mut data[start..]);
+        return Corrupted::Flipped(frame);
     }
-    .apply(payload);
-    Corrupted::Flipped(frame)
+    let mut bytes = frame.to_vec();
+    if start >= bytes.len() {
+        return Corrupted::Unchecked;
+    }
+    flip_in(&mut bytes[start..]);
+    match copied_frame(&bytes, pool) {
+        Some(copy) => Corrupted::Flipped(copy),
+        None => Corrupted::NoBuffer,
+    }
+}
+
+/// `bytes` in mbufs from `pool`: one, or a chain when they do not fit one.
+fn copied_frame(bytes: &[u8], pool: &Mempool) -> Option<Mbuf> {
+    let mut head: Option<Mbuf> = None;
+    let mut rest = bytes;
+    while !rest.is_empty() || head.is_none() {
+        let mut seg = pool.alloc().ok()?;
+        let n = rest.len().min(seg.tailroom());
+        if n == 0 && !rest.is_empty() {
+            return None;
+        }
+        seg.extend_from_slice(&rest[..n]).ok()?;
+        rest = &rest[n..];
+        match head.as_mut() {
+            None => head = Some(seg),
+            Some(h) => h.chain(seg).ok()?,
+        }
+    }
+    head
 }
 
 /// Whether an Ethernet frame carries IPv4 or IPv6 (behind at most one VLAN tag).

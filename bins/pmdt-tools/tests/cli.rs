@@ -158,6 +158,18 @@ fn through_wanem(
     recv: &[&str],
     send: &[&str],
 ) -> (Output, Output, Output) {
+    through_wanem_with(d, impair, recv, send, "")
+}
+
+/// [`through_wanem`] with `client_opts` (e.g. `,bsize=16384`) appended to the
+/// ends' memif vdevs.
+fn through_wanem_with(
+    d: &std::path::Path,
+    impair: &[&str],
+    recv: &[&str],
+    send: &[&str],
+    client_opts: &str,
+) -> (Output, Output, Output) {
     let (a, b) = (d.join("a.sock"), d.join("b.sock"));
     let prefix = format!(
         "{}-{}",
@@ -174,7 +186,10 @@ fn through_wanem(
     // transfer; killed if the test fails first.
     let wanem_guard = KillOnFailure::new(&w);
     std::thread::sleep(Duration::from_millis(1500));
-    let (mb, ma) = (memif("client", &b), memif("client", &a));
+    let (mb, ma) = (
+        format!("{}{client_opts}", memif("client", &b)),
+        format!("{}{client_opts}", memif("client", &a)),
+    );
     let r = spawn(RECV, &[&["--vdev", &mb][..], recv, &["--json"]].concat());
     std::thread::sleep(Duration::from_millis(1500));
     let s = spawn(SEND, &[&["--vdev", &ma][..], send, &["--json"]].concat());
@@ -344,6 +359,44 @@ fn through_wanem_with_corruption_the_file_arrives_intact() {
     // Every corrupted data frame was rejected and sent again.
     assert!(sj["packets_retransmitted"].as_u64().unwrap() > 0, "{sj}");
     assert!(stderr(&wo).contains(" corrupt "), "{}", stderr(&wo));
+}
+
+/// Jumbo frames through pmdt-wanem, whose mbufs (2 KiB) hold one in a chain of
+/// segments: lost, corrupted (in a chained copy) and forwarded whole, and the
+/// file arrives intact in full-size datagrams.
+#[test]
+fn through_wanem_jumbo_frames_arrive_intact_despite_loss_and_corruption() {
+    let _g = serial();
+    let d = tmp("wanem-jumbo");
+    let src = d.join("src.bin");
+    let want = random_file(&src, 20_000_000);
+    let out = d.join("got.bin");
+    let (so, ro, wo) = through_wanem_with(
+        &d,
+        &["--loss", "0.01", "--corrupt", "0.02", "--delay-ms", "1"],
+        &["--mtu", "9000", "-o", out.to_str().unwrap()],
+        &["--mtu", "9000", "-F", src.to_str().unwrap()],
+        ",bsize=16384",
+    );
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
+    assert_eq!(rj["sha256"], want.as_str());
+    assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
+    let ab = &wj["a_to_b"];
+    assert!(ab["corrupted"].as_u64().unwrap() > 0, "{wj}");
+    assert!(ab["lost"].as_u64().unwrap() > 0, "{wj}");
+    assert_eq!(
+        ab["no_buffer"], 0,
+        "a segmented frame is corrupted, not dropped: {wj}"
+    );
+    // 20 MB in 8932-byte payloads: about 2,240 data datagrams, plus what was
+    // sent again; in 1432-byte ones it would take 14,000.
+    let sent = sj["packets_sent"].as_u64().unwrap();
+    assert!(
+        (2_200..4_000).contains(&sent),
+        "{sent} packets: not jumbo size; {sj}"
+    );
 }
 
 #[test]
