@@ -10,6 +10,7 @@ use crate::machine::Machine;
 use crate::pmdt_pair::{num, Link, PairSpec};
 use crate::report::Report;
 use crate::steady_state;
+use pmdt::proto::wire::DATA_HEADER_LEN;
 
 /// Where the steady-state window starts: after Startup has found the path (a
 /// dozen round trips at 200 ms take 2–3 s), a quarter of the run at most.
@@ -21,6 +22,9 @@ fn steady_from(secs: f64) -> f64 {
 /// enough for Startup to find a 1 Gbit/s × 200 ms path at 5% loss and the
 /// controller to leave it, so the path is saved).
 const WARM_UP_S: f64 = 8.0;
+
+/// The `-jumbo` row's MTU (IP datagram bytes; memif buffers sized to hold a frame).
+const JUMBO_MTU: u16 = 9000;
 
 /// Tools this experiment needs.
 pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv", "pmdt-wanem"], &[]);
@@ -67,11 +71,13 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             // The default first, the others beside it (`bbr-fast-start`: the
             // default controller with `--fast-start`; `bbr-resumed`: the
             // default controller on the next transfer over the same path,
-            // started from what the previous one saved).
+            // started from what the previous one saved; `bbr-jumbo`: the
+            // default controller with 9000-byte frames, `--mtu 9000`).
             &[
                 "bbr",
                 "bbr-resumed",
                 "bbr-fast-start",
+                "bbr-jumbo",
                 "newreno",
                 "cubic",
                 "paced",
@@ -90,6 +96,9 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                     let (cc_arg, resumed) = cc_arg
                         .strip_suffix("-resumed")
                         .map_or((cc_arg, false), |c| (c, true));
+                    let (cc_arg, mtu) = cc_arg
+                        .strip_suffix("-jumbo")
+                        .map_or((cc_arg, 1500), |c| (c, JUMBO_MTU));
                     let name = format!("{cc}-{link_rate}-rtt{rtt}-loss{}", loss * 100.0);
                     let cache = ctx.out.join(".cache").join(format!("{name}.json"));
                     let mut send = vec![
@@ -119,7 +128,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                     let pair_of = |send: &[String], secs: f64| {
                         let send: Vec<&str> = send.iter().map(String::as_str).collect();
                         let mut pair = PairSpec::new(
-                            Link::Memif(1500),
+                            Link::Memif(mtu),
                             &send,
                             Duration::from_secs_f64(secs + 2.0 * rtt as f64 / 1e3),
                         );
@@ -152,9 +161,11 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                                 s.set("steady_pct", g / 1e6 / link_mbps as f64 * 100.0);
                             }
                             if loss > 0.0 {
-                                // Mathis: 1.22 · MSS / (RTT · √p), MSS 1432 B.
+                                // Mathis: 1.22 · MSS / (RTT · √p), MSS the stream
+                                // bytes of a full datagram (1432 B at MTU 1500).
+                                let mss = f64::from(mtu) - 28.0 - DATA_HEADER_LEN as f64;
                                 let mbps =
-                                    1.22 * 1432.0 * 8.0 / (rtt as f64 / 1e3 * loss.sqrt()) / 1e6;
+                                    1.22 * mss * 8.0 / (rtt as f64 / 1e3 * loss.sqrt()) / 1e6;
                                 s.set("mathis_mbps", mbps);
                             }
                             if resumed {
@@ -181,7 +192,8 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         "Targets (issue #14, default controller bbr): ≥ 95% of the bottleneck lossless, ≥ 90% at 1% loss, ≥ 75% at 5%, in every RTT column (of_link_pct).".into(),
         format!("bbr-resumed: the default controller on a second transfer over the same path: each run first sends for {WARM_UP_S} s with `--path-cache FILE` (a fresh file), and the measured transfer, with the same file, starts from the path that one saved (Careful Resume, RFC 9959: half the saved BDP in its first round trip, then up to the saved rate); resumed = 1 when the handshake confirmed the saved path and the first round jumped. Every other row's runs start from cold: each pmdt-send gets a cache directory of its own (XDG_CACHE_HOME)."),
         format!("Each cell sends for {secs} s (-t); goodput counts acknowledged stream bytes over the sender's time from the data's start (after the handshake, as iperf3 counts) to the receiver's receipt, Startup's ramp and the drain included."),
-        format!("steady_pct: goodput from second {} to {secs} of the sender's one-second intervals (as iperf3 --omit), % of the link: the rate once the controller has found the path, without the handshake, Startup's ramp and the close. The payload ceiling is {:.1}% (1432 stream bytes per 1514-byte frame).", steady_from(secs), 100.0 * pmdt::sim::stream_share_of_frames(1472)),
+        format!("steady_pct: goodput from second {} to {secs} of the sender's one-second intervals (as iperf3 --omit), % of the link: the rate once the controller has found the path, without the handshake, Startup's ramp and the close. The payload ceiling is {:.1}% (1432 stream bytes per 1514-byte frame); {:.1}% in the bbr-jumbo row ({} stream bytes per {}-byte frame).", steady_from(secs), 100.0 * pmdt::sim::stream_share_of_frames(1472), 100.0 * pmdt::sim::stream_share_of_frames(JUMBO_MTU - 28), JUMBO_MTU - 28 - DATA_HEADER_LEN as u16, JUMBO_MTU + 14),
+        format!("bbr-jumbo: the default controller with jumbo frames, pmdt-send and pmdt-recv `--mtu {JUMBO_MTU}` and memif buffers that hold a frame (`bsize=16384`); pmdt-wanem's link and queue are the other rows', its mbufs the default 2 KiB, a frame in segments."),
     ];
     r
 }
