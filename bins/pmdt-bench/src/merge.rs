@@ -60,10 +60,11 @@ fn runs_of(r: &Report) -> Vec<Part> {
     }]
 }
 
-/// `reports` (oldest first) as one report of `experiment`. Title, notes and
-/// references are the newest report's (the code that wrote them last); each
-/// ratio is as its own run computed it, a later run's replacing an earlier one
-/// of the same name.
+/// `reports` (in the order given) as one report of `experiment`. Title, notes
+/// and references are the newest report's, the one whose run started last (the
+/// code that wrote them last; of two that started together, the later given),
+/// whichever order a directory's cells take precedence in; each ratio is as its
+/// own run computed it, a later run's replacing an earlier one of the same name.
 fn merged(experiment: &str, reports: Vec<Report>) -> Report {
     let mut cells: Vec<Cell> = Vec::new();
     // The run (index into `runs`) each of `cells` comes from.
@@ -94,7 +95,13 @@ fn merged(experiment: &str, reports: Vec<Report>) -> Report {
             ratios.retain(|y| y.name != x.name);
             ratios.push(x.clone());
         }
-        newest = Some(r);
+        // RFC 3339 times in UTC: their text sorts as the times do.
+        if newest
+            .as_ref()
+            .is_none_or(|n: &Report| r.machine.started >= n.machine.started)
+        {
+            newest = Some(r);
+        }
     }
     let newest = newest.expect("merged is called with at least one report");
     // Each run keeps the cells still taken from it; runs left with none go.
@@ -240,6 +247,36 @@ mod tests {
         let m2: Report =
             serde_json::from_str(&std::fs::read_to_string(out.join("loss.json")).unwrap()).unwrap();
         assert_eq!(m2.parts.len(), 3);
+        for d in dirs.iter().chain([&out]) {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+
+    /// The notes (what the code says about its cells, e.g. a new row's) are the
+    /// run's that started last, even when an older run is given after it for
+    /// its cells to take precedence.
+    #[test]
+    fn the_notes_are_the_latest_runs_whatever_the_order() {
+        let mut newer = report(
+            "bench --only bbr-jumbo loss",
+            "new",
+            2,
+            &[("bbr-jumbo-a", 97.0)],
+        );
+        newer.machine.started = "2026-12-02T06:03:09Z".into();
+        newer.notes = vec!["bbr-jumbo: 9000-byte frames".into()];
+        let mut older = report("bench --only bbr-1 loss", "old", 2, &[("bbr-a", 93.0)]);
+        older.machine.started = "2026-12-02T04:05:44Z".into();
+        older.notes = vec!["no jumbo row yet".into()];
+        let dirs = [dir("newer", &newer), dir("older", &older)];
+        let out =
+            std::env::temp_dir().join(format!("pmdt-bench-merge-{}-notes", std::process::id()));
+        merge(&dirs, &out, "pmdt-bench merge …").unwrap();
+        let m: Report =
+            serde_json::from_str(&std::fs::read_to_string(out.join("loss.json")).unwrap()).unwrap();
+        assert_eq!(m.notes, ["bbr-jumbo: 9000-byte frames"]);
+        let names: Vec<&str> = m.cells.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["bbr-jumbo-a", "bbr-a"]);
         for d in dirs.iter().chain([&out]) {
             let _ = std::fs::remove_dir_all(d);
         }
