@@ -41,8 +41,19 @@ pub const COLUMNS: &[&str] = &[
     "retransmitted",
     "rtt_p50_us",
     "wan_lost",
+    "wan_stall_ms",
     "resumed",
 ];
+
+/// The longest pmdt-wanem went without reading either port, ms, from its JSON
+/// summary (`None` when it reports neither).
+fn wan_stall_ms(wanem: &serde_json::Value) -> Option<f64> {
+    ["a_to_b", "b_to_a"]
+        .iter()
+        .filter_map(|dir| num(wanem, &format!("{dir}.longest_stall_us")))
+        .reduce(f64::max)
+        .map(|us| us / 1e3)
+}
 
 /// Runs it.
 pub fn run(ctx: &Ctx, m: &Machine) -> Report {
@@ -176,6 +187,9 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                                 let lost = num(w, "a_to_b.lost").unwrap_or(0.0)
                                     + num(w, "b_to_a.lost").unwrap_or(0.0);
                                 s.set("wan_lost", lost);
+                                if let Some(ms) = wan_stall_ms(w) {
+                                    s.set("wan_stall_ms", ms);
+                                }
                             }
                         },
                     ));
@@ -193,7 +207,25 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         format!("bbr-resumed: the default controller on a second transfer over the same path: each run first sends for {WARM_UP_S} s with `--path-cache FILE` (a fresh file), and the measured transfer, with the same file, starts from the path that one saved (Careful Resume, RFC 9959: half the saved BDP in its first round trip, then up to the saved rate); resumed = 1 when the handshake confirmed the saved path and the first round jumped. Every other row's runs start from cold: each pmdt-send gets a cache directory of its own (XDG_CACHE_HOME)."),
         format!("Each cell sends for {secs} s (-t); goodput counts acknowledged stream bytes over the sender's time from the data's start (after the handshake, as iperf3 counts) to the receiver's receipt, Startup's ramp and the drain included."),
         format!("steady_pct: goodput from second {} to {secs} of the sender's one-second intervals (as iperf3 --omit), % of the link: the rate once the controller has found the path, without the handshake, Startup's ramp and the close. The payload ceiling is {:.1}% (1432 stream bytes per 1514-byte frame); {:.1}% in the bbr-jumbo row ({} stream bytes per {}-byte frame).", steady_from(secs), 100.0 * pmdt::sim::stream_share_of_frames(1472), 100.0 * pmdt::sim::stream_share_of_frames(JUMBO_MTU - 28), JUMBO_MTU - 28 - DATA_HEADER_LEN as u16, JUMBO_MTU + 14),
+        "wan_stall_ms: the longest pmdt-wanem went without reading a port (its core lost to the other processes or to the hypervisor), ms: every frame then in the path waits as long, a delay the emulated link does not have, so a run with stalls of tens of ms measured the machine as much as the controller.".into(),
         format!("bbr-jumbo: the default controller with jumbo frames, pmdt-send and pmdt-recv `--mtu {JUMBO_MTU}` and memif buffers that hold a frame (`bsize=16384`); pmdt-wanem's link and queue are the other rows', its mbufs the default 2 KiB, a frame in segments."),
     ];
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wan_stall_ms;
+
+    #[test]
+    fn the_stall_is_the_longer_directions_in_ms() {
+        let w = serde_json::json!({
+            "a_to_b": { "longest_stall_us": 15569 },
+            "b_to_a": { "longest_stall_us": 17889 },
+        });
+        assert_eq!(wan_stall_ms(&w), Some(17.889));
+        let one_way = serde_json::json!({ "a_to_b": { "longest_stall_us": 2000 } });
+        assert_eq!(wan_stall_ms(&one_way), Some(2.0));
+        assert_eq!(wan_stall_ms(&serde_json::json!({})), None);
+    }
 }
