@@ -22,6 +22,7 @@ pub mod path_cache;
 pub mod pattern;
 pub mod peer_addr;
 pub mod pool_split_arg;
+pub mod pool_watch;
 pub mod rate_schedule;
 pub mod report;
 pub mod round_trip;

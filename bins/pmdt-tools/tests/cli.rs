@@ -236,6 +236,8 @@ fn through_wanem_with_loss_reordering_and_duplication() {
     assert!(ab["duplicated"].as_u64().unwrap() > 0);
     assert_eq!(wo.status.code(), Some(130));
     assert_eq!(wj["impairment"]["queue_bytes"], 2 << 20, "--queue-bytes 2M");
+    assert_eq!(wj["pool"]["size"], 65535, "{wj}");
+    assert_eq!(wj["pool"]["ran_dry"], false, "{wj}");
     // --pcap: every forwarded frame (pcap header, then a record per frame).
     let forwarded = ab["forwarded"].as_u64().unwrap() + wj["b_to_a"]["forwarded"].as_u64().unwrap();
     let pcap = std::fs::read(&pcap).unwrap();
@@ -396,6 +398,34 @@ fn through_wanem_jumbo_frames_arrive_intact_despite_loss_and_corruption() {
     assert!(
         (2_200..4_000).contains(&sent),
         "{sent} packets: not jumbo size; {sj}"
+    );
+}
+
+/// A pool too small for what the path holds (`--pool-size`): the ports stop
+/// receiving while the delay line holds every mbuf, so frames wait in the ends'
+/// rings (nothing is lost), and pmdt-wanem says the pool ran dry.
+#[test]
+fn through_wanem_a_pool_too_small_for_the_path_is_reported() {
+    let _g = serial();
+    let d = tmp("wanem-pool");
+    let (so, ro, wo) = through_wanem(
+        &d,
+        &["--delay-ms", "20", "--pool-size", "1024"],
+        &[],
+        &["-n", "20M"],
+    );
+    assert!(so.status.success(), "sender: {}", stderr(&so));
+    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
+    let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
+    assert_eq!(rj["bytes"], 20 << 20, "{rj}");
+    assert_eq!(sj["flows"][0]["receipt"]["matches"], true, "{sj}");
+    assert_eq!(wj["pool"]["size"], 1024, "{wj}");
+    assert_eq!(wj["pool"]["ran_dry"], true, "{wj}");
+    assert_eq!(wj["a_to_b"]["lost"], 0, "{wj}");
+    assert!(
+        stderr(&wo).contains("ran dry") && stderr(&wo).contains("raise --pool-size"),
+        "{}",
+        stderr(&wo)
     );
 }
 
@@ -797,6 +827,11 @@ fn bad_arguments_give_one_clear_line_and_a_nonzero_exit() {
         ),
         (RECV, &["--cc", "bbr,cubic"], "one controller"),
         (WANEM, &["--loss", "2"], "probability"),
+        (
+            WANEM,
+            &["--pool-size", "100"],
+            "--pool-size must be at least 1024 mbufs, got 100",
+        ),
         (
             WANEM,
             &["--corrupt", "1.5"],

@@ -26,6 +26,7 @@ use pmdt_tools::eal_args::EalArgs;
 use pmdt_tools::entry::ToolCli;
 use pmdt_tools::frame_capture::FrameCapture;
 use pmdt_tools::interrupt::Interrupt;
+use pmdt_tools::pool_watch::{PoolUse, PoolWatch};
 use pmdt_tools::rate_schedule::{RateSchedule, RateStep};
 use pmdt_tools::report::JsonMode;
 use pmdt_tools::udp_relay::UdpRelay;
@@ -145,6 +146,12 @@ struct Cli {
     /// Write every frame forwarded (after the impairment) to this pcap file.
     #[arg(long, value_name = "FILE", help_heading = "Link")]
     pcap: Option<PathBuf>,
+    /// Mbufs in the pool both directions share: every frame the path holds (its
+    /// delay line and queue) takes one, or several for a frame larger than 2
+    /// KiB. The summary says when it ran dry (then frames waited at the ports
+    /// and the path held less than rate × delay).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_POOL_SIZE, help_heading = "Link")]
+    pool_size: u32,
     /// Kernel UDP mode (no DPDK): the address the client (`pmdt-send --backend udp
     /// -c ADDR`) sends to, e.g. 127.0.0.1:9100.
     #[arg(
@@ -205,6 +212,9 @@ struct Report {
     /// The `--rate-at` changes made, when they were made.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     rate_changes: Vec<RateChange>,
+    /// DPDK mode: the mbuf pool's use.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pool: Option<PoolUse>,
 }
 
 /// A `--rate-at` change as it happened.
@@ -215,6 +225,12 @@ struct RateChange {
     /// The rate from then on, bits/s.
     rate_bps: u64,
 }
+
+/// `--pool-size`'s default: 1,514-byte frames at 1 Gbit/s with 100 ms of delay
+/// each way take 16,600, their acknowledgements a few thousand more.
+const DEFAULT_POOL_SIZE: u32 = 65535;
+/// The smallest `--pool-size`: the ports' receive rings fill from it.
+const MIN_POOL_SIZE: u32 = 1024;
 
 /// Ethernet header bytes before the IP datagram (DPDK mode sees frames).
 const ETHERNET_HEADER: usize = 14;
@@ -318,6 +334,10 @@ trait Forwarder {
     fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
         None
     }
+    /// The mbuf pool's use (DPDK mode).
+    fn pool_use(&self) -> Option<PoolUse> {
+        None
+    }
 }
 
 /// DPDK mode: two ports, an optional capture of what is forwarded.
@@ -325,11 +345,17 @@ struct DpdkPaths {
     ab: WanPath,
     ba: WanPath,
     capture: Option<FrameCapture>,
+    pool: Arc<Mempool>,
+    pool_watch: PoolWatch,
 }
 
 impl Forwarder for DpdkPaths {
     fn poll(&mut self, now: Instant) -> bool {
-        self.ab.poll(now, self.capture.as_mut()) | self.ba.poll(now, self.capture.as_mut())
+        let moved =
+            self.ab.poll(now, self.capture.as_mut()) | self.ba.poll(now, self.capture.as_mut());
+        let pool = &self.pool;
+        self.pool_watch.sample(now, || pool.available());
+        moved
     }
     fn next_due(&self) -> Option<Instant> {
         [self.ab.next_due(), self.ba.next_due()]
@@ -346,6 +372,9 @@ impl Forwarder for DpdkPaths {
     }
     fn finish_capture(&mut self) -> Option<std::io::Result<u64>> {
         self.capture.take().map(FrameCapture::finish)
+    }
+    fn pool_use(&self) -> Option<PoolUse> {
+        Some(self.pool_watch.usage())
     }
 }
 
@@ -417,6 +446,16 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         };
     }
 
+    if cli.pool_size < MIN_POOL_SIZE {
+        return Err(CliError::new(format!(
+            "--pool-size must be at least {MIN_POOL_SIZE} mbufs, got {}",
+            cli.pool_size
+        ))
+        .hint(format!(
+            "each frame the path holds takes an mbuf (1 Gbit/s × 100 ms of 1,514-byte \
+             frames: 8,300); the default is {DEFAULT_POOL_SIZE}"
+        )));
+    }
     let ports = &cli.eal;
     let default_vdevs = [
         "net_memif0,role=server,socket=/tmp/pmdt-wan-a.sock,id=0".to_string(),
@@ -462,7 +501,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         Mempool::new(
             &eal,
             &MempoolConfig {
-                size: 65535,
+                size: cli.pool_size,
                 ..Default::default()
             },
         )
@@ -475,6 +514,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         ab: WanPath::new(rx_a, tx_b, Some(model_ab), pool.clone()),
         ba: WanPath::new(rx_b, tx_a, model_ba, pool.clone()),
         capture,
+        pool_watch: PoolWatch::new(pool.capacity()),
+        pool,
     };
     let name = format!("{} <-> {}", names[0], names[1]);
     forward(&cli, imp, paths, &name)
@@ -572,11 +613,19 @@ fn forward<F: Forwarder>(
         b_to_a: ba.clone(),
         impairment: imp,
         rate_changes,
+        pool: paths.pool_use(),
     };
     eprintln!(
         "{PROG}: done after {:.1} s: A->B {:?}; B->A {:?}",
         report.seconds, report.a_to_b, report.b_to_a
     );
+    if let Some(p) = report.pool.filter(|p| p.ran_dry) {
+        eprintln!(
+            "{PROG}: warning: the mbuf pool ({} mbufs) ran dry (fewest free {}): frames waited at \
+             the ports, so the path held less than its rate × delay; raise --pool-size",
+            p.size, p.least_available
+        );
+    }
     if cli.json {
         println!(
             "{}",
