@@ -331,21 +331,27 @@ fn through_wanem_flows_of_two_controllers_share_the_path() {
     assert!(stderr(&so).contains("(cubic)"), "{}", stderr(&so));
 }
 
-/// `pmdt-wanem --corrupt`: bits flipped in UDP payloads on the way; the
-/// receiver's checksum rejects those frames and the transport retransmits, so
-/// the file arrives intact. `--mtu` above the tools' datagrams drops nothing.
-#[test]
-fn through_wanem_with_corruption_the_file_arrives_intact() {
-    let _g = serial();
-    let d = tmp("wanem-corrupt");
+/// A random file of `len` bytes sent (`-F`) through pmdt-wanem with `impair` and
+/// written (`-o`) by the receiver, both ends given `extra` and their memif
+/// vdevs `client_opts`: both succeed, the file arrives intact and the receipt
+/// matches. The sender's and pmdt-wanem's summaries and pmdt-wanem's stderr.
+fn file_through_wanem(
+    name: &str,
+    len: usize,
+    impair: &[&str],
+    extra: &[&str],
+    client_opts: &str,
+) -> (serde_json::Value, serde_json::Value, String) {
+    let d = tmp(name);
     let src = d.join("src.bin");
-    let want = random_file(&src, 4_000_000);
+    let want = random_file(&src, len);
     let out = d.join("got.bin");
-    let (so, ro, wo) = through_wanem(
+    let (so, ro, wo) = through_wanem_with(
         &d,
-        &["--corrupt", "0.02", "--mtu", "1500"],
-        &["-o", out.to_str().unwrap()],
-        &["-F", src.to_str().unwrap()],
+        impair,
+        &[extra, &["-o", out.to_str().unwrap()]].concat(),
+        &[extra, &["-F", src.to_str().unwrap()]].concat(),
+        client_opts,
     );
     assert!(so.status.success(), "sender: {}", stderr(&so));
     assert!(ro.status.success(), "receiver: {}", stderr(&ro));
@@ -353,6 +359,22 @@ fn through_wanem_with_corruption_the_file_arrives_intact() {
     assert_eq!(rj["sha256"], want.as_str());
     assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
     assert_eq!(sj["flows"][0]["receipt"]["matches"], true, "{sj}");
+    (sj, wj, stderr(&wo))
+}
+
+/// `pmdt-wanem --corrupt`: bits flipped in UDP payloads on the way; the
+/// receiver's checksum rejects those frames and the transport retransmits, so
+/// the file arrives intact. `--mtu` above the tools' datagrams drops nothing.
+#[test]
+fn through_wanem_with_corruption_the_file_arrives_intact() {
+    let _g = serial();
+    let (sj, wj, werr) = file_through_wanem(
+        "wanem-corrupt",
+        4_000_000,
+        &["--corrupt", "0.02", "--mtu", "1500"],
+        &[],
+        "",
+    );
     let ab = &wj["a_to_b"];
     assert!(ab["corrupted"].as_u64().unwrap() > 0, "{wj}");
     assert_eq!(ab["checksum_drops"], 0, "memif frames carry a checksum");
@@ -360,7 +382,7 @@ fn through_wanem_with_corruption_the_file_arrives_intact() {
     assert_eq!(wj["impairment"]["corrupt"], 0.02);
     // Every corrupted data frame was rejected and sent again.
     assert!(sj["packets_retransmitted"].as_u64().unwrap() > 0, "{sj}");
-    assert!(stderr(&wo).contains(" corrupt "), "{}", stderr(&wo));
+    assert!(werr.contains(" corrupt "), "{werr}");
 }
 
 /// Jumbo frames through pmdt-wanem, whose mbufs (2 KiB) hold one in a chain of
@@ -369,22 +391,13 @@ fn through_wanem_with_corruption_the_file_arrives_intact() {
 #[test]
 fn through_wanem_jumbo_frames_arrive_intact_despite_loss_and_corruption() {
     let _g = serial();
-    let d = tmp("wanem-jumbo");
-    let src = d.join("src.bin");
-    let want = random_file(&src, 20_000_000);
-    let out = d.join("got.bin");
-    let (so, ro, wo) = through_wanem_with(
-        &d,
+    let (sj, wj, _) = file_through_wanem(
+        "wanem-jumbo",
+        20_000_000,
         &["--loss", "0.01", "--corrupt", "0.02", "--delay-ms", "1"],
-        &["--mtu", "9000", "-o", out.to_str().unwrap()],
-        &["--mtu", "9000", "-F", src.to_str().unwrap()],
+        &["--mtu", "9000"],
         ",bsize=16384",
     );
-    assert!(so.status.success(), "sender: {}", stderr(&so));
-    assert!(ro.status.success(), "receiver: {}", stderr(&ro));
-    let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
-    assert_eq!(rj["sha256"], want.as_str());
-    assert_eq!(sha_hex(&std::fs::read(&out).unwrap()), want);
     let ab = &wj["a_to_b"];
     assert!(ab["corrupted"].as_u64().unwrap() > 0, "{wj}");
     assert!(ab["lost"].as_u64().unwrap() > 0, "{wj}");
