@@ -26,7 +26,7 @@ pub struct PoolUse {
     pub ran_dry: bool,
 }
 
-/// Samples a pool's free count at most every [`SAMPLE_EVERY`].
+/// Samples a pool's free count at most every millisecond.
 #[derive(Debug)]
 pub struct PoolWatch {
     size: u32,
