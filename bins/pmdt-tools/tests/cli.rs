@@ -414,27 +414,37 @@ fn through_wanem_jumbo_frames_arrive_intact_despite_loss_and_corruption() {
     );
 }
 
-/// A pool too small for what the path holds (`--pool-size`): the ports stop
-/// receiving while the delay line holds every mbuf, so frames wait in the ends'
-/// rings (nothing is lost), and pmdt-wanem says the pool ran dry.
+/// A pool too small for what the path holds (`--pool-size`): a sender paced at
+/// ten times a 10 Mbit/s bottleneck fills its 4 MiB queue past the pool's 1,024
+/// frames however fast the machine, the ports stop receiving while the queue
+/// holds every mbuf, frames wait in the ends' rings (nothing is lost), and
+/// pmdt-wanem says the pool ran dry.
 #[test]
 fn through_wanem_a_pool_too_small_for_the_path_is_reported() {
     let _g = serial();
     let d = tmp("wanem-pool");
     let (so, ro, wo) = through_wanem(
         &d,
-        &["--delay-ms", "20", "--pool-size", "1024"],
+        &[
+            "--rate",
+            "10mbit",
+            "--queue-bytes",
+            "4M",
+            "--pool-size",
+            "1024",
+        ],
         &[],
-        &["-n", "20M"],
+        &["-n", "4M", "--cc", "paced", "--rate", "100mbit"],
     );
     assert!(so.status.success(), "sender: {}", stderr(&so));
     assert!(ro.status.success(), "receiver: {}", stderr(&ro));
     let (sj, rj, wj) = (end(&so), end(&ro), json(&wo));
-    assert_eq!(rj["bytes"], 20 << 20, "{rj}");
+    assert_eq!(rj["bytes"], 4 << 20, "{rj}");
     assert_eq!(sj["flows"][0]["receipt"]["matches"], true, "{sj}");
     assert_eq!(wj["pool"]["size"], 1024, "{wj}");
     assert_eq!(wj["pool"]["ran_dry"], true, "{wj}");
     assert_eq!(wj["a_to_b"]["lost"], 0, "{wj}");
+    assert_eq!(wj["a_to_b"]["queue_drops"], 0, "{wj}");
     assert!(
         stderr(&wo).contains("ran dry") && stderr(&wo).contains("raise --pool-size"),
         "{}",
