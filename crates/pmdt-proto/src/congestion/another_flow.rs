@@ -60,9 +60,11 @@ impl AnotherFlow {
     }
 
     /// The path fell under this flow's rate at `now` (a round lost a large
-    /// share of its datagrams): a single verdict still remembered is
-    /// forgotten, as it was about a path that is no more (see
-    /// `Bbr::forget_a_verdict_the_path_fell_under`); whether one was.
+    /// share of its datagrams, or the flow met congestion of its own far
+    /// below its recent peak): a single verdict still remembered is
+    /// forgotten, as it was about a path that is no more, or wrong (see
+    /// `Bbr::forget_a_verdict_the_path_fell_under` and
+    /// `Bbr::forget_a_verdict_it_overran`); whether one was.
     /// Confirmed verdicts are kept: a loss-based flow that kept its queue
     /// standing through two checks is still there.
     pub(super) fn path_fell(&mut self, now: Instant) -> bool {

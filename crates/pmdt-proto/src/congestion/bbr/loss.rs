@@ -247,6 +247,7 @@ impl Bbr {
                 bw = self.bw(),
                 "bbr: congestion of its own"
             );
+            self.forget_a_verdict_it_overran(now);
             // Once per round, at the first signal (BBRv3 waits for the round's end;
             // acting now saves a round, which at a collapsed rate and a full queue
             // is a long one).

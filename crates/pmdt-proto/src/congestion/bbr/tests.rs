@@ -679,6 +679,57 @@ fn after_its_own_congestion_a_flow_drains_a_standing_queue_and_judges_nothing() 
     assert_ne!(b.another_flow, AnotherFlow::Unseen);
 }
 
+/// A flow far below its recent peak (a bottleneck that slowed down) with
+/// one verdict of another flow's queue, waiting for it, meets congestion
+/// of its own (through `pmdt-wanem`, a flow alone whose check the
+/// scheduling fooled climbed beside the flow it took to be there until its
+/// own queue overflowed): the verdict is forgotten, the Cruise waits no
+/// longer than a flow alone's, and the next probe grows the bound as a flow
+/// alone's does. Near the peak, or with the verdict confirmed, it stands.
+#[test]
+fn congestion_of_its_own_far_below_its_peak_forgets_a_single_verdict() {
+    let rate = 8_000_000;
+    for (far_below_peak, verdicts, forgotten) in
+        [(true, 1, true), (false, 1, false), (true, 2, false)]
+    {
+        let case = format!("far below {far_below_peak}, {verdicts} verdict(s)");
+        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+        if far_below_peak {
+            b.recent_peak.update(t, 3 * rate);
+            b.recent_peak.update(t, 3 * rate);
+        }
+        for _ in 0..verdicts {
+            b.another_flow.verdict(t);
+        }
+        b.inflight_hi = Some(rate / 10 * 7 / 10);
+        b.up_growth = UpGrowth::Gentle { pipe: None };
+        b.shared_regrow_step = Some(b.mss);
+        queued_rounds(&mut b, &mut t, &mut d, rate, 100, 1);
+        assert!(b.cruise_rounds >= 20, "{case}: {} rounds", b.cruise_rounds);
+        // 5 % of a flight lost in a round whose every RTT shows a queue.
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        t += Duration::from_millis(150);
+        let mut s = sample(rate, d, d + 10_000, 150, rate / 10);
+        s.lost = rate / 200;
+        b.on_rate_sample(t, &s, &rtt);
+        assert!(b.congested_at.is_some(), "{case}: no congestion");
+        if forgotten {
+            assert_eq!(b.another_flow, AnotherFlow::Unseen, "{case}");
+            assert_eq!(b.up_growth, UpGrowth::Fast, "{case}");
+            assert_eq!(b.shared_regrow_step, None, "{case}");
+            assert!(
+                b.cruise_rounds <= b.rounds_in_phase() + CRUISE_ROUNDS,
+                "{case}: {} rounds",
+                b.cruise_rounds
+            );
+        } else {
+            assert!(b.shares_the_bottleneck(t), "{case}");
+            assert_eq!(b.up_growth, UpGrowth::Gentle { pipe: None }, "{case}");
+            assert!(b.cruise_rounds >= 20, "{case}: {} rounds", b.cruise_rounds);
+        }
+    }
+}
+
 /// Once a queue stood through checks in two Cruises, every Cruise waits
 /// for the next probe for [`CONFIRMED_MEMORY`], a queue standing in it or
 /// not (a loss-based flow that backed off leaves the queue empty while it
