@@ -338,7 +338,7 @@ impl Bbr {
     /// overflows a shared queue, of which each flow loses a share
     /// ([`SHARED_CUT_MAX_EXCESS`]), not congestion of its own. Through
     /// `pmdt-wanem` at 200 Mbit/s × 40 ms (session 66), each of the three
-    /// rises back to 1 Gbit/s found over 2 s late in 18 runs of the
+    /// rises back to 1 Gbit/s found over 2 s late in 19 runs of the
     /// controller before this rule followed such a verdict and, 0.5-0.6 s
     /// later, such an overflow (14-16 % of a round lost): the probes waited
     /// 2 s from the verdict (2.6 and 2.8 s late), and in one the overflow
