@@ -22,6 +22,7 @@ mod report;
 mod state_split;
 mod state_watch;
 mod steady_state;
+mod targets;
 
 use std::path::PathBuf;
 use std::time::Duration;

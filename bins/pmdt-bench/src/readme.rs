@@ -125,6 +125,14 @@ pub fn section(results: &Path, link_dir: &str) -> Result<(String, usize), String
             }
             s.push('\n');
         }
+        let targets = crate::exp::targets(name);
+        if !targets.is_empty() {
+            let cells: Vec<crate::cell::Cell> = serde_json::from_value(r["cells"].clone())
+                .map_err(|e| format!("{name}: cells that are not cells: {e}"))?;
+            if let Some(t) = crate::targets::table(targets, &cells) {
+                let _ = writeln!(s, "{t}");
+            }
+        }
         if let Some(g) = link_grid(r) {
             s.push_str(&g);
         }
@@ -132,6 +140,10 @@ pub fn section(results: &Path, link_dir: &str) -> Result<(String, usize), String
     let _ = writeln!(s, "{END}");
     Ok((s, reports.len()))
 }
+
+/// Cells the README names as having run in the slow state; more are counted
+/// (the linked table names every one).
+const STATE_NAMES: usize = 10;
 
 /// The machine's state during a report's runs, from its cells' round trips
 /// (as the report's own table says it).
@@ -147,7 +159,7 @@ fn state_of(r: &Value) -> Option<String> {
             (c["name"].as_str().unwrap_or("?"), runs)
         })
         .collect();
-    machine_state(&cells)
+    machine_state(&cells, STATE_NAMES)
 }
 
 /// The machine line as `Machine::line` writes it, from the serialized fields.

@@ -317,6 +317,9 @@ impl Report {
                 }
             }
         }
+        if let Some(t) = crate::targets::table(crate::exp::targets(&self.experiment), &self.cells) {
+            let _ = writeln!(s, "\n## Targets, run by run\n\n{t}");
+        }
         if let Some(split) = crate::state_split::section(&self.cells) {
             s.push_str(&split);
         }
@@ -360,7 +363,7 @@ impl Report {
                 (c.name.as_str(), runs.unwrap_or_default())
             })
             .collect();
-        machine_state(&cells)
+        machine_state(&cells, usize::MAX)
     }
 }
 
@@ -381,8 +384,9 @@ pub fn read<T: serde::de::DeserializeOwned>(
 
 /// What the core-to-core round trips around the runs of `cells` (name, round
 /// trips in ns) say of the machine: the range, and the cells with a run at more
-/// than twice the fastest. None without round trips.
-pub fn machine_state(cells: &[(&str, Vec<f64>)]) -> Option<String> {
+/// than twice the fastest, by name up to `names_up_to` of them, else counted.
+/// None without round trips.
+pub fn machine_state(cells: &[(&str, Vec<f64>)], names_up_to: usize) -> Option<String> {
     let all = cells.iter().flat_map(|(_, r)| r.iter().copied());
     let fastest = all.clone().reduce(f64::min)?;
     let slowest = all.reduce(f64::max)?;
@@ -400,7 +404,15 @@ pub fn machine_state(cells: &[(&str, Vec<f64>)]) -> Option<String> {
         fmt_num(fastest),
         fmt_num(slowest)
     );
-    if !slow.is_empty() {
+    if slow.len() > names_up_to {
+        let _ = write!(
+            s,
+            " {} of the {} cells have a run at more than twice the fastest, whose \
+             figures may come from the machine's slow state (the table names them).",
+            slow.len(),
+            cells.len()
+        );
+    } else if !slow.is_empty() {
         let _ = write!(
             s,
             " Cells with a run at more than twice the fastest, whose figures may \
@@ -456,6 +468,12 @@ mod tests {
         let r = report(vec![cell("fast", &[88.0, 120.0])]);
         assert!(!r.machine_state().unwrap().contains("slow state"));
         assert_eq!(report(vec![cell("unmeasured", &[])]).machine_state(), None);
+        let cells = [("a", vec![100.0]), ("b", vec![300.0]), ("c", vec![400.0])];
+        let brief = machine_state(&cells, 1).unwrap();
+        assert!(
+            brief.ends_with("2 of the 3 cells have a run at more than twice the fastest, whose figures may come from the machine's slow state (the table names them)."),
+            "{brief}"
+        );
     }
 
     /// Cells' notes (error lines the tools logged, say) are listed under the

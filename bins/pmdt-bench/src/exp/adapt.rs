@@ -14,9 +14,40 @@ use crate::pmdt_pair::{jain, num, Link, PairSpec};
 use crate::queueing;
 use crate::report::Report;
 use crate::steady_state;
+use crate::targets::{Bound, Target};
 
 /// Tools this experiment needs.
 pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv", "pmdt-wanem"], &[]);
+
+/// Issue #14's acceptance targets for these cells: the estimate follows each
+/// change within 2 s, four flows share with Jain's index ≥ 0.95, and beside one
+/// CUBIC flow neither takes more than 3/4 of the link.
+pub const TARGETS: &[Target] = &[
+    Target {
+        cells: "bbr-drop-recover",
+        metric: "down_s",
+        bound: Bound::AtMost(2.0),
+        what: "the fall followed within 2 s",
+    },
+    Target {
+        cells: "bbr-drop-recover",
+        metric: "up_s",
+        bound: Bound::AtMost(2.0),
+        what: "the rise followed within 2 s",
+    },
+    Target {
+        cells: "share-4-flows",
+        metric: "jain",
+        bound: Bound::AtLeast(0.95),
+        what: "four flows share fairly",
+    },
+    Target {
+        cells: "vs-cubic",
+        metric: "max_share_pct",
+        bound: Bound::AtMost(75.0),
+        what: "neither flow takes over 3/4 of the link",
+    },
+];
 
 /// The metrics its table shows beside the primary figure.
 pub const COLUMNS: &[&str] = &[

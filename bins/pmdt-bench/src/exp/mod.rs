@@ -37,6 +37,15 @@ pub fn columns(experiment: &str) -> &'static [&'static str] {
     }
 }
 
+/// The acceptance targets an experiment's cells answer to (its module's
+/// `TARGETS`), by experiment name; none for the others.
+pub fn targets(experiment: &str) -> &'static [crate::targets::Target] {
+    match experiment {
+        "adapt" => adapt::TARGETS,
+        _ => &[],
+    }
+}
+
 /// Runs a pmdt pair `ctx.repeat` times as one cell; `extra` adds figures.
 pub fn pmdt_cell(
     ctx: &Ctx,
