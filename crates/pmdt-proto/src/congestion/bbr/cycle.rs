@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use super::{
-    Bbr, Mode, Phase, UpGrowth, ESCALATE_AFTER_GROWTH, GENTLE_FIRST_STEP_PACKETS,
+    Bbr, Mode, Phase, RisingRun, UpGrowth, ESCALATE_AFTER_GROWTH, GENTLE_FIRST_STEP_PACKETS,
     INFLIGHT_HI_GROWTH, MAX_UP_PACING_GAIN, MAX_UP_ROUNDS, PROBE_FOUND_MORE, PROBE_RTT_CWND_GAIN,
     PROBE_RTT_INTERVAL, PROBE_UP_PACING_GAIN, QUEUE_FREE_RTT, QUEUE_RTT_FLOOR, UP_GAIN_STEP,
 };
@@ -128,6 +128,7 @@ impl Bbr {
                 let grew = self.max_bw as f64 >= self.bw_at_probe as f64 * PROBE_FOUND_MORE
                     && self.bw_at_probe > 0;
                 if self.round_start && (grew || self.rounds_in_phase() >= self.cruise_rounds) {
+                    self.rising_run_goes_on(now, grew);
                     self.enter(now, Mode::ProbeBw(Phase::Refill));
                 }
             }
@@ -258,6 +259,46 @@ impl Bbr {
             Mode::ProbeRtt => {}
         }
         self.check_probe_rtt(now, rs);
+    }
+
+    /// Whether the next probe goes on with the last one's rise: a flow alone
+    /// far below its recent peak (a bottleneck that slowed down and may have
+    /// come back) whose last Up showed no queue and found more. A one-round
+    /// Up never sees what it found: its flight is acknowledged in the round
+    /// after it, by which time it ended, so each probe began again at 1.2
+    /// and the estimate grew about 1.2× per probe cycle of four rounds.
+    /// Through `pmdt-wanem`, a bottleneck back from 200 Mbit/s to 1 Gbit/s at
+    /// 100 ms just after a probe overflowed at 200 Mbit/s grew 24.8 → 26.1 →
+    /// 30.9 → 36.8 → 43.6 MB/s in four probes and 1.1 s, each Up ending
+    /// after one round with its estimate not yet grown, and the rise took
+    /// 2.2 s. Going on, the next probe starts escalated (as the Up after a
+    /// queue-free round that found more does), and its run ends only on its
+    /// own queue or loss. Only while the estimate is still far below the
+    /// peak (the escalated run that found the peak again ends with its
+    /// estimate there, and one more escalated probe would only overshoot).
+    /// Not beside another flow (a loss-based flow's backoff
+    /// leaves spare room that is its share), nor where the poll loops' bursts
+    /// dominate the RTT (a round's rate swings twice over there).
+    pub(super) fn rising_run_goes_on(&mut self, now: Instant, grew: bool) {
+        let goes_on = grew
+            && self.rising_run == RisingRun::UpQueueFree
+            && self.recent_peak.far_above(now, self.max_bw)
+            && !self.shares_the_bottleneck(now)
+            && !self.aggregation_dominates()
+            && !self.batching_dominates();
+        if goes_on {
+            tracing::debug!(
+                bw = self.max_bw,
+                bw_at_probe = self.bw_at_probe,
+                peak = self.recent_peak.bw(),
+                "bbr: the last probe found more with no queue; the next goes on escalated"
+            );
+        }
+        self.rising_run = if goes_on {
+            RisingRun::GoesOn
+        } else {
+            RisingRun::None
+        };
     }
 
     /// Whether a gentle ProbeBW Up's flight went past the BDP of the

@@ -283,6 +283,19 @@ enum UpGrowth {
     },
 }
 
+/// What the last ProbeBW Up of a flow alone far below its recent peak said
+/// once its flight was acknowledged (see [`Bbr::rising_run_goes_on`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RisingRun {
+    /// Nothing to go on with.
+    None,
+    /// The last Up ended with its samples (mostly) queue-free; whether it found
+    /// more shows a round later.
+    UpQueueFree,
+    /// It found more with no queue: the next probe goes on escalated.
+    GoesOn,
+}
+
 #[cfg(test)]
 impl UpGrowth {
     /// Whether Up approaches a bound a cut set in small steps.
@@ -344,6 +357,8 @@ pub(crate) struct Bbr {
     up_samples: QueuedSamples,
     /// The current probe escalated its gain: its overshoot is its own.
     escalated_probe: bool,
+    /// Whether the next probe goes on with the last one's rise.
+    rising_run: RisingRun,
     /// `max_bw` when the current run of ProbeBW Ups began.
     up_base_bw: u64,
     /// Bytes delivered by the latest sample's ack.
@@ -507,6 +522,7 @@ impl Bbr {
             up_gain: PROBE_UP_PACING_GAIN,
             up_samples: QueuedSamples::default(),
             escalated_probe: false,
+            rising_run: RisingRun::None,
             up_base_bw: 0,
             total_delivered: 0,
             probe_rtt_done: None,
@@ -614,12 +630,26 @@ impl Bbr {
                 probe_bw_delivered: self.total_delivered,
             };
         }
+        if self.mode == Mode::ProbeBw(Phase::Up) && mode != self.mode {
+            self.rising_run = if self.up_samples.mostly_queue_free() {
+                RisingRun::UpQueueFree
+            } else {
+                RisingRun::None
+            };
+        }
         if mode == Mode::ProbeBw(Phase::Up) {
             // An Up that follows an Up keeps its gain or escalates it (see
-            // update_state); a probe starts at the base gain.
+            // update_state); a probe starts at the base gain, or escalated
+            // where it goes on with the last one's rise.
             if self.mode != mode {
-                self.up_gain = PROBE_UP_PACING_GAIN;
-                self.escalated_probe = false;
+                let goes_on =
+                    std::mem::replace(&mut self.rising_run, RisingRun::None) == RisingRun::GoesOn;
+                self.up_gain = if goes_on {
+                    (PROBE_UP_PACING_GAIN * UP_GAIN_STEP).min(MAX_UP_PACING_GAIN)
+                } else {
+                    PROBE_UP_PACING_GAIN
+                };
+                self.escalated_probe = goes_on;
                 self.up_base_bw = self.max_bw;
                 self.up_rounds = 0;
             }

@@ -1883,3 +1883,49 @@ fn a_rounds_average_is_what_it_acknowledged_over_its_length() {
     assert_eq!(b.round_average(t + Duration::from_millis(200)), rate / 2);
     assert_eq!(Bbr::new(1000).round_average(t), 0, "no round yet");
 }
+
+/// A one-round ProbeBW Up never sees what it found: its flight is
+/// acknowledged in the round after it. A flow alone far below its recent
+/// peak whose Up showed no queue and whose estimate grew by the time the
+/// next probe came starts that probe escalated, its run going on until
+/// its own queue or loss (through `pmdt-wanem`, such a flow grew 1.2× per
+/// probe cycle for 1.1 s after its bottleneck came back from 200 Mbit/s to
+/// 1 Gbit/s at 100 ms). Beside another flow, or near its peak, the next
+/// probe starts at 1.2 as before.
+#[test]
+fn a_probe_that_found_more_after_it_ended_lets_the_next_go_on_escalated() {
+    fn next_probe(fallen: bool, another_flow: bool) -> (f64, bool) {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+        rounds_until_probe(&mut b, &mut t, &mut d, rate, 100, 100);
+        let now_rate = if fallen { rate / 5 } else { rate };
+        rounds(&mut b, &mut t, &mut d, now_rate, 2 * BW_FILTER_ROUNDS);
+        if another_flow {
+            b.another_flow.verdict(t);
+        }
+        until_up(&mut b, &mut t, &mut d, now_rate, 0.0);
+        assert_eq!(b.pacing_gain, PROBE_UP_PACING_GAIN);
+        // One round of Up with a full flight, queue-free; the estimate has
+        // not grown yet.
+        round_with_flight(
+            &mut b,
+            &mut t,
+            &mut d,
+            now_rate,
+            100,
+            now_rate / 10 * 13 / 10,
+        );
+        assert_ne!(b.mode, Mode::ProbeBw(Phase::Up), "the Up went on");
+        // What it found shows after it.
+        for _ in 0..20 {
+            rounds(&mut b, &mut t, &mut d, now_rate * 12 / 10, 1);
+            if b.mode == Mode::ProbeBw(Phase::Up) {
+                return (b.pacing_gain, b.escalated_probe);
+            }
+        }
+        panic!("no probe after it: {:?}", b.mode);
+    }
+    assert_eq!(next_probe(true, false), (1.5, true));
+    assert_eq!(next_probe(true, true), (PROBE_UP_PACING_GAIN, false));
+    assert_eq!(next_probe(false, false), (PROBE_UP_PACING_GAIN, false));
+}
