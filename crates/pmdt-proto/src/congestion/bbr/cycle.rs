@@ -275,17 +275,11 @@ impl Bbr {
     /// queue-free round that found more does), and its run ends only on its
     /// own queue or loss. Only while the estimate is still far below the
     /// peak (the escalated run that found the peak again ends with its
-    /// estimate there, and one more escalated probe would only overshoot).
-    /// Not beside another flow (a loss-based flow's backoff
-    /// leaves spare room that is its share), nor where the poll loops' bursts
-    /// dominate the RTT (a round's rate swings twice over there).
+    /// estimate there, and one more escalated probe would only overshoot),
+    /// and only alone ([`Bbr::slowed_alone`]: beside another flow, a
+    /// loss-based flow's backoff leaves spare room that is its share).
     pub(super) fn rising_run_goes_on(&mut self, now: Instant, grew: bool) {
-        let goes_on = grew
-            && self.rising_run == RisingRun::UpQueueFree
-            && self.recent_peak.far_above(now, self.max_bw)
-            && !self.shares_the_bottleneck(now)
-            && !self.aggregation_dominates()
-            && !self.batching_dominates();
+        let goes_on = grew && self.rising_run == RisingRun::UpQueueFree && self.slowed_alone(now);
         if goes_on {
             tracing::debug!(
                 bw = self.max_bw,

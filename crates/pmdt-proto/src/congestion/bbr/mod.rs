@@ -618,6 +618,18 @@ impl Bbr {
                 .max(SEND_QUANTUM_PACKETS * self.mss)
     }
 
+    /// A flow alone whose estimate is under half of its recent peak: a
+    /// bottleneck that slowed down, and may come back. Not where the poll
+    /// loops' bursts dominate the RTT: a round's rate there swings twice over
+    /// (four flows over memif took that for a slowed bottleneck 700-800 times
+    /// a transfer).
+    fn slowed_alone(&self, now: Instant) -> bool {
+        self.recent_peak.far_above(now, self.max_bw)
+            && !self.shares_the_bottleneck(now)
+            && !self.aggregation_dominates()
+            && !self.batching_dominates()
+    }
+
     fn enter(&mut self, now: Instant, mode: Mode) {
         if self.mode == Mode::ProbeBw(Phase::Up) && mode != self.mode && self.escalated_probe {
             // An escalated probe's last round overshoots the bottleneck it
@@ -691,13 +703,7 @@ impl Bbr {
                 // A per-flow, deterministic draw (no RNG in the controller).
                 let jitter = (self.next_round_delivered / self.mss) % (CRUISE_JITTER_ROUNDS + 1);
                 self.queue_owner = QueueOwner::Unknown;
-                // Not where the poll loops' bursts dominate the RTT: a round's
-                // rate there swings twice over (four flows over memif took
-                // that for a slowed bottleneck 700-800 times a transfer).
-                let slowed = self.recent_peak.far_above(now, self.max_bw)
-                    && !self.shares_the_bottleneck(now)
-                    && !self.aggregation_dominates()
-                    && !self.batching_dominates();
+                let slowed = self.slowed_alone(now);
                 if slowed {
                     tracing::debug!(
                         bw = self.max_bw,
