@@ -64,6 +64,8 @@ pub(crate) struct Pacer {
     /// stay (fixed when the lateness was seen, so the clock moving during the
     /// burst does not cut it short).
     catch_up_floor_ps: Option<i128>,
+    /// While catching up: the lateness it makes up for.
+    catching_up_for: Option<Duration>,
     /// Lateness summed over every deadline the sender came back to.
     late_total: Duration,
     /// The rate of the last call, bytes/s (a lower one forgives the lag).
@@ -81,6 +83,7 @@ impl Pacer {
             next_ps: 0,
             due: None,
             catch_up_floor_ps: None,
+            catching_up_for: None,
             late_total: Duration::ZERO,
             last_rate: 0,
         }
@@ -92,6 +95,14 @@ impl Pacer {
     pub(crate) fn forget_due(&mut self) {
         self.due = None;
         self.catch_up_floor_ps = None;
+        self.catching_up_for = None;
+    }
+
+    /// While the sender makes up for a late wake-up (the packets
+    /// [`Self::try_send`] lets go ahead of the schedule): how late it came
+    /// back. `None` once it caught up.
+    pub(crate) fn catching_up_for(&self) -> Option<Duration> {
+        self.catching_up_for
     }
 
     /// How late the sender came back for its deadlines, in total.
@@ -128,6 +139,7 @@ impl Pacer {
         self.last_rate = rate as u64;
         if fell {
             self.catch_up_floor_ps = None;
+            self.catching_up_for = None;
         }
         if let Some(due) = self.due.take() {
             if now > due {
@@ -137,6 +149,7 @@ impl Pacer {
                 if !fell {
                     let credit = late.min(catch_up).as_nanos() as i128 * 1000;
                     self.catch_up_floor_ps = Some(now_ps - span(self.capacity) - credit);
+                    self.catching_up_for = Some(late);
                 }
             }
         }
@@ -159,6 +172,7 @@ impl Pacer {
         }
         // Caught up (if it was catching up): the schedule is ahead of the clock.
         self.catch_up_floor_ps = None;
+        self.catching_up_for = None;
         let wait_ns = ((ready - now_ps) as u128).div_ceil(1000);
         let due = now + Duration::from_nanos(wait_ns.min(u64::MAX as u128) as u64);
         self.due = Some(due);
@@ -359,5 +373,37 @@ mod tests {
         assert!(p.try_send(t0, 1000, 1000, MIN_CATCH_UP).is_none());
         let next = p.try_send(t0, 1000, 1000, MIN_CATCH_UP).unwrap();
         assert_eq!(next - t0, Duration::from_secs(1));
+    }
+
+    /// A sender back late for its deadline is told it is catching up (and by
+    /// how much) for the packets the catch-up lets go, and no longer once it
+    /// has caught up; a rate that fell forgives the lag, and the catch-up.
+    #[test]
+    fn a_catch_up_is_said_until_it_is_over() {
+        let t0 = Instant::now();
+        let rate = 125_000_000; // 1 Gbit/s: a 1250-byte packet every 10 µs
+        let mut p = Pacer::new(2500, 2500);
+        let mut now = t0;
+        let due = loop {
+            match p.try_send(now, 1250, rate, MAX_CATCH_UP) {
+                None => assert_eq!(p.catching_up_for(), None),
+                Some(t) => break t,
+            }
+            now += Duration::from_micros(1);
+        };
+        // Back 5 ms late: 500 packets are owed, sent at once.
+        now = due + Duration::from_millis(5);
+        let mut caught_up = 0;
+        while p.try_send(now, 1250, rate, MAX_CATCH_UP).is_none() {
+            assert_eq!(p.catching_up_for(), Some(Duration::from_millis(5)));
+            caught_up += 1;
+        }
+        assert!((500..=503).contains(&caught_up), "{caught_up}");
+        assert_eq!(p.catching_up_for(), None);
+        // Late again, but at a rate that fell: nothing is owed.
+        let due = p.try_send(now, 1250, rate, MAX_CATCH_UP).expect("paced");
+        now = due + Duration::from_millis(5);
+        assert!(p.try_send(now, 1250, rate / 2, MAX_CATCH_UP).is_none());
+        assert_eq!(p.catching_up_for(), None);
     }
 }

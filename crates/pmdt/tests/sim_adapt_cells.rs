@@ -10,13 +10,17 @@
 //! bottleneck of the drop-and-recover cells back `n` ms after 20 s: how long
 //! the rise takes to find depends on where in its probe cycle the flow is;
 //! `SIM_START_EVERY_MS=n` to start the four sharing flows `n` ms apart: a
-//! round trip apart, Startup leaves them with shares of 1, 1, 1/3 and 1/6).
+//! round trip apart, Startup leaves them with shares of 1, 1, 1/3 and 1/6;
+//! `SIM_SENDER_CORE=on,off` for senders that run `on` ms, then lose their
+//! core for `off` ms, as on the VM where the sender shares a vCPU).
 
 mod sim_trace;
 
 use std::time::Duration;
 
-use pmdt::sim::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport, ImpairConfig};
+use pmdt::sim::{
+    jain_index, run_bulk, BulkReport, BulkScenario, CoreShare, FlowReport, ImpairConfig,
+};
 use pmdt::{CongestionKind, TransportConfig};
 
 /// Sampling interval of the timelines.
@@ -49,8 +53,31 @@ fn timed(flows: usize, rtt: Duration, queue: u64, secs: u64) -> BulkScenario {
         transport: TransportConfig::default(),
         time_limit: Duration::from_secs(secs),
         sample_every: Some(TICK),
+        sender_core: sender_core(),
         ..Default::default()
     }
+}
+
+/// `SIM_SENDER_CORE=on,off` (milliseconds): the sender shares its core, on it
+/// for `on`, then off it for `off` (as on the VM, where it shares a vCPU with
+/// pmdt-wanem). Unset: a core of its own.
+fn sender_core() -> Option<CoreShare> {
+    let v = std::env::var("SIM_SENDER_CORE").ok()?;
+    let ms: Vec<u64> = v
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse()
+                .expect("SIM_SENDER_CORE: on,off in milliseconds")
+        })
+        .collect();
+    let [on, off] = ms[..] else {
+        panic!("SIM_SENDER_CORE: on,off in milliseconds");
+    };
+    Some(CoreShare {
+        on: Duration::from_millis(on),
+        off: Duration::from_millis(off),
+    })
 }
 
 /// Distinct bytes arrived at the receiver from `from` seconds to the end,

@@ -12,6 +12,15 @@ use std::time::{Duration, Instant};
 
 use super::initial_train::InitialTrain;
 
+/// A sender that came back to its pacer at least this late was off its core
+/// (a poller sharing it with another busy process loses it for a scheduler
+/// slice, 1-10 ms, or tens of milliseconds on a busy VM). While it was away,
+/// the bottleneck drained up to that much of the queue its flows keep (all of
+/// them stopped together), and the first packets it sends on its return see
+/// the queue that much shallower. Under this, the lateness is the poll loop's
+/// own granularity.
+pub(crate) const LATE_SEND: Duration = Duration::from_millis(1);
+
 /// The connection's delivery state when a packet was sent (draft §3.2, "P.delivered",
 /// "P.delivered_time", "P.first_sent_time", "P.is_app_limited"), kept with the packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,6 +42,9 @@ pub(crate) struct SendSnapshot {
     pub(crate) tx_in_flight: u64,
     /// Whether the packet is one of the initial window's train.
     pub(crate) in_train: bool,
+    /// Sent ahead of the pacing schedule to make up for a sender that came
+    /// back late (off its core): see [`RateSample::sent_catching_up`].
+    pub(crate) catching_up: bool,
 }
 
 /// One delivery-rate sample, built per ack that acknowledged new data (draft §3.3).
@@ -72,6 +84,11 @@ pub(crate) struct RateSample {
     /// The bottleneck's rate from the initial window's acknowledgments
     /// ([`InitialTrain`]), bytes/s, on the one sample after the train was measured.
     pub(crate) train_rate: Option<u64>,
+    /// The newest acknowledged packet was sent making up for a sender that
+    /// came back late, off its core for [`LATE_SEND`] or more: its RTT shows
+    /// the queue the sender's own absence drained, not the queue that
+    /// stands.
+    pub(crate) sent_catching_up: bool,
 }
 
 /// Connection-wide delivery-rate state (draft §3.1, "C.delivered" …).
@@ -104,6 +121,7 @@ impl DeliveryRateSampler {
         bytes: u64,
         in_flight_before: u64,
         data: bool,
+        late: Option<Duration>,
     ) -> SendSnapshot {
         let in_train = data && self.train.on_sent(now, bytes, self.delivered);
         if in_flight_before == 0 || self.first_sent_time.is_none() {
@@ -119,6 +137,7 @@ impl DeliveryRateSampler {
             lost: self.lost,
             tx_in_flight: in_flight_before + bytes,
             in_train,
+            catching_up: late.is_some_and(|l| l >= LATE_SEND),
         }
     }
 
@@ -246,6 +265,7 @@ impl DeliveryRateSampler {
             tx_in_flight: snap.tx_in_flight,
             bytes_in_flight,
             train_rate: self.train_rate.take(),
+            sent_catching_up: snap.catching_up,
         };
         self.acked_since_sample = 0;
         self.lost_since_sample = 0;
@@ -268,7 +288,7 @@ mod tests {
         for i in 0..10u64 {
             snaps.push((
                 t0 + ms * i as u32,
-                s.on_sent(t0 + ms * i as u32, 1000, i * 1000, true),
+                s.on_sent(t0 + ms * i as u32, 1000, i * 1000, true, None),
             ));
         }
         let mut last = None;
@@ -292,7 +312,7 @@ mod tests {
         let t0 = Instant::now();
         let mut s = DeliveryRateSampler::default();
         s.on_app_limited(0);
-        let a = s.on_sent(t0, 1000, 0, true);
+        let a = s.on_sent(t0, 1000, 0, true, None);
         assert!(a.app_limited);
         s.on_acked(t0 + Duration::from_millis(10), t0, 1000, &a, 0);
         let r = s
@@ -303,7 +323,35 @@ mod tests {
             !s.is_app_limited(),
             "cleared once the marked flight is delivered"
         );
-        let b = s.on_sent(t0 + Duration::from_millis(10), 1000, 0, true);
+        let b = s.on_sent(t0 + Duration::from_millis(10), 1000, 0, true, None);
         assert!(!b.app_limited);
+    }
+
+    /// A packet sent catching up after a late wake-up of [`LATE_SEND`] or more
+    /// is marked, and so is the sample its acknowledgment gives; a shorter
+    /// lateness (the poll loop's granularity) is not.
+    #[test]
+    fn packets_sent_catching_up_after_a_long_absence_are_marked() {
+        let t0 = Instant::now();
+        let mut s = DeliveryRateSampler::default();
+        let short = s.on_sent(t0, 1000, 0, true, Some(LATE_SEND / 2));
+        assert!(!short.catching_up);
+        let later = t0 + Duration::from_micros(10);
+        let long = s.on_sent(later, 1000, 1000, true, Some(LATE_SEND));
+        assert!(long.catching_up);
+        let now = t0 + Duration::from_millis(10);
+        s.on_acked(now, t0, 1000, &short, 0);
+        s.on_acked(now, later, 1000, &long, 0);
+        let r = s.take_sample(now, Duration::ZERO, 0).unwrap();
+        assert!(
+            r.sent_catching_up,
+            "the newest acknowledged was sent catching up"
+        );
+        let on_time = s.on_sent(now, 1000, 0, true, None);
+        s.on_acked(now + Duration::from_millis(10), now, 1000, &on_time, 0);
+        let r = s
+            .take_sample(now + Duration::from_millis(10), Duration::ZERO, 0)
+            .unwrap();
+        assert!(!r.sent_catching_up);
     }
 }

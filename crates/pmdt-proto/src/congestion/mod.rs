@@ -86,6 +86,12 @@ pub(crate) trait Controller: Send + std::fmt::Debug {
         let _ = jump;
         false
     }
+    /// The endpoint holds `siblings` other connections to the same peer host:
+    /// flows from this sender that share the path, and that stop with it
+    /// when it loses its core.
+    fn on_path_siblings(&mut self, siblings: usize) {
+        let _ = siblings;
+    }
     /// The congestion window in bytes.
     fn window(&self) -> u64;
     /// The pacing rate in bytes per second, or `None` to pace at window / srtt.

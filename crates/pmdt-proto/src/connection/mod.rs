@@ -309,6 +309,8 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     probes: u32,
     rtt: RttEstimator,
     cc: Box<dyn Controller>,
+    /// Other connections of this endpoint to the same peer host.
+    path_siblings: usize,
     rate_sampler: DeliveryRateSampler,
     /// Packet window in force (grows with the congestion window).
     window_packets: u64,
@@ -460,6 +462,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             probes: 0,
             rtt: RttEstimator::new(cfg.initial_rtt),
             cc: cfg.congestion.build(max_datagram),
+            path_siblings: 0,
             rate_sampler: DeliveryRateSampler::new(cfg.startup == Startup::FromInitialTrain),
             window_packets: cfg.window_packets,
             recv_tune: RecvAutotune::with_capacity(window),
@@ -556,6 +559,19 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// The peer's address.
     pub fn remote(&self) -> SocketAddr {
         self.remote
+    }
+
+    /// The endpoint holds `siblings` other connections to this one's peer
+    /// host (its congestion controller reads its RTTs accordingly).
+    pub(crate) fn set_path_siblings(&mut self, siblings: usize) {
+        self.path_siblings = siblings;
+        self.cc.on_path_siblings(siblings);
+    }
+
+    /// How many other connections this one's endpoint holds to the same peer
+    /// host: flows from this sender that share the path with this one.
+    pub fn path_siblings(&self) -> usize {
+        self.path_siblings
     }
 
     /// Whether the handshake completed and the connection has not ended.
@@ -1801,9 +1817,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.probes = self.probes.saturating_sub(1);
             let pn = self.next_pn;
             let t = self.control(now, Body::Keepalive, buf)?;
-            let rate =
-                self.rate_sampler
-                    .on_sent(now, t.len as u64, self.sent.bytes_in_flight, false);
+            let rate = self.rate_sampler.on_sent(
+                now,
+                t.len as u64,
+                self.sent.bytes_in_flight,
+                false,
+                None,
+            );
             self.sent.on_sent(
                 pn,
                 SentPacket {
@@ -1998,9 +2018,13 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 self.events.push_back(Event::Writable);
             }
         }
-        let rate = self
-            .rate_sampler
-            .on_sent(now, size, self.sent.bytes_in_flight, true);
+        let rate = self.rate_sampler.on_sent(
+            now,
+            size,
+            self.sent.bytes_in_flight,
+            true,
+            self.pacer.catching_up_for(),
+        );
         self.sent.on_sent(
             pn,
             SentPacket {

@@ -12,7 +12,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
 
 use rustc_hash::FxBuildHasher;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -237,6 +237,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         address: PeerAddress,
     ) -> ConnectionHandle {
         let cid = conn.local_cid();
+        let host = conn.remote().ip();
         if address == PeerAddress::Unproven {
             self.unproven += 1;
         }
@@ -267,6 +268,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         // now, so the first timer to fire in steady state does not allocate.
         self.due.reserve(self.slots.len());
         self.stats.connections_opened += 1;
+        self.tell_siblings(host);
         self.resync(i);
         ConnectionHandle(i)
     }
@@ -390,6 +392,17 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         self.events.pop_front()
     }
 
+    /// Tells each connection to `host` how many others this endpoint holds to
+    /// it (flows that share the path, and stop with this sender). O(connections),
+    /// once per connection opened or released.
+    fn tell_siblings(&mut self, host: IpAddr) {
+        let to_host = |s: &&mut Slot<S, R>| s.conn.remote().ip() == host;
+        let n = self.slots.iter_mut().flatten().filter(to_host).count();
+        for slot in self.slots.iter_mut().flatten().filter(to_host) {
+            slot.conn.set_path_siblings(n - 1);
+        }
+    }
+
     /// Frees a closed connection's state. Returns false if it is still open.
     pub fn release(&mut self, h: ConnectionHandle) -> bool {
         // Its last events (its Closed among them) are queued before it goes.
@@ -415,6 +428,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
                     self.by_init.remove(&k);
                 }
                 self.free.push(h.0);
+                self.tell_siblings(slot.conn.remote().ip());
             }
         }
         closed
@@ -844,5 +858,31 @@ mod tests {
         assert!(p.client.release(h), "released before its events were read");
         let events: Vec<_> = std::iter::from_fn(|| p.client.poll_event()).collect();
         assert_eq!(events, [(h, Event::Closed(CloseReason::LocalReset(9)))]);
+    }
+
+    /// Each connection knows how many others its endpoint holds to the same
+    /// peer host (whatever the port), as connections open and are released.
+    #[test]
+    fn connections_know_their_siblings_to_the_same_host() {
+        let mut p = Pair::connected(TransportConfig::default());
+        let first = p.client_conn.expect("connected");
+        let server = p.client.connection(first).expect("live").remote();
+        let mut other_port = server;
+        other_port.set_port(server.port() + 1);
+        let second = p.client.connect(p.now, server);
+        let third = p.client.connect(p.now, other_port);
+        let elsewhere = p.client.connect(p.now, "192.0.2.7:9000".parse().unwrap());
+        let siblings = |p: &Pair, h| p.client.connection(h).expect("live").path_siblings();
+        for h in [first, second, third] {
+            assert_eq!(siblings(&p, h), 2);
+        }
+        assert_eq!(siblings(&p, elsewhere), 0);
+        p.client.connection_mut(third).expect("live").reset(1);
+        let mut buf = vec![0u8; 2048];
+        while p.client.poll_transmit(p.now, &mut buf).is_some() {}
+        assert!(p.client.release(third));
+        for h in [first, second] {
+            assert_eq!(siblings(&p, h), 1);
+        }
     }
 }

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::pattern;
 use super::Network;
 use super::NodeId;
-use super::{default_path, ImpairConfig, ImpairStats};
+use super::{default_path, CoreShare, ImpairConfig, ImpairStats};
 use crate::link::impair_model::ImpairConfigError;
 use pmdt_proto::{
     CloseReason, ConfigError, CongestionKind, ConnectionHandle, ConnectionStats, EndpointConfig,
@@ -48,6 +48,10 @@ pub struct BulkScenario {
     /// Flow `i`'s application writes its first byte at `i × start_every` (all
     /// connect at once): flows that join a bottleneck already in use.
     pub start_every: Duration,
+    /// The clients' cores: each client host runs on a core it shares, on and
+    /// off by this schedule (None: a core of its own). The VM's sender shares
+    /// its vCPU with `pmdt-wanem` and comes back late for its pacer.
+    pub sender_core: Option<CoreShare>,
 }
 
 impl Default for BulkScenario {
@@ -65,6 +69,7 @@ impl Default for BulkScenario {
             sample_every: None,
             link_stats_from: None,
             start_every: Duration::ZERO,
+            sender_core: None,
         }
     }
 }
@@ -215,6 +220,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
     for &c in &clients {
         net.set_link(server, c, sc.reverse.clone())
             .map_err(ScenarioError::ReversePath)?;
+        net.set_core_share(c, sc.sender_core);
     }
     let server_addr = net.addr(server);
     let now = net.now();

@@ -41,6 +41,11 @@
 //! decrease, additive increase), which evens out flows that joined a busy
 //! link at different times.
 //!
+//! A sender that loses its core stops all its flows, and the bottleneck drains
+//! their queue meanwhile: beside sibling flows (other connections of its
+//! endpoint to the same host), the RTTs of the packets sent to make up for that
+//! absence are not what says whether a queue stands, or whose it is.
+//!
 //! Loss is not congestion by itself: random loss barely changes the delivery rate,
 //! which is what the model tracks. Loss counts only when it is high in the flight it
 //! hit: above [`LOSS_THRESH`] (the draft's 2 %) while the RTT shows a standing queue
@@ -67,7 +72,8 @@
 //! Here: the state, the gains of each mode and the [`Controller`] entry points;
 //! `cycle` (the transitions between modes and phases), `startup` (its seeds and
 //! exits), `model` (the filters, pacing and window), `loss` (what loss says)
-//! and `shared_queue` (a queue another flow keeps).
+//! `shared_queue` (a queue another flow keeps) and `sibling_pause` (RTTs a
+//! sender's absence from its core drained).
 
 use std::time::{Duration, Instant};
 
@@ -88,6 +94,7 @@ mod loss;
 mod model;
 mod recent_peak;
 mod shared_queue;
+mod sibling_pause;
 mod startup;
 #[cfg(test)]
 mod tests;
@@ -469,6 +476,9 @@ pub(crate) struct Bbr {
     round_min_rtt: Option<Duration>,
     prev_round_min_rtt: Option<Duration>,
     round_min_rtt_before: Option<Duration>,
+    /// Other connections of this endpoint to the same peer host
+    /// ([`Controller::on_path_siblings`]).
+    siblings: usize,
     bytes_in_flight: u64,
     /// The rate a yield to a standing queue left, until the next probe
     /// (lifting it once the queue drained gave the room back to the largest
@@ -566,6 +576,7 @@ impl Bbr {
             round_min_rtt: None,
             prev_round_min_rtt: None,
             round_min_rtt_before: None,
+            siblings: 0,
             bytes_in_flight: 0,
             queue_drained_at: None,
             queue_yield: None,
@@ -843,7 +854,7 @@ impl Controller for Bbr {
             self.startup_unheld_round = Some(self.round_count);
         }
         self.round_max_tx_in_flight = self.round_max_tx_in_flight.max(rs.tx_in_flight);
-        if !rs.rtt.is_zero() {
+        if !rs.rtt.is_zero() && !self.paused_with_siblings(rs) {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt)));
         }
         self.round_acked += rs.newly_acked;
@@ -903,6 +914,10 @@ impl Controller for Bbr {
             "bbr: Startup resumed from a saved path"
         );
         true
+    }
+
+    fn on_path_siblings(&mut self, siblings: usize) {
+        self.siblings = siblings;
     }
 
     fn window(&self) -> u64 {

@@ -17,6 +17,7 @@ fn sample(rate: u64, prior: u64, total: u64, rtt_ms: u64, in_flight: u64) -> Rat
         tx_in_flight: in_flight,
         bytes_in_flight: in_flight,
         train_rate: None,
+        sent_catching_up: false,
     }
 }
 
@@ -1928,4 +1929,34 @@ fn a_probe_that_found_more_after_it_ended_lets_the_next_go_on_escalated() {
     assert_eq!(next_probe(true, false), (1.5, true));
     assert_eq!(next_probe(true, true), (PROBE_UP_PACING_GAIN, false));
     assert_eq!(next_probe(false, false), (PROBE_UP_PACING_GAIN, false));
+}
+
+/// A packet sent to make up for the sender's absence from its core saw the
+/// queue that absence drained: beside sibling flows (which stopped with it)
+/// its RTT is not the round's smallest; for a flow alone it is.
+#[test]
+fn a_catch_up_dip_counts_towards_the_round_only_for_a_flow_alone() {
+    let rate = 8_000_000;
+    for siblings in [0, 3] {
+        let (mut b, mut t, mut d) = cruising(rate);
+        b.on_path_siblings(siblings);
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        // A round begins with a sample showing 40 ms of queue.
+        t += Duration::from_millis(140);
+        let prior = d;
+        d += rate / 10;
+        b.on_rate_sample(t, &sample(rate, prior, d, 140, rate / 10), &rtt);
+        assert_eq!(b.round_min_rtt, Some(Duration::from_millis(140)));
+        // In the same round, a packet sent catching up saw 1 ms.
+        t += Duration::from_millis(1);
+        let mut dip = sample(rate, prior, d + 1000, 101, rate / 10);
+        dip.sent_catching_up = true;
+        b.on_rate_sample(t, &dip, &rtt);
+        let expected = if siblings == 0 { 101 } else { 140 };
+        assert_eq!(
+            b.round_min_rtt,
+            Some(Duration::from_millis(expected)),
+            "siblings {siblings}"
+        );
+    }
 }
