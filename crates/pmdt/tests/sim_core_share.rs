@@ -61,10 +61,10 @@ fn a_sender_sharing_its_core_fills_the_path() {
 /// pmdt-wanem's 1 MiB queue (`pmdt-bench adapt`'s joining cell): the flows
 /// still share the link evenly (Jain over each flow's goodput in the last
 /// 10 s). The sender runs 14 ms, then is off its core for 6. On the VM, in
-/// the seven of session 68's eight runs of that cell that failed, the first
+/// the five of session 68's eight runs of that cell that failed, the first
 /// flow came back late for its pacer by 25-36 % of its time in total (the
-/// others 8-32 %); in the one that passed and in session 67's eight, which
-/// all did, by 12-17 % (the others 5-13 %).
+/// others 8-32 %); in the three that passed by 15-25 %, and in session 67's
+/// eight, which all did, by 12-17 % (the others 5-13 %).
 ///
 /// All four flows stop while the sender is away, and the bottleneck drains
 /// the queue they keep: the first packets sent on its return see it that
