@@ -45,6 +45,18 @@ const FALL_DENOMINATOR: u128 = 50;
 /// 100 Gbit/s takes 120 ns, so nanoseconds would round by up to 1%).
 const PS_PER_S: u128 = 1_000_000_000_000;
 
+/// A catch-up under way: the sender came back late and may send ahead of the
+/// schedule until it is back on it.
+#[derive(Debug, Clone, Copy)]
+struct CatchUp {
+    /// How far back the schedule may stay, picoseconds after the epoch (fixed
+    /// when the lateness was seen, so the clock moving during the burst does
+    /// not cut it short).
+    floor_ps: i128,
+    /// The lateness it makes up for.
+    late: Duration,
+}
+
 /// The pacing schedule.
 #[derive(Debug, Clone)]
 pub(crate) struct Pacer {
@@ -60,12 +72,8 @@ pub(crate) struct Pacer {
     next_ps: i128,
     /// When the sender was told to come back (it was waiting for the pacer only).
     due: Option<Instant>,
-    /// While catching up after a late wake-up: how far back the schedule may
-    /// stay (fixed when the lateness was seen, so the clock moving during the
-    /// burst does not cut it short).
-    catch_up_floor_ps: Option<i128>,
-    /// While catching up: the lateness it makes up for.
-    catching_up_for: Option<Duration>,
+    /// While the sender makes up for a late wake-up.
+    catch_up: Option<CatchUp>,
     /// Lateness summed over every deadline the sender came back to.
     late_total: Duration,
     /// The rate of the last call, bytes/s (a lower one forgives the lag).
@@ -82,8 +90,7 @@ impl Pacer {
             epoch: None,
             next_ps: 0,
             due: None,
-            catch_up_floor_ps: None,
-            catching_up_for: None,
+            catch_up: None,
             late_total: Duration::ZERO,
             last_rate: 0,
         }
@@ -94,15 +101,14 @@ impl Pacer {
     /// catch-up not spent by now is not needed (the rate is not the limit).
     pub(crate) fn forget_due(&mut self) {
         self.due = None;
-        self.catch_up_floor_ps = None;
-        self.catching_up_for = None;
+        self.catch_up = None;
     }
 
     /// While the sender makes up for a late wake-up (the packets
     /// [`Self::try_send`] lets go ahead of the schedule): how late it came
     /// back. `None` once it caught up.
     pub(crate) fn catching_up_for(&self) -> Option<Duration> {
-        self.catching_up_for
+        self.catch_up.map(|c| c.late)
     }
 
     /// How late the sender came back for its deadlines, in total.
@@ -138,8 +144,7 @@ impl Pacer {
         let fell = rate * FALL_DENOMINATOR < self.last_rate as u128 * (FALL_DENOMINATOR - 1);
         self.last_rate = rate as u64;
         if fell {
-            self.catch_up_floor_ps = None;
-            self.catching_up_for = None;
+            self.catch_up = None;
         }
         if let Some(due) = self.due.take() {
             if now > due {
@@ -148,16 +153,18 @@ impl Pacer {
                 self.late_total += late;
                 if !fell {
                     let credit = late.min(catch_up).as_nanos() as i128 * 1000;
-                    self.catch_up_floor_ps = Some(now_ps - span(self.capacity) - credit);
-                    self.catching_up_for = Some(late);
+                    self.catch_up = Some(CatchUp {
+                        floor_ps: now_ps - span(self.capacity) - credit,
+                        late,
+                    });
                 }
             }
         }
         // The schedule lags the clock by at most the bucket (idle time earns no
         // more), or by what a catch-up allows.
         let floor = self
-            .catch_up_floor_ps
-            .unwrap_or(now_ps - span(self.capacity));
+            .catch_up
+            .map_or(now_ps - span(self.capacity), |c| c.floor_ps);
         self.next_ps = self.next_ps.max(floor);
         let cost = span(bytes);
         let need = if bytes > self.capacity {
@@ -171,8 +178,7 @@ impl Pacer {
             return None;
         }
         // Caught up (if it was catching up): the schedule is ahead of the clock.
-        self.catch_up_floor_ps = None;
-        self.catching_up_for = None;
+        self.catch_up = None;
         let wait_ns = ((ready - now_ps) as u128).div_ceil(1000);
         let due = now + Duration::from_nanos(wait_ns.min(u64::MAX as u128) as u64);
         self.due = Some(due);
