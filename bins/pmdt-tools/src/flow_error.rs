@@ -161,6 +161,25 @@ pub enum FlowError {
         /// How many.
         bytes: u64,
     },
+    /// The peer tool's flow ended badly and reset the connection
+    /// ([`FlowError::reset_code`]): what arrived is not the whole transfer.
+    #[error("the peer stopped the flow: {}", peer_stop_reason(*.0))]
+    PeerStopped(u32),
+}
+
+/// Reset code of a flow stopped by Ctrl-C or SIGTERM (as the exit status).
+pub const INTERRUPTED_CODE: u32 = 130;
+
+/// Reset code of a flow that failed at this end for any other reason (its
+/// summary says why).
+pub const FAILED_CODE: u32 = 1;
+
+fn peer_stop_reason(code: u32) -> String {
+    match code {
+        INTERRUPTED_CODE => format!("it was interrupted (reset, code {code})"),
+        FAILED_CODE => format!("its side failed (reset, code {code}; its summary says why)"),
+        _ => format!("reset, code {code}"),
+    }
 }
 
 impl FlowError {
@@ -170,7 +189,17 @@ impl FlowError {
         if interrupted {
             Self::Interrupted
         } else {
-            Self::Stream(e.into())
+            Self::from(e)
+        }
+    }
+
+    /// The code a flow that ended with this error resets its connection with,
+    /// so the peer's flow fails too: without it the peer would read end of
+    /// stream, and take a transfer cut short for a whole one.
+    pub fn reset_code(&self) -> u32 {
+        match self {
+            Self::Interrupted => INTERRUPTED_CODE,
+            _ => FAILED_CODE,
         }
     }
 
@@ -184,8 +213,15 @@ impl FlowError {
 }
 
 impl From<io::Error> for FlowError {
+    /// A reset by the peer tool's flow ([`INTERRUPTED_CODE`], [`FAILED_CODE`])
+    /// says so; any other error is the stream's.
     fn from(e: io::Error) -> Self {
-        Self::Stream(e.into())
+        match e.get_ref().and_then(|i| i.downcast_ref::<CloseReason>()) {
+            Some(&CloseReason::PeerReset(code @ (INTERRUPTED_CODE | FAILED_CODE))) => {
+                Self::PeerStopped(code)
+            }
+            _ => Self::Stream(e.into()),
+        }
     }
 }
 
@@ -256,6 +292,19 @@ mod tests {
                 FlowError::MemberClosed(CloseReason::TimedOut),
                 CloseReason::TimedOut.to_string(),
             ),
+            (
+                FlowError::from(io::Error::from(CloseReason::PeerReset(INTERRUPTED_CODE))),
+                "the peer stopped the flow: it was interrupted (reset, code 130)".into(),
+            ),
+            (
+                FlowError::from(io::Error::from(CloseReason::PeerReset(FAILED_CODE))),
+                "the peer stopped the flow: its side failed (reset, code 1; its summary says why)"
+                    .into(),
+            ),
+            (
+                FlowError::from(io::Error::from(CloseReason::PeerReset(7))),
+                CloseReason::PeerReset(7).to_string(),
+            ),
         ];
         for (e, text) in cases {
             assert_eq!(e.to_string(), text);
@@ -265,5 +314,26 @@ mod tests {
             FlowError::from_stream(io::Error::other("reset"), true),
             FlowError::Interrupted
         ));
+    }
+
+    #[test]
+    fn a_flow_that_ends_badly_tells_its_peer_why() {
+        assert_eq!(FlowError::Interrupted.reset_code(), INTERRUPTED_CODE);
+        assert_eq!(
+            FlowError::ReadInput(io::Error::other("eio").into()).reset_code(),
+            FAILED_CODE
+        );
+        // The peer's side of it reads back as the same cause.
+        for e in [
+            FlowError::Interrupted,
+            FlowError::WriteOutput(io::Error::other("full").into()),
+        ] {
+            let code = e.reset_code();
+            let seen = FlowError::from(io::Error::from(CloseReason::PeerReset(code)));
+            assert!(
+                matches!(seen, FlowError::PeerStopped(c) if c == code),
+                "{seen}"
+            );
+        }
     }
 }

@@ -687,13 +687,27 @@ fn stop_receiver_mid_transfer(name: &str, sig: i32, stall: bool) {
 }
 
 /// A sender stopped by SIGTERM ends its flows at once (no drain) and reports what
-/// the receiver acknowledged.
+/// the receiver acknowledged; the receiver's flow fails with the reason, and
+/// what it wrote is not kept as a whole file (a stream the sender just dropped
+/// would end gracefully, and the receiver would keep a truncated file).
 #[test]
 fn sigterm_stops_the_sender_with_acknowledged_bytes() {
     let _g = serial();
     let d = tmp("sigterm-send");
     let sock = d.join("m.sock");
-    let r = spawn(RECV, &["--vdev", &memif("server", &sock), "-N", "1"]);
+    let out = d.join("big.bin");
+    let r = spawn(
+        RECV,
+        &[
+            "--vdev",
+            &memif("server", &sock),
+            "-N",
+            "1",
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+    );
     std::thread::sleep(Duration::from_millis(1500));
     let s = spawn(
         SEND,
@@ -721,7 +735,18 @@ fn sigterm_stops_the_sender_with_acknowledged_bytes() {
         flow["bytes"].as_u64().unwrap() > 0,
         "acknowledged bytes: {flow}"
     );
-    let _ = finish(r, Duration::from_secs(20));
+    let ro = finish(r, Duration::from_secs(20));
+    assert_eq!(ro.status.code(), Some(1), "{}", stderr(&ro));
+    let rflow = &end(&ro)["flows"][0];
+    assert_eq!(
+        rflow["error"], "the peer stopped the flow: it was interrupted (reset, code 130)",
+        "{rflow}"
+    );
+    assert!(!out.exists(), "no truncated file under the final name");
+    assert!(
+        !d.join("big.bin.part").exists(),
+        "the partial file is removed"
+    );
 }
 
 #[test]

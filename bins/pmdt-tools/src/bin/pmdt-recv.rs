@@ -22,7 +22,7 @@ use pmdt_tools::data_recv::{recv_data, RecvPlan};
 use pmdt_tools::data_send::{send_data, Payload, SendPlan};
 use pmdt_tools::doc_gen::DocArgs;
 use pmdt_tools::entry::ToolCli;
-use pmdt_tools::flow_error::FlowError;
+use pmdt_tools::flow_error::{FlowError, INTERRUPTED_CODE};
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
@@ -313,6 +313,11 @@ fn serve(
     summary.peer = peer;
     summary.seconds = seconds;
     summary.goodput_bps = summary.bytes as f64 * 8.0 / seconds.max(1e-9);
+    if let Some(e) = &summary.error {
+        // The client's flow fails too (a reverse flow's client would otherwise
+        // read end of stream and take what it got for the whole transfer).
+        stream.reset(e.reset_code());
+    }
     Served {
         summary: summary.with_stats(&stats),
         stats,
@@ -561,7 +566,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     if stop.is_set() {
         // Ctrl-C/SIGTERM: every flow ends now (stalled or failed ones included);
         // their threads see the abort, remove their part files and report.
-        state.live.iter().for_each(|(_, a)| a.abort(130));
+        state
+            .live
+            .iter()
+            .for_each(|(_, a)| a.abort(INTERRUPTED_CODE));
     }
     let rt_stats = load.sample_final(&rt); // the report published when the last flow ended
     if let (Some(i), Some(t)) = (interval, next_tick) {

@@ -22,7 +22,7 @@ use pmdt_tools::data_recv::{recv_data, RecvPlan};
 use pmdt_tools::data_send::{send_data, Payload, SendPlan};
 use pmdt_tools::doc_gen::DocArgs;
 use pmdt_tools::entry::ToolCli;
-use pmdt_tools::flow_error::FlowError;
+use pmdt_tools::flow_error::{FlowError, INTERRUPTED_CODE};
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
@@ -203,9 +203,6 @@ struct FlowResult {
     /// `--rr`: the flow's round-trip times.
     times: Option<RoundTripTimes>,
 }
-
-/// Reset code of a flow stopped by Ctrl-C or SIGTERM.
-const INTERRUPTED: u32 = 130;
 
 /// The receiver's receipt disagrees with what was sent (`sent` bytes, `sha256`).
 fn disagreement(c: &ReceiptCheck, sent: u64, sha256: &str) -> FlowError {
@@ -458,6 +455,13 @@ fn run_group(job: Job, mut group: Group, stop: &Interrupt) -> Vec<FlowResult> {
             receipts[i] = Some(Receipt::read_from(stream).map_err(FlowError::from));
         }
     }
+    if let Some(e) = &error {
+        // Every receiver's flow fails too: closed, they would read end of
+        // stream and take what they got for the whole transfer.
+        for s in group.streams() {
+            s.abort_handle().abort(e.reset_code());
+        }
+    }
     let copied = group.bytes_copied();
     let reports = group.close(None);
     let seconds = started.elapsed().as_secs_f64();
@@ -550,6 +554,11 @@ fn run_flow(job: Job, mut stream: Stream, stop: &Interrupt, run_started: Instant
     summary.id = stream.connection_id();
     summary.direction = job.direction;
     summary.peer = stream.peer_addr().to_string();
+    if let Some(e) = &summary.error {
+        // Dropped, the stream would finish gracefully in the background, and the
+        // receiver would take what it got for the whole transfer.
+        stream.reset(e.reset_code());
+    }
     summary.seconds = seconds;
     summary.started_s = Some(started.saturating_duration_since(run_started).as_secs_f64());
     summary.goodput_bps = summary.bytes as f64 * 8.0 / seconds.max(1e-9);
@@ -1030,7 +1039,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         if stop.is_set() && !aborted {
             // Ctrl-C/SIGTERM: every flow ends now, blocked writes included.
             aborted = true;
-            aborts.iter().for_each(|a| a.abort(INTERRUPTED));
+            aborts.iter().for_each(|a| a.abort(INTERRUPTED_CODE));
         }
         let now = Instant::now();
         let stats = rt.stats();
