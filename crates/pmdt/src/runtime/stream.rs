@@ -18,7 +18,10 @@ use pmdt_proto::{CloseReason, ConnectionStats};
 const NUDGE_EVERY: usize = 32;
 
 /// An established pmdt connection, as seen by an application thread. Dropping it
-/// finishes the stream gracefully in the background (like a socket's close).
+/// finishes the stream gracefully in the background (like a socket's close):
+/// the peer reads end of stream after the last byte written. An application
+/// that stops part way (an error, Ctrl-C) and whose peer must not take what
+/// it got for the whole transfer calls [`Stream::reset`] instead.
 pub struct Stream {
     pub(crate) shared: Arc<StreamShared>,
     pub(crate) tx: rtrb::Producer<Buffer>,
