@@ -12,7 +12,8 @@
 //! `SIM_START_EVERY_MS=n` to start the four sharing flows `n` ms apart: a
 //! round trip apart, Startup leaves them with shares of 1, 1, 1/3 and 1/6;
 //! `SIM_SENDER_CORE=on,off` for senders that run `on` ms, then lose their
-//! core for `off` ms, as on the VM where the sender shares a vCPU).
+//! core for `off` ms, as on the VM where the sender shares a vCPU;
+//! `SIM_LOG=pmdt_proto::congestion::bbr=debug` for the controller's log).
 
 mod sim_trace;
 
@@ -41,8 +42,27 @@ fn path(rate_bps: u64, rtt: Duration, queue: u64) -> (ImpairConfig, ImpairConfig
     (fwd, rev)
 }
 
+/// `SIM_LOG=target=level,…` (e.g. `pmdt_proto::congestion::bbr=debug`): the
+/// log of the code under test on stderr, in the order of virtual time.
+fn log_to_stderr() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let Ok(t) = std::env::var("SIM_LOG") else {
+        return;
+    };
+    let targets: tracing_subscriber::filter::Targets = t.parse().expect("SIM_LOG: target=level,…");
+    let sub = tracing_subscriber::registry()
+        .with(
+            tracing_subscriber::fmt::layer()
+                .without_time()
+                .with_target(false),
+        )
+        .with(targets);
+    let _ = tracing::subscriber::set_global_default(sub);
+}
+
 /// `flows` flows that never run out of data, for `secs` seconds.
 fn timed(flows: usize, rtt: Duration, queue: u64, secs: u64) -> BulkScenario {
+    log_to_stderr();
     let (forward, reverse) = path(LINK_BPS, rtt, queue);
     BulkScenario {
         seed: std::env::var("SIM_SEED").map_or(21, |v| v.parse().expect("SIM_SEED: an integer")),
@@ -247,11 +267,14 @@ fn drop_recover(rtt_ms: u64) -> (Option<f64>, Option<f64>, BulkReport) {
     );
     println!(
         "bbr-drop-recover-rtt{rtt_ms}: down_s {down:?}, up_s {up:?}, last 8 s {:.0} Mbit/s, \
-         PTOs {}, queue at 200 Mbit/s {:.1} ms (median from 12 s), p90 {:.1} ms",
+         PTOs {}, queue at 200 Mbit/s {:.1} ms (median from 12 s), p90 {:.1} ms, \
+         queue verdicts {:?}, probe wait rounds {}",
         goodput_from(f, 22.0) / 1e6,
         f.sender.pto_count,
         standing_queue_ms(f, 12.0, 20.0, 0.5),
         standing_queue_ms(f, 12.0, 20.0, 0.9),
+        f.sender.cc_queue_verdicts,
+        f.sender.cc_probe_wait_rounds,
     );
     (down, up, r)
 }
