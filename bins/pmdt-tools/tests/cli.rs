@@ -626,6 +626,17 @@ fn ctrl_c_stops_a_receiver_with_a_stalled_flow() {
     stop_receiver_mid_transfer("stalled", libc::SIGINT, true);
 }
 
+/// A receiver on memif socket `sock` writing what it gets to `out`, with a
+/// JSON summary (and `extra` options), given time to come up.
+fn file_receiver(sock: &std::path::Path, out: &std::path::Path, extra: &[&str]) -> Proc {
+    let server = memif("server", sock);
+    let mut args = vec!["--vdev", &server, "-o", out.to_str().unwrap(), "--json"];
+    args.extend_from_slice(extra);
+    let r = spawn(RECV, &args);
+    std::thread::sleep(Duration::from_millis(1500));
+    r
+}
+
 /// Starts a receiver writing a file and a sender, optionally kills the sender
 /// (the flow stalls), then sends `signal` to the receiver: it must exit 130 with
 /// a JSON summary and no file under either name.
@@ -634,17 +645,7 @@ fn stop_receiver_mid_transfer(name: &str, sig: i32, stall: bool) {
     let d = tmp(name);
     let sock = d.join("m.sock");
     let out = d.join("big.bin");
-    let r = spawn(
-        RECV,
-        &[
-            "--vdev",
-            &memif("server", &sock),
-            "-o",
-            out.to_str().unwrap(),
-            "--json",
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(1500));
+    let r = file_receiver(&sock, &out, &[]);
     let mut sender = Some(spawn(
         SEND,
         &[
@@ -696,19 +697,7 @@ fn sigterm_stops_the_sender_with_acknowledged_bytes() {
     let d = tmp("sigterm-send");
     let sock = d.join("m.sock");
     let out = d.join("big.bin");
-    let r = spawn(
-        RECV,
-        &[
-            "--vdev",
-            &memif("server", &sock),
-            "-N",
-            "1",
-            "-o",
-            out.to_str().unwrap(),
-            "--json",
-        ],
-    );
-    std::thread::sleep(Duration::from_millis(1500));
+    let r = file_receiver(&sock, &out, &["-N", "1"]);
     let s = spawn(
         SEND,
         &[
