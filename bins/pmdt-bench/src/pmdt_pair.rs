@@ -184,7 +184,12 @@ pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResu
             for p in [&rs, &ss] {
                 let _ = std::fs::remove_file(p);
             }
-            // Receiver I/O on CPU 1, sender I/O on CPU 0 (the last lcore runs I/O).
+            // The two ends on different CPUs. Run to completion (the tools'
+            // default with one queue), each side's flow threads run the I/O
+            // loop on its main lcore's CPU: the receiver's on CPU 0, the
+            // sender's on CPU 1 (beside pmdt-wanem's lcore, when there is
+            // one). In the pipeline the last lcore runs the I/O loop: the
+            // receiver's on CPU 1, the sender's on CPU 0.
             recv.args(["--vdev", &memif_vdev(&rs, rrole, mtu)])
                 .args(["--lcores", "0@0,1@1", "--file-prefix", &prefixes.0[0]])
                 .args(["--ip", "10.88.0.2", "--udp-port", "9000"]);
