@@ -13,6 +13,7 @@
 //! round trip apart, Startup leaves them with shares of 1, 1, 1/3 and 1/6;
 //! `SIM_SENDER_CORE=on,off` for senders that run `on` ms, then lose their
 //! core for `off` ms, as on the VM where the sender shares a vCPU;
+//! `SIM_RECEIVER_CORE=on,off` likewise for the receiver;
 //! `SIM_LOG=pmdt_proto::congestion::bbr=debug` for the controller's log).
 
 mod sim_trace;
@@ -73,26 +74,28 @@ fn timed(flows: usize, rtt: Duration, queue: u64, secs: u64) -> BulkScenario {
         transport: TransportConfig::default(),
         time_limit: Duration::from_secs(secs),
         sample_every: Some(TICK),
-        sender_core: sender_core(),
+        sender_core: core_share("SIM_SENDER_CORE"),
+        receiver_core: core_share("SIM_RECEIVER_CORE"),
         ..Default::default()
     }
 }
 
 /// `SIM_SENDER_CORE=on,off` (milliseconds): the sender shares its core, on it
 /// for `on`, then off it for `off` (as on the VM, where it shares a vCPU with
-/// pmdt-wanem). Unset: a core of its own.
-fn sender_core() -> Option<CoreShare> {
-    let v = std::env::var("SIM_SENDER_CORE").ok()?;
+/// pmdt-wanem); `SIM_RECEIVER_CORE` likewise for the receiver. Unset: a core
+/// of its own.
+fn core_share(var: &str) -> Option<CoreShare> {
+    let v = std::env::var(var).ok()?;
     let ms: Vec<u64> = v
         .split(',')
         .map(|x| {
             x.trim()
                 .parse()
-                .expect("SIM_SENDER_CORE: on,off in milliseconds")
+                .unwrap_or_else(|_| panic!("{var}: on,off in milliseconds"))
         })
         .collect();
     let [on, off] = ms[..] else {
-        panic!("SIM_SENDER_CORE: on,off in milliseconds");
+        panic!("{var}: on,off in milliseconds");
     };
     Some(CoreShare {
         on: Duration::from_millis(on),

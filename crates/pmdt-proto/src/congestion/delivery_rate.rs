@@ -10,7 +10,9 @@
 
 use std::time::{Duration, Instant};
 
+use super::forward_delay::ForwardDelay;
 use super::initial_train::InitialTrain;
+use super::standing_rtt::{self, StandingRtt};
 
 /// A sender that came back to its pacer at least this late was off its core
 /// (a poller sharing it with another busy process loses it for a scheduler
@@ -64,8 +66,14 @@ pub(crate) struct RateSample {
     /// the sender: the rate says how fast the receiver grants credit, not how fast
     /// the path delivers.
     pub(crate) is_credit_limited: bool,
-    /// RTT of the newest acknowledged packet.
+    /// RTT of the newest acknowledged packet as the path made it: less what
+    /// the forward one-way delay shows was not the path's (the sender reading
+    /// the ack late, the receiver's ack delay: see [`ForwardDelay`]).
     pub(crate) rtt: Duration,
+    /// The standing RTT ([`StandingRtt`]): the smallest `rtt` of the last few
+    /// milliseconds, what a sample by sample check of a queue reads (a
+    /// receiver that took in a scheduler slice's datagrams at once shows none).
+    pub(crate) standing_rtt: Duration,
     /// Total bytes delivered at the newest acknowledged packet's send time (the
     /// round-trip counter of BBR compares against this).
     pub(crate) prior_delivered: u64,
@@ -110,6 +118,13 @@ pub(crate) struct DeliveryRateSampler {
     /// The initial window's train and, once measured, its rate for the next sample.
     train: InitialTrain,
     train_rate: Option<u64>,
+    /// The floors that take the sender's lateness out of RTT samples.
+    forward: ForwardDelay,
+    /// The newest packet an ack acknowledged, by its send time, and its
+    /// one-way delay by the two clocks (µs, wrapping).
+    newest_one_way: Option<(Instant, u32)>,
+    /// The samples' smallest of the last few milliseconds.
+    standing: StandingRtt,
 }
 
 impl DeliveryRateSampler {
@@ -216,6 +231,14 @@ impl DeliveryRateSampler {
         }
     }
 
+    /// An ack's newest packet (its largest number, newly acknowledged), sent at
+    /// `sent`, was taken in by the receiver `one_way` after its send
+    /// timestamp (the two clocks' difference, µs, wrapping): the sample it
+    /// gives gets its RTT as the path made it ([`RateSample::rtt`]).
+    pub(crate) fn on_newest_received(&mut self, sent: Instant, one_way: u32) {
+        self.newest_one_way = Some((sent, one_way));
+    }
+
     /// `bytes` were declared lost.
     pub(crate) fn on_lost(&mut self, bytes: u64) {
         self.lost += bytes;
@@ -250,13 +273,22 @@ impl DeliveryRateSampler {
         } else {
             (delivered as u128 * 1_000_000_000 / interval.as_nanos()).min(u64::MAX as u128) as u64
         };
+        let raw_rtt = now.saturating_duration_since(sent);
+        let path_rtt = match self.newest_one_way.take() {
+            Some((at, one_way)) if at == sent => self.forward.path_rtt(now, raw_rtt, one_way),
+            _ => raw_rtt,
+        };
+        let standing_rtt = self
+            .standing
+            .update(now, path_rtt, standing_rtt::window(min_rtt));
         let s = RateSample {
             delivery_rate,
             delivered,
             interval,
             is_app_limited: snap.app_limited,
             is_credit_limited: snap.credit_limited,
-            rtt: now.saturating_duration_since(sent),
+            rtt: path_rtt,
+            standing_rtt,
             prior_delivered: snap.delivered,
             total_delivered: self.delivered,
             newly_acked: self.acked_since_sample,
@@ -305,6 +337,61 @@ mod tests {
         assert_eq!(r.interval, ms * 109);
         assert_eq!(r.delivery_rate, 10_000 * 1000 / 109);
         assert_eq!(r.rtt, Duration::from_millis(100));
+    }
+
+    /// Sends a packet at `sent`, acknowledged at `now`; the receiver took it
+    /// in `one_way_us` after its send timestamp (by the two clocks). Returns
+    /// the sample's RTT and standing RTT.
+    fn acked_rtt(
+        s: &mut DeliveryRateSampler,
+        sent: Instant,
+        now: Instant,
+        one_way_us: u32,
+    ) -> (Duration, Duration) {
+        let snap = s.on_sent(sent, 1000, 0, true, None);
+        s.on_acked(now, sent, 1000, &snap, 0);
+        s.on_newest_received(sent, one_way_us);
+        let r = s
+            .take_sample(now, Duration::from_millis(100), 0)
+            .expect("a sample");
+        (r.rtt, r.standing_rtt)
+    }
+
+    /// The sender reads an ack 5 ms late (it was off its core): the forward
+    /// one-way delay shows no queue, and neither does the sample.
+    #[test]
+    fn an_ack_the_sender_read_late_shows_no_queue() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis(1);
+        let mut s = DeliveryRateSampler::default();
+        let path = |(rtt, _): (Duration, Duration)| rtt;
+        assert_eq!(path(acked_rtt(&mut s, t0, t0 + ms * 100, 50_000)), ms * 100);
+        let t1 = t0 + ms * 50;
+        assert_eq!(path(acked_rtt(&mut s, t1, t1 + ms * 105, 50_000)), ms * 100);
+        // A queue at the bottleneck shows in both, and in the sample.
+        let t2 = t0 + ms * 100;
+        assert_eq!(
+            acked_rtt(&mut s, t2, t2 + ms * 108, 58_000),
+            (ms * 108, ms * 108)
+        );
+    }
+
+    /// The receiver was off its core for 4 ms and took in four packets sent a
+    /// millisecond apart at once: their RTTs (and one-way delays) fall in a
+    /// sawtooth, read together; their standing RTT shows no queue.
+    #[test]
+    fn a_batch_the_receiver_took_in_late_shows_no_queue() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis(1);
+        let mut s = DeliveryRateSampler::default();
+        acked_rtt(&mut s, t0, t0 + ms * 100, 50_000);
+        let read = t0 + ms * 105;
+        for late in (0..4u32).rev() {
+            let sent = read - ms * (100 + late);
+            let (rtt, standing) = acked_rtt(&mut s, sent, read, 50_000 + late * 1000);
+            assert_eq!(rtt, ms * (100 + late));
+            assert_eq!(standing, ms * 100);
+        }
     }
 
     #[test]

@@ -10,11 +10,13 @@ mod bbr;
 mod cubic;
 pub(crate) mod delivery_rate;
 mod fixed;
+mod forward_delay;
 mod initial_train;
 mod jump_flight;
 mod new_reno;
 mod paced;
 mod queue_owner;
+mod standing_rtt;
 
 pub(crate) use bbr::Bbr;
 pub(crate) use cubic::Cubic;

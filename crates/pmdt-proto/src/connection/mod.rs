@@ -1382,6 +1382,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         if let Some(p) = newly_largest {
+            self.rate_sampler
+                .on_newest_received(p.time, received_at.wrapping_sub(self.timestamp(p.time)));
             let ack_delay = Duration::from_micros(a.ack_delay_us as u64);
             let sample = now
                 .saturating_duration_since(p.time)

@@ -52,6 +52,9 @@ pub struct BulkScenario {
     /// off by this schedule (None: a core of its own). The VM's sender shares
     /// its vCPU with `pmdt-wanem` and comes back late for its pacer.
     pub sender_core: Option<CoreShare>,
+    /// The server's core, likewise: a receiver that shares it takes in what
+    /// arrived while it was away all at once.
+    pub receiver_core: Option<CoreShare>,
 }
 
 impl Default for BulkScenario {
@@ -70,6 +73,7 @@ impl Default for BulkScenario {
             link_stats_from: None,
             start_every: Duration::ZERO,
             sender_core: None,
+            receiver_core: None,
         }
     }
 }
@@ -222,6 +226,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
             .map_err(ScenarioError::ReversePath)?;
         net.set_core_share(c, sc.sender_core);
     }
+    net.set_core_share(server, sc.receiver_core);
     let server_addr = net.addr(server);
     let now = net.now();
     let mut flows: Vec<Flow> = (0..sc.flows)

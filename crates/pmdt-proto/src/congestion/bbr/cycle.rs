@@ -171,13 +171,16 @@ impl Bbr {
                 let elapsed = self.phase_start.is_some_and(|t| {
                     now.saturating_duration_since(t) >= self.min_rtt.unwrap_or_default()
                 });
+                // Sample by sample: the standing RTT (a receiver's late batch
+                // is no queue).
                 let queueing = self.min_rtt.is_some_and(|m| {
-                    rs.rtt > self.probe_start_rtt.max(m) + m.mul_f64(PROBE_UP_QUEUE_FRACTION)
+                    rs.standing_rtt
+                        > self.probe_start_rtt.max(m) + m.mul_f64(PROBE_UP_QUEUE_FRACTION)
                 });
                 self.up_samples.add(
                     self.min_rtt
                         .zip(self.queue_free_margin())
-                        .is_none_or(|(m, margin)| rs.rtt > m + margin),
+                        .is_none_or(|(m, margin)| rs.standing_rtt > m + margin),
                     rs.tx_in_flight,
                 );
                 let max_rounds = match self.up_growth {

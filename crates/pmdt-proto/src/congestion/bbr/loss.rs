@@ -77,11 +77,11 @@ impl Bbr {
         // A standing queue shows in every RTT of the round so far (its minimum); a
         // single late ack (a preempted receiver, an ack burst) is not one. In
         // Startup the queue overflows within a round (the rate doubles per round)
-        // and its first samples saw none: there the latest RTT tells.
+        // and its first samples saw none: there the latest standing RTT tells.
         let standing = if self.full_bw_reached {
             self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt))
         } else {
-            rs.rtt
+            rs.standing_rtt
         };
         // A Startup flight the receiver's credit held back is not the pipe's
         // size: its bursts (paced at 2.77× an estimate the credit keeps low) queue

@@ -46,6 +46,12 @@
 //! endpoint to the same host), the RTTs of the packets sent to make up for that
 //! absence are not what says whether a queue stands, or whose it is.
 //!
+//! The RTT samples it reads queues from are the path's: each sample less the
+//! rise its forward one-way delay does not show (the sender reading acks late:
+//! `RateSample::rtt`); checks made sample by sample (a probe's end, Startup's
+//! loss) read the smallest of the last few milliseconds' (a receiver that took
+//! in a scheduler slice's datagrams at once: `RateSample::standing_rtt`).
+//!
 //! Loss is not congestion by itself: random loss barely changes the delivery rate,
 //! which is what the model tracks. Loss counts only when it is high in the flight it
 //! hit: above [`LOSS_THRESH`] (the draft's 2 %) while the RTT shows a standing queue

@@ -127,10 +127,11 @@ impl Bbr {
     pub(super) fn filter_sample(&self, rs: &RateSample) -> u64 {
         if let Some(base) = self.probe_base_rtt {
             let allowed = base + QUEUE_RTT_FLOOR;
-            if rs.rtt <= allowed {
+            let rtt = rs.standing_rtt;
+            if rtt <= allowed {
                 return rs.delivery_rate;
             }
-            return (rs.delivery_rate as f64 * allowed.as_secs_f64() / rs.rtt.as_secs_f64()) as u64;
+            return (rs.delivery_rate as f64 * allowed.as_secs_f64() / rtt.as_secs_f64()) as u64;
         }
         rs.delivery_rate
     }
