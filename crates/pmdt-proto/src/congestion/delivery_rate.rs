@@ -74,6 +74,9 @@ pub(crate) struct RateSample {
     /// milliseconds, what a sample by sample check of a queue reads (a
     /// receiver that took in a scheduler slice's datagrams at once shows none).
     pub(crate) standing_rtt: Duration,
+    /// RTT of the newest acknowledged packet as read: from its send to the
+    /// ack's processing.
+    pub(crate) raw_rtt: Duration,
     /// Total bytes delivered at the newest acknowledged packet's send time (the
     /// round-trip counter of BBR compares against this).
     pub(crate) prior_delivered: u64,
@@ -289,6 +292,7 @@ impl DeliveryRateSampler {
             is_credit_limited: snap.credit_limited,
             rtt: path_rtt,
             standing_rtt,
+            raw_rtt,
             prior_delivered: snap.delivered,
             total_delivered: self.delivered,
             newly_acked: self.acked_since_sample,

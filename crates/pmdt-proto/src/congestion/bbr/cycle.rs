@@ -174,13 +174,13 @@ impl Bbr {
                 // Sample by sample: the standing RTT (a receiver's late batch
                 // is no queue).
                 let queueing = self.min_rtt.is_some_and(|m| {
-                    rs.standing_rtt
+                    self.sample_standing_rtt(rs)
                         > self.probe_start_rtt.max(m) + m.mul_f64(PROBE_UP_QUEUE_FRACTION)
                 });
                 self.up_samples.add(
                     self.min_rtt
                         .zip(self.queue_free_margin())
-                        .is_none_or(|(m, margin)| rs.standing_rtt > m + margin),
+                        .is_none_or(|(m, margin)| self.sample_standing_rtt(rs) > m + margin),
                     rs.tx_in_flight,
                 );
                 let max_rounds = match self.up_growth {

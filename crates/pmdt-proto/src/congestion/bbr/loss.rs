@@ -78,10 +78,11 @@ impl Bbr {
         // single late ack (a preempted receiver, an ack burst) is not one. In
         // Startup the queue overflows within a round (the rate doubles per round)
         // and its first samples saw none: there the latest standing RTT tells.
+        let rtt = self.sample_rtt(rs);
         let standing = if self.full_bw_reached {
-            self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt))
+            self.round_min_rtt.map_or(rtt, |m| m.min(rtt))
         } else {
-            rs.standing_rtt
+            self.sample_standing_rtt(rs)
         };
         // A Startup flight the receiver's credit held back is not the pipe's
         // size: its bursts (paced at 2.77× an estimate the credit keeps low) queue
@@ -216,7 +217,7 @@ impl Bbr {
             tracing::debug!(
                 lost = rs.lost,
                 delivered = rs.delivered,
-                rtt_us = rs.rtt.as_micros() as u64,
+                rtt_us = self.sample_rtt(rs).as_micros() as u64,
                 min_rtt_us = self.min_rtt.unwrap_or_default().as_micros() as u64,
                 bw = self.max_bw,
                 rounds = self.round_count,
@@ -242,7 +243,7 @@ impl Bbr {
                 lost = rs.lost,
                 delivered = rs.delivered,
                 tx_in_flight = rs.tx_in_flight,
-                rtt_us = rs.rtt.as_micros() as u64,
+                rtt_us = self.sample_rtt(rs).as_micros() as u64,
                 mode = ?self.mode,
                 bw = self.bw(),
                 "bbr: congestion of its own"

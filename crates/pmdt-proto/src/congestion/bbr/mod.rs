@@ -99,6 +99,7 @@ mod cycle;
 mod loss;
 mod model;
 mod recent_peak;
+mod sample_rtt;
 mod shared_queue;
 mod sibling_pause;
 mod startup;
@@ -831,7 +832,7 @@ impl Controller for Bbr {
         self.bytes_in_flight = rs.bytes_in_flight;
         self.total_delivered = rs.total_delivered;
         self.srtt = rtt.smoothed();
-        self.latest_rtt = rs.rtt;
+        self.latest_rtt = self.sample_rtt(rs);
         self.update_round(rs);
         if self.round_start {
             self.trace_round_end(now);
@@ -860,8 +861,9 @@ impl Controller for Bbr {
             self.startup_unheld_round = Some(self.round_count);
         }
         self.round_max_tx_in_flight = self.round_max_tx_in_flight.max(rs.tx_in_flight);
-        if !rs.rtt.is_zero() && !self.paused_with_siblings(rs) {
-            self.round_min_rtt = Some(self.round_min_rtt.map_or(rs.rtt, |m| m.min(rs.rtt)));
+        let sample = self.sample_rtt(rs);
+        if !sample.is_zero() && !self.paused_with_siblings(rs) {
+            self.round_min_rtt = Some(self.round_min_rtt.map_or(sample, |m| m.min(sample)));
         }
         self.round_acked += rs.newly_acked;
         self.round_lost += rs.newly_lost;

@@ -127,7 +127,7 @@ impl Bbr {
     pub(super) fn filter_sample(&self, rs: &RateSample) -> u64 {
         if let Some(base) = self.probe_base_rtt {
             let allowed = base + QUEUE_RTT_FLOOR;
-            let rtt = rs.standing_rtt;
+            let rtt = self.sample_standing_rtt(rs);
             if rtt <= allowed {
                 return rs.delivery_rate;
             }
@@ -137,7 +137,7 @@ impl Bbr {
     }
 
     pub(super) fn update_min_rtt(&mut self, now: Instant, rs: &RateSample) {
-        let sample = rs.rtt;
+        let sample = self.sample_rtt(rs);
         if sample.is_zero() {
             return;
         }

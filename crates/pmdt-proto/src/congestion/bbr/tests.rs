@@ -10,6 +10,7 @@ fn sample(rate: u64, prior: u64, total: u64, rtt_ms: u64, in_flight: u64) -> Rat
         is_credit_limited: false,
         rtt: Duration::from_millis(rtt_ms),
         standing_rtt: Duration::from_millis(rtt_ms),
+        raw_rtt: Duration::from_millis(rtt_ms),
         prior_delivered: prior,
         total_delivered: total,
         newly_acked: rate / 10,
