@@ -14,7 +14,7 @@ d = sys.argv[1]
 vals = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
 rt = defaultdict(list)
 for p in sorted(glob.glob(os.path.join(d, '*-*', 'adapt.json'))):
-    v = re.match(r'(head|new|gated|owd|v2|v3)-\d+', os.path.basename(os.path.dirname(p))).group(1)
+    v = re.match(r'(head|new|gated|owd|v2|v3|v4)-\d+', os.path.basename(os.path.dirname(p))).group(1)
     j = json.load(open(p))
     for c in j['cells']:
         m = c['metrics']
@@ -26,11 +26,11 @@ for p in sorted(glob.glob(os.path.join(d, '*-*', 'adapt.json'))):
 for cell, ks in KEYS.items():
     for k in ks:
         line = f'{cell:34s} {k:14s}'
-        for v in ("head", "new", "gated", "owd", "v2", "v3"):
+        for v in ("head", "new", "gated", "owd", "v2", "v3", "v4"):
             r = vals[cell][k][v]
             if r:
                 line += f' | {v}: ' + ' '.join(f'{x:.3g}' for x in r) + f' (mean {sum(r)/len(r):.3g})'
         print(line)
-for v in ("head", "new", "gated", "owd", "v2", "v3"):
+for v in ("head", "new", "gated", "owd", "v2", "v3", "v4"):
     if rt[v]:
         print(f'core RT {v}: {min(rt[v]):.0f}-{max(rt[v]):.0f} ns')
