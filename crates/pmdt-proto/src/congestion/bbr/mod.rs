@@ -46,11 +46,12 @@
 //! endpoint to the same host), the RTTs of the packets sent to make up for that
 //! absence are not what says whether a queue stands, or whose it is.
 //!
-//! The RTT samples it reads queues from are the path's: each sample less the
+//! A flow alone reads queues from the path's RTT samples: each sample less the
 //! rise its forward one-way delay does not show (the sender reading acks late:
 //! `RateSample::rtt`); checks made sample by sample (a probe's end, Startup's
 //! loss) read the smallest of the last few milliseconds' (a receiver that took
 //! in a scheduler slice's datagrams at once: `RateSample::standing_rtt`).
+//! Beside sibling flows it reads the RTT as read (`sample_rtt`).
 //!
 //! Loss is not congestion by itself: random loss barely changes the delivery rate,
 //! which is what the model tracks. Loss counts only when it is high in the flight it
@@ -78,8 +79,9 @@
 //! Here: the state, the gains of each mode and the [`Controller`] entry points;
 //! `cycle` (the transitions between modes and phases), `startup` (its seeds and
 //! exits), `model` (the filters, pacing and window), `loss` (what loss says)
-//! `shared_queue` (a queue another flow keeps) and `sibling_pause` (RTTs a
-//! sender's absence from its core drained).
+//! `shared_queue` (a queue another flow keeps), `sibling_pause` (RTTs a
+//! sender's absence from its core drained) and `sample_rtt` (which RTT of a
+//! sample shows a queue).
 
 use std::time::{Duration, Instant};
 
