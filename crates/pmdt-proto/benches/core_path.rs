@@ -17,7 +17,7 @@ mod support;
 fn wire_benches(c: &mut Criterion) {
     let h = Header {
         dst_cid: 0x1122_3344_5566_7788,
-        pn: 123_456_789,
+        pn: 123_456_789.into(),
         timestamp: 1,
         timestamp_echo: 2,
     };

@@ -286,7 +286,7 @@ fn encode(dst_cid: u64, pn: u64, body: Body<'_>) -> Vec<u8> {
         &Packet {
             header: Header {
                 dst_cid,
-                pn,
+                pn: pn.into(),
                 timestamp: 1,
                 timestamp_echo: 0,
             },

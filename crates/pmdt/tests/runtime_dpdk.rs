@@ -497,12 +497,14 @@ fn junk_frames(dst_mac: [u8; 6]) -> Vec<Vec<u8>> {
     let last = f.len() - 1;
     f[last] ^= 0xff;
     frames.push(f);
-    // A well-formed UDP datagram whose payload is not pmdt.
+    // A well-formed UDP datagram whose payload is not pmdt (its first byte is
+    // neither a long header's nor a short header's: text starting with a letter
+    // may look like a short header, and counts as for an unknown connection).
     let b = PacketBuilder::ethernet2(src_mac, dst_mac)
         .ipv4(tap_host().octets(), tap_dpdk().octets(), 64)
         .udp(5555, 9000);
     let mut f = Vec::new();
-    b.write(&mut f, b"definitely not a pmdt header, just bytes")
+    b.write(&mut f, b"# definitely not a pmdt header, just bytes")
         .unwrap();
     frames.push(f);
     frames

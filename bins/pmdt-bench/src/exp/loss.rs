@@ -173,7 +173,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
                             }
                             if loss > 0.0 {
                                 // Mathis: 1.22 · MSS / (RTT · √p), MSS the stream
-                                // bytes of a full datagram (1432 B at MTU 1500).
+                                // bytes of a full datagram (1443 B at MTU 1500).
                                 let mss = f64::from(mtu) - 28.0 - DATA_HEADER_LEN as f64;
                                 let mbps =
                                     1.22 * mss * 8.0 / (rtt as f64 / 1e3 * loss.sqrt()) / 1e6;
@@ -206,7 +206,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         "Targets (issue #14, default controller bbr): ≥ 95% of the bottleneck lossless, ≥ 90% at 1% loss, ≥ 75% at 5%, in every RTT column (of_link_pct).".into(),
         format!("bbr-resumed: the default controller on a second transfer over the same path: each run first sends for {WARM_UP_S} s with `--path-cache FILE` (a fresh file), and the measured transfer, with the same file, starts from the path that one saved (Careful Resume, RFC 9959: half the saved BDP in its first round trip, then up to the saved rate); resumed = 1 when the handshake confirmed the saved path and the first round jumped. Every other row's runs start from cold: each pmdt-send gets a cache directory of its own (XDG_CACHE_HOME)."),
         format!("Each cell sends for {secs} s (-t); goodput counts acknowledged stream bytes over the sender's time from the data's start (after the handshake, as iperf3 counts) to the receiver's receipt, Startup's ramp and the drain included."),
-        format!("steady_pct: goodput from second {} to {secs} of the sender's one-second intervals (as iperf3 --omit), % of the link: the rate once the controller has found the path, without the handshake, Startup's ramp and the close. The payload ceiling is {:.1}% (1432 stream bytes per 1514-byte frame); {:.1}% in the bbr-jumbo row ({} stream bytes per {}-byte frame).", steady_from(secs), 100.0 * pmdt::sim::stream_share_of_frames(1472), 100.0 * pmdt::sim::stream_share_of_frames(JUMBO_MTU - 28), JUMBO_MTU - 28 - DATA_HEADER_LEN as u16, JUMBO_MTU + 14),
+        format!("steady_pct: goodput from second {} to {secs} of the sender's one-second intervals (as iperf3 --omit), % of the link: the rate once the controller has found the path, without the handshake, Startup's ramp and the close. The payload ceiling is {:.1}% ({} stream bytes per 1514-byte frame); {:.1}% in the bbr-jumbo row ({} stream bytes per {}-byte frame).", steady_from(secs), 100.0 * pmdt::sim::stream_share_of_frames(1472), 1472 - DATA_HEADER_LEN, 100.0 * pmdt::sim::stream_share_of_frames(JUMBO_MTU - 28), JUMBO_MTU - 28 - DATA_HEADER_LEN as u16, JUMBO_MTU + 14),
         "wan_stall_ms: the longest pmdt-wanem went without reading a port (its core lost to the other processes or to the hypervisor), ms: every frame then in the path waits as long, a delay the emulated link does not have, so a run with stalls of tens of ms measured the machine as much as the controller.".into(),
         format!("bbr-jumbo: the default controller with jumbo frames, pmdt-send and pmdt-recv `--mtu {JUMBO_MTU}` and memif buffers that hold a frame (`bsize=16384`); pmdt-wanem's link and queue are the other rows', its mbufs the default 2 KiB, a frame in segments."),
     ];

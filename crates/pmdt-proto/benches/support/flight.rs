@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use pmdt_proto::{CongestionKind, ConnectionHandle, Endpoint, EndpointConfig, TransportConfig};
 
-/// The datagram size (payload 1,432 bytes of stream).
+/// The datagram size (payload 1,443 bytes of stream).
 const PAYLOAD_DGRAM: u16 = 1472;
 
 /// A connected client and server.

@@ -252,7 +252,8 @@ impl World {
         let sender_wrote = self.written[dir_index(!to_server)];
         if let Ok(pkt) = wire::decode(&d) {
             let i = dir_index(to_server);
-            self.largest_pn[i] = self.largest_pn[i].max(pkt.header.pn);
+            let pn = pkt.header.pn.expand(Some(self.largest_pn[i]));
+            self.largest_pn[i] = self.largest_pn[i].max(pn);
             if let Body::Data {
                 offset, payload, ..
             } = &pkt.body
@@ -361,7 +362,7 @@ impl World {
             } else {
                 dst_cid
             },
-            pn,
+            pn: pn.into(),
             timestamp: 1,
             timestamp_echo: 0,
         };

@@ -391,6 +391,8 @@ pub(crate) struct ConnectionParams<S, R> {
     pub cfg: Arc<TransportConfig>,
     pub epoch: Instant,
     pub now: Instant,
+    /// Below 2^32: the peer takes the low 40 bits of the first short-header
+    /// number it receives as the whole number.
     pub initial_pn: u64,
     pub storage: S,
     pub recv_storage: R,
@@ -1090,17 +1092,18 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         // Compared against the largest number of *any* validated packet: pure acks
         // count too, or a long run of them after one Keepalive would push every later
         // packet out of the window for good.
+        // A short header carries the low 40 bits: the whole number is the one
+        // nearest the next expected (the first taken as it is: a sender starts
+        // below 2^32).
+        let pn = pkt.header.pn.expand(self.largest_pn_received);
         if let Some(l) = self.largest_pn_received {
-            if pkt.header.pn > l.saturating_add(self.max_pn_jump()) {
-                tracing::debug!(parent: &self.span, pn = pkt.header.pn, largest = l, "packet number out of window");
+            if pn > l.saturating_add(self.max_pn_jump()) {
+                tracing::debug!(parent: &self.span, pn, largest = l, "packet number out of window");
                 self.stats.out_of_window += 1;
                 return;
             }
         }
-        self.largest_pn_received = Some(
-            self.largest_pn_received
-                .map_or(pkt.header.pn, |l| l.max(pkt.header.pn)),
-        );
+        self.largest_pn_received = Some(self.largest_pn_received.map_or(pn, |l| l.max(pn)));
         self.last_recv = now;
         self.peer_ts = pkt.header.timestamp;
         // Close and Reset only after the number check: a forged number outside the
@@ -1162,15 +1165,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 Body::Data { fin: true, .. } => AckWait::AtOnce,
                 _ => AckWait::Delayable,
             };
-            self.acks.on_packet(
-                pkt.header.pn,
-                now,
-                wait,
-                self.cfg.ack_every,
-                self.cfg.max_ack_delay,
-            );
+            self.acks
+                .on_packet(pn, now, wait, self.cfg.ack_every, self.cfg.max_ack_delay);
         } else {
-            self.acks.on_non_eliciting(pkt.header.pn);
+            self.acks.on_non_eliciting(pn);
         }
         self.check_graceful(now);
     }
@@ -1178,9 +1176,10 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// How far above the largest packet number received a new one may be: packet
     /// numbers grow by one per packet, so a bigger jump is forged or garbage. The
     /// largest packet window the configuration allows (it grows with the
-    /// congestion window) sets the scale.
+    /// congestion window) sets the scale, never beyond what a short header's 40
+    /// bits tell apart.
     fn max_pn_jump(&self) -> u64 {
-        (self.cfg.max_window_packets() * PN_JUMP_WINDOWS).max(MIN_PN_JUMP)
+        (self.cfg.max_window_packets() * PN_JUMP_WINDOWS).clamp(MIN_PN_JUMP, wire::MAX_PN_DISTANCE)
     }
 
     /// Receive-window autotuning: an RTT sample from the data packet's timestamp
@@ -1639,7 +1638,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         }
         Header {
             dst_cid: self.remote_cid,
-            pn,
+            pn: pn.into(),
             timestamp: self.timestamp(now),
             timestamp_echo: self.peer_ts,
         }
@@ -1989,8 +1988,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             self.probes -= 1;
         }
         self.note_blocked(now, None);
+        let pn = self.next_pn;
         let header = self.header(now);
-        let pn = header.pn;
         let header_len =
             wire::encode_data_header(buf, &header, chunk.offset, chunk.len as usize, chunk.fin)
                 .ok()?;

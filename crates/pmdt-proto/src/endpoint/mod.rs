@@ -29,7 +29,7 @@ use crate::linger::Lingering;
 use crate::recv_buffer::{RecvRing, RecvStorage};
 use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::EndpointStats;
-use crate::wire::{self, Body, HandshakeParams, Header, Packet, PacketType};
+use crate::wire::{self, Body, HandshakeParams, Header, Packet, PacketNumber, PacketType};
 
 /// Most stateless answers (Retry, Reset) waiting to be sent: under a handshake
 /// flood the rest are dropped rather than queued without bound.
@@ -283,7 +283,8 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         cfg: Arc<TransportConfig>,
     ) -> Connection<S, R> {
         let local_cid = self.new_cid();
-        let initial_pn = self.rng.random::<u32>() as u64;
+        // Below 2^32, so the peer reads the first short-header numbers whole.
+        let initial_pn = u64::from(self.rng.random::<u32>());
         let mut conn = Connection::new(ConnectionParams {
             side,
             local_cid,
@@ -636,7 +637,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         let mut buf = [0u8; STATELESS_MAX_LEN];
         let header = Header {
             dst_cid,
-            pn: 0,
+            pn: PacketNumber::Full(0),
             timestamp: 0,
             timestamp_echo: 0,
         };

@@ -46,6 +46,12 @@ impl<'a> Reader<'a> {
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
 
+    /// A 40-bit big-endian integer.
+    pub(crate) fn u40(&mut self) -> Result<u64, DecodeError> {
+        let b = self.bytes(5)?;
+        Ok(b.iter().fold(0u64, |v, &x| (v << 8) | u64::from(x)))
+    }
+
     pub(crate) fn u64(&mut self) -> Result<u64, DecodeError> {
         let b = self.bytes(8)?;
         let mut a = [0u8; 8];
@@ -88,6 +94,11 @@ impl<'a> Writer<'a> {
 
     pub(crate) fn u32(&mut self, v: u32) -> Result<(), EncodeError> {
         self.bytes(&v.to_be_bytes())
+    }
+
+    /// The low 40 bits of `v`, big-endian.
+    pub(crate) fn u40(&mut self, v: u64) -> Result<(), EncodeError> {
+        self.bytes(&v.to_be_bytes()[3..])
     }
 
     pub(crate) fn u64(&mut self, v: u64) -> Result<(), EncodeError> {

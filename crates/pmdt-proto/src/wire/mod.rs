@@ -1,25 +1,44 @@
-//! The pmdt wire format (see `docs/PROTOCOL.md`): a fixed 28-byte common header after
-//! UDP, then a body per packet type. Decoding borrows from the datagram (the payload of
-//! a data packet is a sub-slice, never copied) and never panics on any input.
+//! The pmdt wire format (see `docs/PROTOCOL.md`) after UDP: a header, then a body
+//! per packet type. The handshake (Init, Retry, Accept) has a 28-byte long header
+//! with a magic, the version and whole packet numbers; everything after it a
+//! 22-byte short header, one byte of form and type, the connection id, the packet
+//! number's low 40 bits (as QUIC's short header, [`PacketNumber`]) and the
+//! timestamps. A data packet's header is 30 bytes. Decoding borrows from the
+//! datagram (the payload of a data packet is a sub-slice, never copied) and never
+//! panics on any input.
 
 mod cursor;
+mod packet_number;
 
 use cursor::{Reader, Writer};
+pub use packet_number::{PacketNumber, MAX_PN_DISTANCE};
 
-/// First two bytes of every pmdt packet: ASCII "PM".
+/// First two bytes of a long-header (handshake) packet: ASCII "PM".
 pub const MAGIC: u16 = 0x504D;
 /// Protocol version this implementation speaks (2: the handshake carries
-/// `max_ack_delay` and the idle timeout; 3: and `path_bdp`).
-pub const VERSION: u8 = 3;
-/// Size of the common header.
-pub const HEADER_LEN: usize = 28;
-/// Size of a data packet's header (common header + data fields), before the payload.
-pub const DATA_HEADER_LEN: usize = HEADER_LEN + 12;
+/// `max_ack_delay` and the idle timeout; 3: and `path_bdp`; 4: packets after the
+/// handshake have the short header). A long header carries it; the short header
+/// has none, as the handshake settled it.
+pub const VERSION: u8 = 4;
+/// Size of the long header of Init, Retry and Accept.
+pub const LONG_HEADER_LEN: usize = 28;
+/// Size of the short header of every other packet.
+pub const SHORT_HEADER_LEN: usize = 22;
+/// Size of a data packet's header (short header + stream offset), before the
+/// payload: 1,442 stream bytes in a 1,472-byte datagram (MTU 1500).
+pub const DATA_HEADER_LEN: usize = SHORT_HEADER_LEN + 8;
+/// A short header's first byte: `0b01F0_TTTT`, `F` a data packet's FIN, `TTTT` the
+/// packet type. A long header's is 0x50 ('P'), which has bit 0x10 set.
+const SHORT_FORM: u8 = 0x40;
+/// The first-byte bits that tell a short header: `01_0` in bits 7, 6 and 4.
+const SHORT_FORM_MASK: u8 = 0xD0;
+/// A data packet's FIN in the short header's first byte.
+const FIN_BIT: u8 = 0x20;
 /// Most SACK ranges one ack carries beyond the first.
 pub const MAX_ACK_RANGES: usize = 32;
 /// Smallest `max_datagram` a side may announce: room for a data packet with a
 /// useful payload and for an ack with several ranges (an ack alone needs
-/// `ack_len(1)` = 61 bytes). The same floor as `TransportConfig::validate`.
+/// `ack_len(1)` = 55 bytes). The same floor as `TransportConfig::validate`.
 pub const MIN_MAX_DATAGRAM: u16 = DATA_HEADER_LEN as u16 + 64;
 /// Longest handshake cookie.
 pub const MAX_COOKIE_LEN: usize = 32;
@@ -84,6 +103,11 @@ pub enum PacketType {
 }
 
 impl PacketType {
+    /// Whether packets of this type have the long header (the handshake's).
+    pub fn has_long_header(self) -> bool {
+        matches!(self, Self::Init | Self::Retry | Self::Accept)
+    }
+
     fn from_u8(v: u8) -> Result<Self, DecodeError> {
         Ok(match v {
             1 => Self::Init,
@@ -99,13 +123,15 @@ impl PacketType {
     }
 }
 
-/// The common header of every packet.
+/// The header of every packet (long or short: the packet type decides).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Header {
     /// The receiver's connection id (0 in an Init: the server has none yet).
     pub dst_cid: u64,
-    /// Packet number: per direction, starts at a random value, +1 per packet, never reused.
-    pub pn: u64,
+    /// Packet number: per direction, starts at a random value below 2^32, +1 per
+    /// packet, never reused. A sender puts the whole number here; a decoded short
+    /// header holds its low 40 bits, which the receiving connection expands.
+    pub pn: PacketNumber,
     /// Sender's clock in microseconds (wrapping), for RTT by echo.
     pub timestamp: u32,
     /// The latest timestamp received from the peer (0 if none).
@@ -250,11 +276,36 @@ pub struct Packet<'a> {
     pub body: Body<'a>,
 }
 
-/// Reads only the common header and type (cheap demultiplexing by connection id).
+/// Reads only the header and type (cheap demultiplexing by connection id).
 pub fn peek_header(buf: &[u8]) -> Result<(Header, PacketType), DecodeError> {
     let mut r = Reader::new(buf);
-    let magic = r.u16()?;
-    if magic != MAGIC {
+    let (header, ty, _) = read_header(&mut r)?;
+    Ok((header, ty))
+}
+
+/// Reads a long or short header; returns it, the packet type and a data packet's FIN.
+fn read_header(r: &mut Reader<'_>) -> Result<(Header, PacketType, bool), DecodeError> {
+    let first = r.u8()?;
+    if first & SHORT_FORM_MASK == SHORT_FORM {
+        let ty = PacketType::from_u8(first & 0x0F)?;
+        if ty.has_long_header() {
+            return Err(DecodeError::Malformed(
+                "handshake packet with a short header",
+            ));
+        }
+        let fin = first & FIN_BIT != 0;
+        if fin && ty != PacketType::Data {
+            return Err(DecodeError::Malformed("FIN on a packet without data"));
+        }
+        let header = Header {
+            dst_cid: r.u64()?,
+            pn: PacketNumber::Truncated(r.u40()?),
+            timestamp: r.u32()?,
+            timestamp_echo: r.u32()?,
+        };
+        return Ok((header, ty, fin));
+    }
+    if u16::from_be_bytes([first, r.u8()?]) != MAGIC {
         return Err(DecodeError::BadMagic);
     }
     let version = r.u8()?;
@@ -262,16 +313,23 @@ pub fn peek_header(buf: &[u8]) -> Result<(Header, PacketType), DecodeError> {
         return Err(DecodeError::UnsupportedVersion(version));
     }
     let ty = PacketType::from_u8(r.u8()?)?;
+    if !ty.has_long_header() {
+        return Err(DecodeError::Malformed(
+            "packet after the handshake with a long header",
+        ));
+    }
+    let dst_cid = r.u64()?;
+    let pn = r.u64()?;
+    if pn >= MAX_PN {
+        return Err(DecodeError::Malformed("packet number beyond 2^62"));
+    }
     let header = Header {
-        dst_cid: r.u64()?,
-        pn: r.u64()?,
+        dst_cid,
+        pn: PacketNumber::Full(pn),
         timestamp: r.u32()?,
         timestamp_echo: r.u32()?,
     };
-    if header.pn >= MAX_PN {
-        return Err(DecodeError::Malformed("packet number beyond 2^62"));
-    }
-    Ok((header, ty))
+    Ok((header, ty, false))
 }
 
 fn read_params(r: &mut Reader<'_>) -> Result<HandshakeParams, DecodeError> {
@@ -306,9 +364,8 @@ fn read_cookie<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], DecodeError> {
 /// Decodes a whole packet. Never panics; trailing bytes after a fixed-size body are
 /// rejected (except Init's padding), and a data payload is exactly the rest.
 pub fn decode(buf: &[u8]) -> Result<Packet<'_>, DecodeError> {
-    let (header, ty) = peek_header(buf)?;
     let mut r = Reader::new(buf);
-    r.bytes(HEADER_LEN)?;
+    let (header, ty, fin) = read_header(&mut r)?;
     let body = match ty {
         PacketType::Init => {
             let params = read_params(&mut r)?;
@@ -326,27 +383,16 @@ pub fn decode(buf: &[u8]) -> Result<Packet<'_>, DecodeError> {
             params: read_params(&mut r)?,
         },
         PacketType::Data => {
+            // The payload is the rest of the datagram (UDP gives its length).
             let offset = r.u64()?;
-            let len = r.u16()? as usize;
-            let flags = r.u8()?;
-            let _reserved = r.u8()?;
-            if flags & !1 != 0 {
-                return Err(DecodeError::Malformed("unknown data flags"));
-            }
-            if r.remaining() != len {
-                return Err(if r.remaining() < len {
-                    DecodeError::Truncated
-                } else {
-                    DecodeError::Malformed("payload length mismatch")
-                });
-            }
-            if offset.checked_add(len as u64).is_none() {
+            let payload = r.rest();
+            if offset.checked_add(payload.len() as u64).is_none() {
                 return Err(DecodeError::Malformed("offset overflow"));
             }
             Body::Data {
                 offset,
-                fin: flags & 1 == 1,
-                payload: r.rest(),
+                fin,
+                payload,
             }
         }
         PacketType::Ack => Body::Ack(read_ack(&mut r)?),
@@ -406,15 +452,35 @@ fn read_ack(r: &mut Reader<'_>) -> Result<Ack, DecodeError> {
     })
 }
 
-fn write_header(w: &mut Writer<'_>, ty: PacketType, h: &Header) -> Result<(), EncodeError> {
-    if h.pn >= MAX_PN {
-        return Err(EncodeError::Invalid("packet number beyond 2^62"));
+fn write_header(
+    w: &mut Writer<'_>,
+    ty: PacketType,
+    h: &Header,
+    fin: bool,
+) -> Result<(), EncodeError> {
+    if ty.has_long_header() {
+        let PacketNumber::Full(pn) = h.pn else {
+            return Err(EncodeError::Invalid(
+                "a long header needs the whole packet number",
+            ));
+        };
+        if pn >= MAX_PN {
+            return Err(EncodeError::Invalid("packet number beyond 2^62"));
+        }
+        w.u16(MAGIC)?;
+        w.u8(VERSION)?;
+        w.u8(ty as u8)?;
+        w.u64(h.dst_cid)?;
+        w.u64(pn)?;
+    } else {
+        if matches!(h.pn, PacketNumber::Full(pn) if pn >= MAX_PN) {
+            return Err(EncodeError::Invalid("packet number beyond 2^62"));
+        }
+        let fin = if fin { FIN_BIT } else { 0 };
+        w.u8(SHORT_FORM | fin | ty as u8)?;
+        w.u64(h.dst_cid)?;
+        w.u40(h.pn.low_bits())?;
     }
-    w.u16(MAGIC)?;
-    w.u8(VERSION)?;
-    w.u8(ty as u8)?;
-    w.u64(h.dst_cid)?;
-    w.u64(h.pn)?;
     w.u32(h.timestamp)?;
     w.u32(h.timestamp_echo)
 }
@@ -436,8 +502,9 @@ fn write_cookie(w: &mut Writer<'_>, c: &[u8]) -> Result<(), EncodeError> {
     w.bytes(c)
 }
 
-/// Writes only the header and data fields of a data packet whose `payload_len` bytes
-/// the caller appends (zero-copy transmit from packet memory). Returns the header length.
+/// Writes only the header and stream offset of a data packet whose `payload_len`
+/// bytes the caller appends (zero-copy transmit from packet memory); the payload is
+/// the rest of the datagram. Returns the header length, [`DATA_HEADER_LEN`].
 pub fn encode_data_header(
     out: &mut [u8],
     h: &Header,
@@ -449,11 +516,8 @@ pub fn encode_data_header(
         return Err(EncodeError::Invalid("payload longer than 65535"));
     }
     let mut w = Writer::new(out);
-    write_header(&mut w, PacketType::Data, h)?;
+    write_header(&mut w, PacketType::Data, h, fin)?;
     w.u64(offset)?;
-    w.u16(payload_len as u16)?;
-    w.u8(u8::from(fin))?;
-    w.u8(0)?;
     Ok(w.written())
 }
 
@@ -471,7 +535,7 @@ pub fn encode(out: &mut [u8], p: &Packet<'_>) -> Result<usize, EncodeError> {
         return Ok(n + payload.len());
     }
     let mut w = Writer::new(out);
-    write_header(&mut w, p.body.packet_type(), &p.header)?;
+    write_header(&mut w, p.body.packet_type(), &p.header, false)?;
     match &p.body {
         Body::Init { params, cookie } => {
             write_params(&mut w, params)?;
@@ -527,7 +591,7 @@ fn write_ack(w: &mut Writer<'_>, a: &Ack) -> Result<(), EncodeError> {
 }
 
 /// Size of an ack's fixed part (header and first range).
-const ACK_FIXED_LEN: usize = HEADER_LEN + 8 + 4 + 8 + 8 + 1 + 4;
+const ACK_FIXED_LEN: usize = SHORT_HEADER_LEN + 8 + 4 + 8 + 8 + 1 + 4;
 /// Size of each additional ack range (gap and length).
 const ACK_RANGE_LEN: usize = 8;
 

@@ -346,4 +346,14 @@ impl Network {
     pub fn in_flight(&self) -> usize {
         self.queue.len()
     }
+
+    /// The datagrams in flight from `a` to `b` (in no particular order): what an
+    /// on-path observer sees, e.g. the packet numbers a forgery must be near.
+    pub fn in_flight_between(&self, a: NodeId, b: NodeId) -> impl Iterator<Item = &[u8]> + '_ {
+        let from = self.addr(a);
+        self.queue
+            .iter()
+            .filter(move |p| p.0.to == b.0 && p.0.from == from)
+            .map(|p| p.0.data.as_slice())
+    }
 }
