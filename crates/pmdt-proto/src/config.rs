@@ -26,7 +26,8 @@ pub struct TransportConfig {
     pub send_buffer: u64,
     /// Initial receive buffer in bytes: the flow-control credit given to the peer.
     /// Grows to [`RECV_WINDOW_PER_RTT`] × the bytes received per RTT (receive-window
-    /// autotuning), up to `max_window_bytes`.
+    /// autotuning), more while a hole at the head outlasts that (by the hole's
+    /// age, until it fills), up to `max_window_bytes`.
     pub recv_buffer: u64,
     /// Per-connection memory limit: the most the send buffer, the receive buffer
     /// (credit) and the packet window (in bytes) may each grow to. Set it to the

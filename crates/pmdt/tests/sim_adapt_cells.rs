@@ -16,6 +16,7 @@
 //! `SIM_RECEIVER_CORE=on,off` likewise for the receiver;
 //! `SIM_LOG=pmdt_proto::congestion::bbr=debug` for the controller's log).
 
+mod sim_log;
 mod sim_trace;
 
 use std::time::Duration;
@@ -43,27 +44,9 @@ fn path(rate_bps: u64, rtt: Duration, queue: u64) -> (ImpairConfig, ImpairConfig
     (fwd, rev)
 }
 
-/// `SIM_LOG=target=level,…` (e.g. `pmdt_proto::congestion::bbr=debug`): the
-/// log of the code under test on stderr, in the order of virtual time.
-fn log_to_stderr() {
-    use tracing_subscriber::layer::SubscriberExt;
-    let Ok(t) = std::env::var("SIM_LOG") else {
-        return;
-    };
-    let targets: tracing_subscriber::filter::Targets = t.parse().expect("SIM_LOG: target=level,…");
-    let sub = tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .without_time()
-                .with_target(false),
-        )
-        .with(targets);
-    let _ = tracing::subscriber::set_global_default(sub);
-}
-
 /// `flows` flows that never run out of data, for `secs` seconds.
 fn timed(flows: usize, rtt: Duration, queue: u64, secs: u64) -> BulkScenario {
-    log_to_stderr();
+    sim_log::log_to_stderr();
     let (forward, reverse) = path(LINK_BPS, rtt, queue);
     BulkScenario {
         seed: std::env::var("SIM_SEED").map_or(21, |v| v.parse().expect("SIM_SEED: an integer")),

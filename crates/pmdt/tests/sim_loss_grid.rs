@@ -9,7 +9,11 @@
 //! `SIM_CELLS=1g-200` (substrings of `<link>-<rtt>-<loss %>`) runs some cells only;
 //! `SIM_TRACE=1` prints each cell's sender timeline (per 100 ms); `SIM_SEED=7`
 //! draws the links' losses from another seed (default 1); `SIM_MTU=9000` sends
-//! jumbo datagrams (the runner's `bbr-jumbo` row, `--mtu 9000`; default 1500).
+//! jumbo datagrams (the runner's `bbr-jumbo` row, `--mtu 9000`; default 1500);
+//! `SIM_LOG=pmdt_proto::congestion::bbr=debug` prints the controller's log
+//! (with one cell: the two halves of the grid run on two threads).
+
+mod sim_log;
 
 use std::time::Duration;
 
@@ -92,6 +96,7 @@ fn steady_bps(r: &TimedSendReport) -> Option<f64> {
 #[test]
 #[ignore = "the full grid: minutes of CPU"]
 fn loss_grid_as_the_runner_measures_it() {
+    sim_log::log_to_stderr();
     let only: Vec<String> = std::env::var("SIM_CELLS")
         .map(|v| v.split(',').map(str::to_string).collect())
         .unwrap_or_default();

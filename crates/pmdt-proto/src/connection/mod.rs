@@ -564,10 +564,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     }
 
     /// The endpoint holds `siblings` other connections to this one's peer
-    /// host (its congestion controller reads its RTTs accordingly).
+    /// host (its congestion controller reads its RTTs accordingly, and its
+    /// receive credit covers an aging hole only alone).
     pub(crate) fn set_path_siblings(&mut self, siblings: usize) {
         self.path_siblings = siblings;
         self.cc.on_path_siblings(siblings);
+        self.recv_tune.on_path_siblings(siblings);
     }
 
     /// How many other connections this one's endpoint holds to the same peer
