@@ -590,43 +590,54 @@ mod tests {
         );
     }
 
+    /// Receiver state fed a millisecond at a time, 1 MB per 100 ms RTT.
+    struct Feed {
+        a: RecvAutotune,
+        t0: Instant,
+        offset: u64,
+        credit: u64,
+        asked: Vec<(u32, u64)>,
+    }
+
+    impl Feed {
+        /// A receiver with `siblings` other flows to the same peer, its RTT 100 ms.
+        fn new(siblings: usize) -> Self {
+            let t0 = Instant::now();
+            let mut a = RecvAutotune::default();
+            a.on_path_siblings(siblings);
+            a.on_rtt_sample(t0, Duration::from_millis(100));
+            Self {
+                a,
+                t0,
+                offset: 0,
+                credit: 0,
+                asked: Vec::new(),
+            }
+        }
+
+        /// Data for milliseconds `from..to`, 10 kB each; the credit asked for.
+        fn run(&mut self, from: u32, to: u32) {
+            let cfg = TransportConfig::default();
+            for i in from..to {
+                self.offset += 10_000;
+                let now = self.t0 + Duration::from_millis(i.into());
+                if let Some(c) = self.a.on_data(now, 10_000, self.credit, &cfg) {
+                    self.credit = c;
+                    self.asked.push((i, c));
+                }
+            }
+        }
+    }
+
     /// A hole at the head that outlasts the credit (a rare one: a probe's
     /// overflow whose retransmission was lost too) is given credit as it ages,
     /// the age plus 1.25 RTTs of data in quarter-RTT steps, up to five RTTs;
     /// once it fills the credit comes back to what the path is sized for.
     #[test]
     fn an_aging_hole_at_the_head_gets_credit_until_it_fills() {
-        /// Receiver state fed a millisecond at a time, 1 MB per 100 ms RTT.
-        struct Feed {
-            a: RecvAutotune,
-            t0: Instant,
-            offset: u64,
-            credit: u64,
-            asked: Vec<(u32, u64)>,
-        }
-        impl Feed {
-            fn run(&mut self, from: u32, to: u32) {
-                let cfg = TransportConfig::default();
-                for i in from..to {
-                    self.offset += 10_000;
-                    let now = self.t0 + Duration::from_millis(i.into());
-                    if let Some(c) = self.a.on_data(now, 10_000, self.credit, &cfg) {
-                        self.credit = c;
-                        self.asked.push((i, c));
-                    }
-                }
-            }
-        }
         let per_rtt = 1_000_000u64;
-        let t0 = Instant::now();
-        let mut f = Feed {
-            a: RecvAutotune::default(),
-            t0,
-            offset: 0,
-            credit: 0,
-            asked: Vec::new(),
-        };
-        f.a.on_rtt_sample(t0, Duration::from_millis(100));
+        let mut f = Feed::new(0);
+        let t0 = f.t0;
         f.run(0, 1000);
         let sized = f.credit;
         assert!(
@@ -671,24 +682,18 @@ mod tests {
     /// Beside sibling flows an aging hole gets no credit of its own.
     #[test]
     fn an_aging_hole_beside_siblings_gets_no_credit_of_its_own() {
-        let cfg = TransportConfig::default();
-        let t0 = Instant::now();
-        let ms = |i: u32| t0 + Duration::from_millis(i.into());
         let run = |siblings: usize| {
-            let mut a = RecvAutotune::default();
-            a.on_path_siblings(siblings);
-            a.on_rtt_sample(t0, Duration::from_millis(100));
-            let (mut offset, mut credit) = (0u64, 0u64);
-            for i in 0..1500u32 {
-                if i == 1000 {
-                    a.on_packet(ms(i), offset + 1000, offset, offset);
-                }
-                offset += 10_000;
-                if let Some(c) = a.on_data(ms(i), 10_000, credit, &cfg) {
-                    credit = c;
-                }
-            }
-            credit
+            let mut f = Feed::new(siblings);
+            f.run(0, 1000);
+            // A hole opens at 1 s and stays open for 500 ms.
+            f.a.on_packet(
+                f.t0 + Duration::from_secs(1),
+                f.offset + 1000,
+                f.offset,
+                f.offset,
+            );
+            f.run(1000, 1500);
+            f.credit
         };
         let alone = run(0);
         let beside = run(1);
