@@ -3,7 +3,9 @@
 //!
 //! The model: the bottleneck bandwidth (`max_bw`, a windowed maximum of delivery-rate
 //! samples) and the round-trip propagation delay (`min_rtt`, a windowed minimum).
-//! The controller paces at `pacing_gain × bw` and keeps at most `cwnd_gain × bw ×
+//! The controller paces at `pacing_gain × bw`, never below its minimum window
+//! per smoothed RTT (a flow whose estimate collapsed would otherwise climb back
+//! one single-datagram round at a time), and keeps at most `cwnd_gain × bw ×
 //! min_rtt` in flight. Its modes:
 //!
 //! - **Startup**: doubles the sending rate per round until the bandwidth stops growing

@@ -188,7 +188,16 @@ impl Bbr {
         } else {
             self.pacing_gain * bw as f64 * (1.0 - PACING_MARGIN)
         };
-        let mut rate = rate.max(1.0) as u64;
+        // Never below the window's floor per smoothed round trip: the window
+        // lets that much out whatever the estimate. Paced slower, a flow whose
+        // estimate collapsed (one of 1000 sharing a loop, starved for ten
+        // rounds) delivers no faster than it is paced, and each probe can lift
+        // an estimate of a few kB/s by a fifth only per cycle of single-packet
+        // rounds: through the tools, such flows sent one datagram a second for
+        // ten seconds.
+        let srtt = rtt.smoothed().as_secs_f64().max(1e-3);
+        let floor = self.min_cwnd() as f64 / srtt;
+        let mut rate = rate.max(floor).max(1.0) as u64;
         if let Some(saved) = self.resumed_bw.filter(|_| self.mode == Mode::Startup) {
             // Resumed: not past the saved path's rate (see `Bbr::resume`).
             rate = rate.min(saved);

@@ -1962,3 +1962,24 @@ fn a_catch_up_dip_counts_towards_the_round_only_for_a_flow_alone() {
         );
     }
 }
+
+/// A flow whose estimate collapsed still paces its window's floor per round
+/// trip (4 datagrams per smoothed RTT), not the estimate's few bytes a second.
+#[test]
+fn a_collapsed_estimate_paces_at_least_the_windows_floor_per_rtt() {
+    let (b, _, _) = cruising(6_000);
+    assert!(
+        b.bw() <= 7_000,
+        "the estimate is the tiny delivery rate: {}",
+        b.bw()
+    );
+    // 4 × 1000-byte datagrams per 100 ms smoothed RTT.
+    assert!(
+        b.pacing_rate.unwrap() >= 40_000,
+        "paced at {:?}",
+        b.pacing_rate
+    );
+    // A healthy estimate is paced as before, far above the floor.
+    let (b, _, _) = cruising(10_000_000);
+    assert!(b.pacing_rate.unwrap() >= 9_000_000 && b.pacing_rate.unwrap() <= 11_000_000);
+}
