@@ -160,9 +160,9 @@ impl Bbr {
 
     pub(super) fn update_pacing_rate(&mut self, rtt: &RttEstimator) {
         let bw = self.bw();
+        let srtt = rtt.smoothed().as_secs_f64().max(1e-3);
         let rate = if bw == 0 {
             // No model yet: the initial window per RTT, times the Startup gain.
-            let srtt = rtt.smoothed().as_secs_f64().max(1e-3);
             STARTUP_PACING_GAIN * self.cwnd as f64 / srtt
         } else if matches!(
             self.mode,
@@ -195,7 +195,6 @@ impl Bbr {
         // an estimate of a few kB/s by a fifth only per cycle of single-packet
         // rounds: through the tools, such flows sent one datagram a second for
         // ten seconds.
-        let srtt = rtt.smoothed().as_secs_f64().max(1e-3);
         let floor = self.min_cwnd() as f64 / srtt;
         let mut rate = rate.max(floor).max(1.0) as u64;
         if let Some(saved) = self.resumed_bw.filter(|_| self.mode == Mode::Startup) {
