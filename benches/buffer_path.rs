@@ -106,7 +106,7 @@ fn bench(c: &mut Criterion) {
         b.iter_custom(|n| {
             cpu_time(n, || {
                 for _ in 0..BURST {
-                    black_box(heap_pool.copy_from_stashed(&data, 1400, &mut stash));
+                    black_box(heap_pool.copy_from_stashed(&data, 1400, 0, &mut stash));
                 }
             })
         })
@@ -141,7 +141,7 @@ fn bench(c: &mut Criterion) {
         b.iter_custom(|n| {
             cpu_time(n, || {
                 for _ in 0..BURST {
-                    black_box(mbuf_pool.copy_from_stashed(&data, 1400, &mut stash));
+                    black_box(mbuf_pool.copy_from_stashed(&data, 1400, 0, &mut stash));
                 }
             })
         })
@@ -157,7 +157,7 @@ fn bench(c: &mut Criterion) {
             cpu_time(n, || {
                 let mut bytes = 0;
                 for _ in 0..BURST {
-                    let Some(x) = mbuf_pool.copy_from_stashed(&data, 1400, &mut stash) else {
+                    let Some(x) = mbuf_pool.copy_from_stashed(&data, 1400, 0, &mut stash) else {
                         break;
                     };
                     bytes += x.bytes().len();
@@ -195,7 +195,7 @@ fn bench(c: &mut Criterion) {
         b.iter_custom(|n| {
             cpu_time(n, || {
                 for _ in 0..BURST {
-                    black_box(mbuf_pool.copy_from_stashed(&data, 1400, &mut stash));
+                    black_box(mbuf_pool.copy_from_stashed(&data, 1400, 0, &mut stash));
                 }
             })
         })

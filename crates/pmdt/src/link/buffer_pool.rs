@@ -17,15 +17,21 @@ pub trait PacketPool: Send + Sync + fmt::Debug + 'static {
     /// buffer holds), or `None` when the pool is exhausted.
     fn copy_from(&self, data: &[u8], max: usize) -> Option<Buffer>;
     /// Like [`PacketPool::copy_from`], taking the memory from a thread's `stash`
-    /// where the pool keeps one (e.g. mbufs allocated in bulk). The default ignores
-    /// the stash.
+    /// where the pool keeps one (e.g. mbufs allocated in bulk); `None` also when
+    /// only `keep_free` buffers are free (what the pool keeps for others: the
+    /// I/O loop's receiving and headers; checked when the stash is refilled).
+    /// The default ignores the stash.
     fn copy_from_stashed(
         &self,
         data: &[u8],
         max: usize,
+        keep_free: usize,
         stash: &mut BufferStash,
     ) -> Option<Buffer> {
         let _ = stash;
+        if self.available() <= keep_free {
+            return None;
+        }
         self.copy_from(data, max)
     }
     /// Empty packet memory to fill in place, for up to `max` bytes (less if one
@@ -96,14 +102,16 @@ impl BufferPool {
     }
 
     /// Like [`BufferPool::copy_from`], taking the buffer from `stash` (refilled in
-    /// bulk where the backend does so).
+    /// bulk where the backend does so), leaving `keep_free` buffers free (see
+    /// [`PacketPool::copy_from_stashed`]).
     pub fn copy_from_stashed(
         &self,
         data: &[u8],
         max: usize,
+        keep_free: usize,
         stash: &mut BufferStash,
     ) -> Option<Buffer> {
-        self.0.copy_from_stashed(data, max, stash)
+        self.0.copy_from_stashed(data, max, keep_free, stash)
     }
 
     /// See [`PacketPool::take_writable`].

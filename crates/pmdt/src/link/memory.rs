@@ -2,7 +2,7 @@
 //! lock-free queues (for tests and single-process experiments).
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -18,6 +18,14 @@ pub struct MemoryLink {
     inbox: Arc<Wire>,
     outbox: Arc<Wire>,
     pool: HeapPool,
+    /// The other end's pool: a datagram crosses into its memory, as a NIC
+    /// receives into its own buffers.
+    peer_pool: HeapPool,
+    /// Datagrams this end could not take in for want of a buffer of its pool
+    /// (counted by the sending end).
+    rx_no_buffer: Arc<AtomicU64>,
+    /// The same for the other end.
+    peer_rx_no_buffer: Arc<AtomicU64>,
     cut: Arc<AtomicBool>,
     stats: LinkStats,
 }
@@ -40,15 +48,31 @@ impl MemoryLink {
         let cut = Arc::new(AtomicBool::new(false));
         let ab = Arc::new(ArrayQueue::new(depth.max(1)));
         let ba = Arc::new(ArrayQueue::new(depth.max(1)));
-        let mk = |addr, inbox, outbox| MemoryLink {
-            addr,
-            inbox,
-            outbox,
-            pool: HeapPool::new(blocks, 2048),
-            cut: cut.clone(),
-            stats: LinkStats::default(),
+        let (pool_a, pool_b) = (HeapPool::new(blocks, 2048), HeapPool::new(blocks, 2048));
+        let (missed_a, missed_b) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+        let mk = |addr, inbox, outbox, (pool, peer_pool), (rx_no_buffer, peer_rx_no_buffer)| {
+            MemoryLink {
+                addr,
+                inbox,
+                outbox,
+                pool,
+                peer_pool,
+                rx_no_buffer,
+                peer_rx_no_buffer,
+                cut: cut.clone(),
+                stats: LinkStats::default(),
+            }
         };
-        (mk(a, ba.clone(), ab.clone()), mk(b, ab, ba))
+        (
+            mk(
+                a,
+                ba.clone(),
+                ab.clone(),
+                (pool_a.clone(), pool_b.clone()),
+                (missed_a.clone(), missed_b.clone()),
+            ),
+            mk(b, ab, ba, (pool_b, pool_a), (missed_b, missed_a)),
+        )
     }
 
     /// A switch that, once set, silently drops everything both ends send (a pulled
@@ -99,11 +123,13 @@ impl Link for MemoryLink {
         if self.cut.load(Ordering::Relaxed) {
             return true; // into the void
         }
-        // The "wire" copy: the datagram is serialized into a fresh block, as a NIC
-        // would DMA it.
-        let Some(mut b) = self.pool.take() else {
-            self.stats.tx_dropped += 1;
-            return false;
+        // The "wire" copy: the datagram is serialized into a fresh block of the
+        // receiving end's pool, as its NIC would DMA it into its own buffers
+        // (a sender's pool never pins what its peer holds). None free: the
+        // receiver drops it, as a NIC out of receive buffers does.
+        let Some(mut b) = self.peer_pool.take() else {
+            self.peer_rx_no_buffer.fetch_add(1, Ordering::Relaxed);
+            return true;
         };
         let Some(n) = pkt.copy_to(b.space()) else {
             self.stats.tx_dropped += 1;
@@ -127,6 +153,8 @@ impl Link for MemoryLink {
     fn flush(&mut self, _now: Instant) {}
 
     fn stats(&self) -> LinkStats {
-        self.stats.clone()
+        let mut s = self.stats.clone();
+        s.rx_no_buffer = self.rx_no_buffer.load(Ordering::Relaxed);
+        s
     }
 }

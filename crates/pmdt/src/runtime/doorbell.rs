@@ -31,6 +31,7 @@ use crossbeam_queue::ArrayQueue;
 use rustix::event::{eventfd, poll, EventfdFlags, PollFd, PollFlags, Timespec};
 
 use super::io_loop::Control;
+use super::memory_wait::MemoryWaiters;
 use crate::link::WakeOn;
 
 /// The longest single park: a loop whose timers are all far off still looks
@@ -41,6 +42,8 @@ const MAX_PARK: Duration = Duration::from_secs(1);
 /// the wake-up of the loop parked on them.
 pub(crate) struct Doorbell {
     queue: ArrayQueue<usize>,
+    /// Writers waiting for packet memory the loop frees.
+    memory: MemoryWaiters,
     /// Control requests sent (each also wakes a parked loop).
     controls: AtomicU64,
     parked: AtomicBool,
@@ -72,6 +75,7 @@ impl Doorbell {
             .ok();
         Self {
             queue: ArrayQueue::new(streams.max(1)),
+            memory: MemoryWaiters::new(streams),
             controls: AtomicU64::new(0),
             parked: AtomicBool::new(false),
             event,
@@ -91,6 +95,12 @@ impl Doorbell {
     #[inline]
     pub fn pop(&self) -> Option<usize> {
         self.queue.pop()
+    }
+
+    /// The writers waiting for packet memory.
+    #[inline]
+    pub fn memory_waiters(&self) -> &MemoryWaiters {
+        &self.memory
     }
 
     /// A control request was just sent (or the channel closed): counts it and

@@ -388,10 +388,11 @@ impl Group {
         let mut done = 0;
         while done < data.len() && self.may_take() {
             let s = &mut self.members[lead].stream;
-            if s.pool.available() <= s.reserve {
-                break;
-            }
-            let Some(buf) = s.pool.copy_from_stashed(&data[done..], chunk, &mut s.stash) else {
+            // None also once the pool is down to the reserve kept for receiving.
+            let Some(buf) = s
+                .pool
+                .copy_from_stashed(&data[done..], chunk, s.reserve, &mut s.stash)
+            else {
                 break;
             };
             let n = buf.bytes().len() as u64;

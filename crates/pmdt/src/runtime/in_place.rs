@@ -193,7 +193,13 @@ impl Stream {
     pub fn reserve(&mut self) -> io::Result<WriteBuf> {
         loop {
             match self.try_reserve() {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.shared.waiter.backoff(),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    if self.is_established() {
+                        self.wait_for_memory();
+                    } else {
+                        self.wait_io(true);
+                    }
+                }
                 r => return r,
             }
         }

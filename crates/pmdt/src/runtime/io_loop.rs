@@ -18,6 +18,7 @@ use load_estimator::{EstimatorConfig, LoadEstimator, LoadReport};
 use super::caller::CallerLoop;
 use super::cycles;
 use super::doorbell::{Doorbell, Parked};
+use super::memory_wait;
 use super::reader_wake;
 use super::recv_memory::{RecvMemory, Share};
 use super::shared::StreamShared;
@@ -224,6 +225,8 @@ pub(crate) struct IoLoop {
     iterations: u64,
     idle_sleeps: u64,
     idle_parks: u64,
+    /// Writers waiting for packet memory this loop woke.
+    memory_wakes: u64,
     /// Stream bytes acknowledged and received by connections already released.
     closed_acked: u64,
     closed_received: u64,
@@ -325,6 +328,7 @@ impl IoLoop {
             iterations: 0,
             idle_sleeps: 0,
             idle_parks: 0,
+            memory_wakes: 0,
             closed_acked: 0,
             closed_received: 0,
             started: now,
@@ -537,6 +541,8 @@ impl IoLoop {
             iterations: self.iterations,
             idle_sleeps: self.idle_sleeps,
             idle_parks: self.idle_parks,
+            memory_waits: self.doorbell.memory_waiters().queued_total(),
+            memory_wakes: self.memory_wakes,
             uptime_s: now.duration_since(self.started).as_secs_f64(),
             connection_list: list,
             stream_bytes_acked: acked,
@@ -613,6 +619,8 @@ impl IoLoop {
         // Transmit.
         let sent = self.transmit(now);
         self.link.flush(now);
+        // Writers short of memory, now that acknowledgements freed some.
+        self.wake_memory_waiters();
         (n + sent, work || sent > 0)
     }
 
@@ -763,7 +771,38 @@ impl IoLoop {
             cur: None,
             pool: self.pool.clone(),
             stash: Default::default(),
-            reserve: (self.pool.capacity() as f64 * WRITE_RESERVE_SHARE) as usize,
+            reserve: self.write_reserve(),
+        }
+    }
+
+    /// Free buffers writers leave in the pool for receiving.
+    fn write_reserve(&self) -> usize {
+        (self.pool.capacity() as f64 * WRITE_RESERVE_SHARE) as usize
+    }
+
+    /// Wakes the writers waiting for packet memory that the buffers free
+    /// beyond the reserve can serve, longest waiting first (see
+    /// [`memory_wait`]).
+    fn wake_memory_waiters(&mut self) {
+        let waiters = self.doorbell.memory_waiters();
+        if waiters.is_empty() {
+            return;
+        }
+        let free = self.pool.available().saturating_sub(self.write_reserve());
+        let mut n = memory_wait::writers_to_wake(free, self.pool.capacity(), waiters.len());
+        while n > 0 {
+            let Some(i) = waiters.pop() else {
+                break;
+            };
+            // Cleared before the wake-up (the writer's wait ends once it is): a
+            // stale entry (a stream closed while queued) wakes nobody.
+            if let Some(Some(s)) = self.streams.get(i) {
+                if s.shared.awaits_memory.swap(false, Ordering::AcqRel) {
+                    s.shared.waiter.wake();
+                    self.memory_wakes += 1;
+                    n -= 1;
+                }
+            }
         }
     }
 

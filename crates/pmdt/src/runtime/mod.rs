@@ -37,6 +37,7 @@ mod idle_backoff;
 mod in_place;
 mod io_loop;
 mod memory_budget;
+mod memory_wait;
 mod reader_wake;
 mod recv_memory;
 mod session;

@@ -64,11 +64,20 @@ impl Waiter {
         }
     }
 
+    /// Whether waits poll a run-to-completion loop (that has not stopped)
+    /// instead of parking.
+    pub fn drives_loop(&self) -> bool {
+        self.driver.upgrade().is_some_and(|d| !d.stopped())
+    }
+
     /// Waits a little for packet memory to be freed: one poll of the loop in
     /// run-to-completion mode (or, while another thread polls it, a sleep
-    /// until that poll ends), a short sleep otherwise. Yielding instead, a
-    /// thousand writers short of memory over kernel UDP spun on `sched_yield`
-    /// with both cores and starved the thread polling the loop: 20 Mbit/s.
+    /// until that poll ends), a short sleep otherwise (the pipeline's writers
+    /// park in the loop's queue of memory waiters instead, see
+    /// [`super::memory_wait`]; this nap is for memory that looked free but
+    /// could not be taken). Yielding instead, a thousand writers short of
+    /// memory over kernel UDP spun on `sched_yield` with both cores and starved
+    /// the thread polling the loop: 20 Mbit/s.
     pub fn backoff(&self) {
         match self.driver.upgrade() {
             Some(d) if !d.stopped() => d.drive_or_wait(),
@@ -221,6 +230,9 @@ pub(crate) struct StreamShared {
     pub dropped: AtomicBool,
     /// In the I/O loop's doorbell queue.
     pub queued: AtomicBool,
+    /// In the I/O loop's queue of writers waiting for packet memory (see
+    /// [`super::memory_wait`]).
+    pub awaits_memory: AtomicBool,
     /// Bytes the application has read out of the receive ring: the I/O loop hands
     /// over at most a budget beyond it, so a slow reader pins bounded packet memory.
     pub app_read: AtomicU64,
@@ -263,6 +275,7 @@ impl StreamShared {
             reset: AtomicU64::new(0),
             dropped: AtomicBool::new(false),
             queued: AtomicBool::new(false),
+            awaits_memory: AtomicBool::new(false),
             app_read: AtomicU64::new(0),
             wake_on_read: AtomicBool::new(false),
             ring_bytes: RingBytes::default(),
@@ -292,6 +305,19 @@ impl StreamShared {
         if !self.queued.load(Ordering::Relaxed) && !self.queued.swap(true, Ordering::AcqRel) {
             self.doorbell.ring(self.id);
         }
+    }
+
+    /// Queues this stream's writer for packet memory (once: it stays queued
+    /// until the loop wakes it); false when it could not be queued.
+    pub fn await_memory(&self) -> bool {
+        if self.awaits_memory.swap(true, Ordering::AcqRel) {
+            return true;
+        }
+        let queued = self.doorbell.memory_waiters().push(self.id);
+        if !queued {
+            self.awaits_memory.store(false, Ordering::Release);
+        }
+        queued
     }
 
     /// The application read `n` bytes: tells the I/O loop if it waits for that.

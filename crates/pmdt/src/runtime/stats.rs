@@ -41,6 +41,14 @@ pub struct LoopStats {
     /// policy's `max_sleep`.
     #[serde(default)]
     pub idle_parks: u64,
+    /// Times an application thread writing on one of the loop's streams found
+    /// the packet pool down to the reserve kept for receiving and parked until
+    /// the loop freed memory (pipeline mode; see [`LoopStats::memory_wakes`]).
+    #[serde(default)]
+    pub memory_waits: u64,
+    /// Times the loop woke such a writer as acknowledgements freed buffers.
+    #[serde(default)]
+    pub memory_wakes: u64,
     /// Seconds since the loop started.
     pub uptime_s: f64,
     /// Live connections (the first 256).

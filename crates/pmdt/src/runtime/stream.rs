@@ -196,10 +196,12 @@ impl Stream {
         let mut done = 0;
         let mut pushed = 0usize;
         while done < data.len() && self.tx.slots() > 0 && self.shared.may_write() {
-            let Some(b) =
-                self.pool
-                    .copy_from_stashed(&data[done..], self.shared.chunk(), &mut self.stash)
-            else {
+            let Some(b) = self.pool.copy_from_stashed(
+                &data[done..],
+                self.shared.chunk(),
+                self.reserve,
+                &mut self.stash,
+            ) else {
                 break;
             };
             let n = b.bytes().len();
@@ -373,6 +375,26 @@ impl Stream {
         }
     }
 
+    /// Waits until the packet pool has buffers beyond the reserve kept for
+    /// receiving: parked until the I/O loop, as acknowledgements free buffers,
+    /// wakes this writer in its turn (see [`super::memory_wait`]). A
+    /// run-to-completion writer polls the loop instead.
+    pub(super) fn wait_for_memory(&self) {
+        let s = &self.shared;
+        let (pool, reserve) = (&self.pool, self.reserve);
+        // Memory that looks free but could not be taken (buffers in other
+        // threads' caches), or no room in the queue: nap and try again.
+        if s.waiter.drives_loop() || pool.available() > reserve || !s.await_memory() {
+            s.waiter.backoff();
+            return;
+        }
+        s.waiter.wait(|| {
+            s.closed_flag.load(Ordering::Acquire)
+                || !s.awaits_memory.load(Ordering::Acquire)
+                || pool.available() > reserve
+        });
+    }
+
     pub(super) fn wait_io(&self, writing: bool) {
         let s = &self.shared;
         let tx = &self.tx;
@@ -396,8 +418,8 @@ impl io::Write for Stream {
             match self.try_write(data) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     if self.is_established() && self.tx.slots() > 0 && self.shared.may_write() {
-                        // Ring has room but the packet pool is exhausted: back off.
-                        self.shared.waiter.backoff();
+                        // Ring has room but the packet pool is exhausted.
+                        self.wait_for_memory();
                     } else {
                         self.wait_io(true);
                     }

@@ -51,11 +51,18 @@ impl PacketPool for Mempool {
         &self,
         data: &[u8],
         max: usize,
+        keep_free: usize,
         stash: &mut BufferStash,
     ) -> Option<Buffer> {
         let mbufs = stash.get_or_insert_with(MbufBatch::<STASH_BULK>::new);
-        if mbufs.is_empty() && self.alloc_bulk(mbufs, STASH_BULK).is_err() {
-            return PacketPool::copy_from(self, data, max);
+        if mbufs.is_empty() {
+            // Counting free mbufs walks every lcore's cache: only per refill.
+            if PacketPool::available(self) <= keep_free {
+                return None;
+            }
+            if self.alloc_bulk(mbufs, STASH_BULK).is_err() {
+                return PacketPool::copy_from(self, data, max);
+            }
         }
         fill(mbufs.pop()?, data, max)
     }
