@@ -2,7 +2,9 @@
 //! pmdt-send to one pmdt-recv, the same total bytes split among them: aggregate
 //! goodput vs one flow, Jain's index, completion. Beside the larger counts, the
 //! same flows for a fixed time (iperf3's `-P N -t T`): how they share the link
-//! while every one of them has data.
+//! while every one of them has data; and those timed cells again in pipeline
+//! mode (`--pipeline`, an I/O lcore per side and the flows' threads handing
+//! data over rings: the mode several queues run in).
 
 use std::time::Duration;
 
@@ -17,6 +19,8 @@ use crate::report::{Ratio, Report};
 const TIMED_FROM: usize = 16;
 /// How long the timed cells send, seconds.
 const TIMED_SECS: f64 = 5.0;
+/// The fewest flows that also run timed in pipeline mode.
+const PIPELINE_FROM: usize = 256;
 
 /// Tools this experiment needs.
 pub const TOOLS: crate::exp::Tools = (&["pmdt-send", "pmdt-recv"], &[]);
@@ -41,12 +45,14 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     } else {
         (&[1, 2, 16, 256, 1000], 1 << 30)
     };
-    // `n` flows from one pmdt-send with `send` (the amount or the time).
-    let cell = |n: usize, send: &[&str], expected: Duration, spec: CellSpec| {
+    // `n` flows from one pmdt-send with `send` (the amount or the time),
+    // `both` given to both tools.
+    let cell = |n: usize, send: &[&str], both: &[&str], expected: Duration, spec: CellSpec| {
         let mut args = vec!["-P".to_string(), n.to_string()];
-        args.extend(send.iter().map(|a| a.to_string()));
+        args.extend(send.iter().chain(both).map(|a| a.to_string()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let mut pair = PairSpec::new(Link::Memif(1500), &args, expected);
+        pair.recv_args = both.iter().map(|a| a.to_string()).collect();
         pair.connections = n;
         pmdt_cell(ctx, E, spec.param("flows", n), &pair, |_, _| {})
     };
@@ -57,6 +63,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         r.cells.push(cell(
             n,
             &["-n", &bytes_arg(bytes)],
+            &[],
             expect_bytes(bytes),
             CellSpec::new(format!("flows-{n}"), "goodput_gbps").param("bytes_per_flow", per),
         ));
@@ -67,9 +74,21 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             r.cells.push(cell(
                 n,
                 &["-t", &secs_arg(TIMED_SECS)],
+                &[],
                 Duration::from_secs_f64(TIMED_SECS),
                 CellSpec::new(format!("flows-{n}-t{TIMED_SECS}"), "goodput_gbps")
                     .param("seconds", TIMED_SECS),
+            ));
+        }
+        for &n in counts.iter().filter(|&&n| n >= PIPELINE_FROM) {
+            r.cells.push(cell(
+                n,
+                &["-t", &secs_arg(TIMED_SECS)],
+                &["--pipeline"],
+                Duration::from_secs_f64(TIMED_SECS),
+                CellSpec::new(format!("flows-pipeline-{n}-t{TIMED_SECS}"), "goodput_gbps")
+                    .param("seconds", TIMED_SECS)
+                    .param("mode", "pipeline"),
             ));
         }
     }
@@ -86,6 +105,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     r.notes = vec![
         "Default transport settings (window, controller); the total is split evenly over the flows; a cell that timed out says so with the interrupted sender's figure.".into(),
         "jain: Jain's index of the flows' goodputs, each flow's bytes over its own time. In the fixed-size cells (`-n`) it also measures when each flow's application thread first ran: the tools run a thread per flow, and 256 of them on 2 cores (one shared with a busy-polling I/O lcore) start over hundreds of milliseconds, so at 256 flows × 4 MiB the first flows finish before a fifth of the total is delivered. The timed cells (`-t`, every flow sending for the same time, as iperf3 -P is usually run) measure how the link is shared among flows that all have data.".into(),
+        "flows-pipeline-*: the timed cells with `--pipeline` on both tools (an I/O lcore per side, pinned as the others' run-to-completion loops are; the flows' threads share the two CPUs with the peer's I/O lcore). flows_failed counts flows that ended in an error (before session 77, a third of 800-1000 pipeline flows timed out: writers short of packet memory napped in a busy loop).".into(),
     ];
     r
 }
