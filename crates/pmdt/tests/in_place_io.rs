@@ -272,7 +272,8 @@ fn segments_held_past_the_stream_and_runtime_still_return_their_memory() {
     drop(s);
     p.client.shutdown().unwrap();
     p.server.shutdown().unwrap();
-    // (A memory link hands the sender's buffers over: the pinned pool is its.)
+    // (A memory link receives into the receiving end's pool: the pinned pool
+    // is the server's.)
     assert!(
         pools.iter().any(|p| p.available() < p.capacity()),
         "held segments pin packet memory"

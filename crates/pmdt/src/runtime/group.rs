@@ -526,7 +526,9 @@ impl Group {
                 while m.stream.rx.pop().is_ok() {}
                 let s = &m.stream.shared;
                 s.discard.store(true, Ordering::Release);
-                s.waiter.wait(|| s.closed_flag.load(Ordering::Acquire));
+                // Regularly: the close timeout is checked between parks.
+                s.waiter
+                    .wait_regularly(|| s.closed_flag.load(Ordering::Acquire));
             }
         }
         self.members()

@@ -132,6 +132,10 @@ pub const SHUTDOWN_CODE: u32 = 0xffff_0003;
 
 use super::memory_budget::{self, PoolSplit, READ_AHEAD_MAX, READ_AHEAD_MIN, WRITE_RESERVE_SHARE};
 
+/// How often an idle loop looks for free packet memory while writers wait for
+/// some (see [`memory_wait`]).
+const MEMORY_RECHECK: Duration = Duration::from_millis(1);
+
 /// Credit a new connection's handshake may advertise before the loop sizes it.
 const INITIAL_CREDIT_MAX: u64 = 64 * 1024;
 /// How often the loop publishes its statistics (and re-checks readers).
@@ -413,6 +417,10 @@ impl IoLoop {
                 self.shutting_down,
                 lingering.filter(|_| self.shutting_down.is_some()),
                 self.next_deferred_wake(),
+                // Writers short of memory: memory this loop does not free (reads
+                // dropping received buffers, another queue's acknowledgements)
+                // is looked for this often.
+                (!self.doorbell.memory_waiters().is_empty()).then(|| now + MEMORY_RECHECK),
             ]
             .into_iter()
             .flatten()
@@ -784,6 +792,9 @@ impl IoLoop {
     /// beyond the reserve can serve, longest waiting first (see
     /// [`memory_wait`]).
     fn wake_memory_waiters(&mut self) {
+        // Pairs with the fence in the writer's wait: either this sees its
+        // stream queued, or the writer sees the memory this pass freed.
+        std::sync::atomic::fence(Ordering::SeqCst);
         let waiters = self.doorbell.memory_waiters();
         if waiters.is_empty() {
             return;
@@ -795,10 +806,10 @@ impl IoLoop {
                 break;
             };
             // Cleared before the wake-up (the writer's wait ends once it is): a
-            // stale entry (a stream closed while queued) wakes nobody.
+            // stale entry (a stream closed while queued) wakes nobody, and a
+            // writer that found memory by itself meanwhile does not count.
             if let Some(Some(s)) = self.streams.get(i) {
-                if s.shared.awaits_memory.swap(false, Ordering::AcqRel) {
-                    s.shared.waiter.wake();
+                if s.shared.awaits_memory.swap(false, Ordering::AcqRel) && s.shared.waiter.wake() {
                     self.memory_wakes += 1;
                     n -= 1;
                 }

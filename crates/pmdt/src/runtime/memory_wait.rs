@@ -14,10 +14,14 @@
 //!
 //! No wake-up is lost: a stream is flagged while it is queued (a writer queues
 //! it only when the flag was clear), the writer's wait ends as soon as the flag
-//! is cleared or memory is free (checked after it marks itself waiting; see
-//! [`super::shared::Waiter`]), and the loop clears the flag before it wakes.
-//! Run to completion has no separate loop: a writer short of memory polls the
-//! loop itself ([`super::shared::Waiter::backoff`]).
+//! is cleared or a buffer is free (checked after it marks itself waiting; see
+//! [`super::shared::Waiter`]; the loop looks at the queue after a fence, once
+//! per pass), the loop clears the flag before it wakes, and it wakes a writer
+//! as soon as one buffer is free. Memory freed elsewhere (a reader dropping
+//! received buffers, another queue's loop) is looked for every millisecond
+//! while writers wait, by a loop that would otherwise park. Run to completion
+//! has no separate loop: a writer short of memory polls the loop itself
+//! ([`super::shared::Waiter::backoff`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -82,10 +86,15 @@ impl MemoryWaiters {
 
 /// How many waiting writers to wake with `free` buffers beyond the reserve in
 /// a pool of `capacity`, `waiting` queued: one per batch a writer takes
-/// ([`BUFFERS_PER_WRITER`], less in a small pool), none until a batch is free.
+/// ([`BUFFERS_PER_WRITER`], less in a small pool), and one as soon as any
+/// buffer is free (a writer's wait ends on one free buffer: it must not stay
+/// parked while fewer than a batch come back).
 pub(crate) fn writers_to_wake(free: usize, capacity: usize, waiting: usize) -> usize {
+    if free == 0 {
+        return 0;
+    }
     let batch = (capacity / POOL_SHARES).clamp(1, BUFFERS_PER_WRITER);
-    (free / batch).min(waiting)
+    (free / batch).max(1).min(waiting)
 }
 
 #[cfg(test)]
@@ -93,10 +102,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_writer_per_free_batch_none_before_one_is_free() {
+    fn a_writer_per_free_batch_and_one_for_any_free_buffer() {
         assert_eq!(writers_to_wake(0, 65_536, 10), 0);
-        assert_eq!(writers_to_wake(31, 65_536, 10), 0);
-        assert_eq!(writers_to_wake(32, 65_536, 10), 1);
+        assert_eq!(writers_to_wake(1, 65_536, 10), 1);
+        assert_eq!(writers_to_wake(31, 65_536, 10), 1);
+        assert_eq!(writers_to_wake(64, 65_536, 10), 2);
+        assert_eq!(writers_to_wake(5, 65_536, 0), 0);
         assert_eq!(writers_to_wake(200, 65_536, 10), 6);
         assert_eq!(writers_to_wake(1 << 20, 65_536, 10), 10);
     }
@@ -104,8 +115,8 @@ mod tests {
     #[test]
     fn a_small_pool_wakes_for_smaller_batches() {
         // 512 buffers: a writer per 8 free.
-        assert_eq!(writers_to_wake(8, 512, 10), 1);
-        assert_eq!(writers_to_wake(7, 512, 10), 0);
+        assert_eq!(writers_to_wake(16, 512, 10), 2);
+        assert_eq!(writers_to_wake(15, 512, 10), 1);
         // Tiny: every free buffer wakes one.
         assert_eq!(writers_to_wake(1, 16, 10), 1);
     }

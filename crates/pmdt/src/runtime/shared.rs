@@ -139,11 +139,7 @@ impl Waiter {
         } else {
             0
         };
-        let timeout = self
-            .timeout
-            .checked_mul(1 << quiet.min(MAX_QUIET_DOUBLINGS))
-            .unwrap_or(self.timeout);
-        std::thread::park_timeout(timeout);
+        std::thread::park_timeout(self.park_timeout(quiet));
         // `wake` clears the flag before it unparks: still set, nothing woke us.
         let woken = !self.waiting.swap(false, Ordering::SeqCst);
         if lengthen && !woken {
@@ -152,15 +148,26 @@ impl Waiter {
         }
     }
 
-    /// Wakes the parked thread, if any (cheap when nobody waits).
+    /// The safety net's timeout after `quiet` parks that no wake-up ended:
+    /// doubled per such park, at most [`MAX_QUIET_DOUBLINGS`] times.
+    fn park_timeout(&self, quiet: u32) -> Duration {
+        self.timeout
+            .checked_mul(1 << quiet.min(MAX_QUIET_DOUBLINGS))
+            .unwrap_or(self.timeout)
+    }
+
+    /// Wakes the parked thread, if any (cheap when nobody waits); whether a
+    /// thread was waiting.
     #[inline]
-    pub fn wake(&self) {
+    pub fn wake(&self) -> bool {
         fence(Ordering::SeqCst);
         if self.waiting.load(Ordering::SeqCst) && self.waiting.swap(false, Ordering::SeqCst) {
             if let Some(t) = self.thread.load().as_ref() {
                 t.unpark();
             }
+            return true;
         }
+        false
     }
 }
 
@@ -427,6 +434,12 @@ mod tests {
         for _ in 0..MAX_QUIET_DOUBLINGS + 2 {
             w.wait(|| false);
         }
-        assert!(w.quiet_parks.load(Ordering::Relaxed) > MAX_QUIET_DOUBLINGS);
+        let quiet = w.quiet_parks.load(Ordering::Relaxed);
+        assert!(quiet > MAX_QUIET_DOUBLINGS);
+        assert_eq!(
+            w.park_timeout(quiet),
+            Duration::from_micros(50 << MAX_QUIET_DOUBLINGS)
+        );
+        assert_eq!(w.park_timeout(1), Duration::from_micros(100));
     }
 }
