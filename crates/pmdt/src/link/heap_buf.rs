@@ -244,18 +244,6 @@ impl PacketPool for HeapPool {
     fn copy_from(&self, data: &[u8], max: usize) -> Option<Buffer> {
         HeapPool::copy_from(self, &data[..data.len().min(max)]).map(Buffer::new)
     }
-    fn copy_from_stashed(
-        &self,
-        data: &[u8],
-        max: usize,
-        keep_free: usize,
-        _: &mut BufferStash,
-    ) -> Option<Buffer> {
-        if PacketPool::available(self) <= keep_free {
-            return None;
-        }
-        PacketPool::copy_from(self, data, max)
-    }
     fn take_writable(&self, max: usize, keep_free: usize, _: &mut BufferStash) -> Option<WriteBuf> {
         if PacketPool::available(self) <= keep_free {
             return None;

@@ -48,31 +48,30 @@ impl MemoryLink {
         let cut = Arc::new(AtomicBool::new(false));
         let ab = Arc::new(ArrayQueue::new(depth.max(1)));
         let ba = Arc::new(ArrayQueue::new(depth.max(1)));
-        let (pool_a, pool_b) = (HeapPool::new(blocks, 2048), HeapPool::new(blocks, 2048));
-        let (missed_a, missed_b) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
-        let mk = |addr, inbox, outbox, (pool, peer_pool), (rx_no_buffer, peer_rx_no_buffer)| {
-            MemoryLink {
-                addr,
-                inbox,
-                outbox,
-                pool,
-                peer_pool,
-                rx_no_buffer,
-                peer_rx_no_buffer,
-                cut: cut.clone(),
-                stats: LinkStats::default(),
-            }
+        let a = MemoryLink {
+            addr: a,
+            inbox: ba,
+            outbox: ab,
+            pool: HeapPool::new(blocks, 2048),
+            peer_pool: HeapPool::new(blocks, 2048),
+            rx_no_buffer: Arc::new(AtomicU64::new(0)),
+            peer_rx_no_buffer: Arc::new(AtomicU64::new(0)),
+            cut,
+            stats: LinkStats::default(),
         };
-        (
-            mk(
-                a,
-                ba.clone(),
-                ab.clone(),
-                (pool_a.clone(), pool_b.clone()),
-                (missed_a.clone(), missed_b.clone()),
-            ),
-            mk(b, ab, ba, (pool_b, pool_a), (missed_b, missed_a)),
-        )
+        // The other end: the same queues, pools and counters, each the other way.
+        let b = MemoryLink {
+            addr: b,
+            inbox: a.outbox.clone(),
+            outbox: a.inbox.clone(),
+            pool: a.peer_pool.clone(),
+            peer_pool: a.pool.clone(),
+            rx_no_buffer: a.peer_rx_no_buffer.clone(),
+            peer_rx_no_buffer: a.rx_no_buffer.clone(),
+            cut: a.cut.clone(),
+            stats: LinkStats::default(),
+        };
+        (a, b)
     }
 
     /// A switch that, once set, silently drops everything both ends send (a pulled
