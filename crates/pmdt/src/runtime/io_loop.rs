@@ -6,6 +6,7 @@
 //! load accounting (`super::dedicated`), the application itself
 //! ([`super::Session`]), or the deterministic simulator.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, TrySendError};
@@ -195,8 +196,10 @@ pub(crate) struct IoLoop {
     /// keep their memory: no allocation per iteration).
     delivering: Vec<usize>,
     retrying: Vec<usize>,
-    /// Streams whose reader's wake-up is deferred (see [`reader_wake`]).
-    deferred_wakes: Vec<usize>,
+    /// Streams whose reader's wake-up is deferred (see [`reader_wake`]), with
+    /// since when, oldest first (an entry whose stream's `wake_deferred` no
+    /// longer matches was woken otherwise: skipped).
+    deferred_wakes: VecDeque<(usize, Instant)>,
     /// Run-to-completion: the loop the streams' waits poll (none: they park).
     driver: Weak<CallerLoop>,
     control: Receiver<Control>,
@@ -231,6 +234,8 @@ pub(crate) struct IoLoop {
     idle_parks: u64,
     /// Writers waiting for packet memory this loop woke.
     memory_wakes: u64,
+    /// Parked application threads this loop woke (any reason).
+    thread_wakes: u64,
     /// Stream bytes acknowledged and received by connections already released.
     closed_acked: u64,
     closed_received: u64,
@@ -311,7 +316,7 @@ impl IoLoop {
             retry: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             delivering: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
             retrying: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
-            deferred_wakes: Vec::with_capacity(cfg.max_connections.clamp(1, 1024)),
+            deferred_wakes: VecDeque::with_capacity(cfg.max_connections.clamp(1, 1024)),
             driver: Weak::new(),
             control,
             accept: None,
@@ -333,6 +338,7 @@ impl IoLoop {
             idle_sleeps: 0,
             idle_parks: 0,
             memory_wakes: 0,
+            thread_wakes: 0,
             closed_acked: 0,
             closed_received: 0,
             started: now,
@@ -503,7 +509,9 @@ impl IoLoop {
     fn abandon_streams(&mut self) {
         for s in self.streams.iter_mut().filter_map(Option::take) {
             s.shared.set_closed(CloseReason::LocalReset(0));
-            s.shared.waiter.wake();
+            if s.shared.waiter.wake() {
+                self.thread_wakes += 1;
+            }
         }
         self.live = 0;
     }
@@ -551,6 +559,7 @@ impl IoLoop {
             idle_parks: self.idle_parks,
             memory_waits: self.doorbell.memory_waiters().queued_total(),
             memory_wakes: self.memory_wakes,
+            thread_wakes: self.thread_wakes,
             uptime_s: now.duration_since(self.started).as_secs_f64(),
             connection_list: list,
             stream_bytes_acked: acked,
@@ -811,6 +820,7 @@ impl IoLoop {
             if let Some(Some(s)) = self.streams.get(i) {
                 if s.shared.awaits_memory.swap(false, Ordering::AcqRel) && s.shared.waiter.wake() {
                     self.memory_wakes += 1;
+                    self.thread_wakes += 1;
                     n -= 1;
                 }
             }
@@ -841,9 +851,15 @@ impl IoLoop {
         for i in 0..self.streams.len() {
             let ring_ahead = self.ring_ahead(ConnectionHandle(i));
             if let (true, Some(s)) = (live_changed, &mut self.streams[i]) {
-                s.shared.write_ahead.store(ring_ahead, Ordering::Relaxed);
-                // A writer waiting for its share may now have room.
-                s.shared.waiter.wake();
+                let before = s.shared.write_ahead.swap(ring_ahead, Ordering::Relaxed);
+                if ring_ahead > before {
+                    // A writer waiting for its share may now have room (not
+                    // when a share shrank: a thousand connections accepted
+                    // one by one woke every parked thread on each).
+                    if s.shared.waiter.wake() {
+                        self.thread_wakes += 1;
+                    }
+                }
             }
         }
         let mut changed = std::mem::take(&mut self.regranted);
@@ -998,7 +1014,9 @@ impl IoLoop {
                 // publishes it.
                 s.shared.chunk.store(chunk, Ordering::Relaxed);
                 s.shared.connected.store(true, Ordering::Release);
-                s.shared.waiter.wake();
+                if s.shared.waiter.wake() {
+                    self.thread_wakes += 1;
+                }
             }
             Event::Readable => {}
             Event::Writable => {
@@ -1017,7 +1035,9 @@ impl IoLoop {
                     *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = c.stats();
                 }
                 s.shared.set_closed(CloseReason::Graceful);
-                s.shared.waiter.wake();
+                if s.shared.waiter.wake() {
+                    self.thread_wakes += 1;
+                }
                 return;
             }
             Event::Closed(r) => s.closed = Some(r),
@@ -1040,7 +1060,9 @@ impl IoLoop {
         s.shared.queued.store(false, Ordering::Release);
         if s.shared.write_ahead.swap(ring_ahead, Ordering::Relaxed) < ring_ahead {
             // A writer waiting for room in its ring may have it now.
-            s.shared.waiter.wake();
+            if s.shared.waiter.wake() {
+                self.thread_wakes += 1;
+            }
         }
         // Pairs with the fence in `StreamShared::ring_doorbell`: what the
         // application pushed before ringing is seen below, or it queues again.
@@ -1136,8 +1158,8 @@ impl IoLoop {
         }
         if popped {
             let cap = s.from_app.buffer().capacity();
-            if s.shared.writer_may_resume(cap - s.from_app.slots(), cap) {
-                s.shared.waiter.wake();
+            if s.shared.writer_may_resume(cap - s.from_app.slots(), cap) && s.shared.waiter.wake() {
+                self.thread_wakes += 1;
             }
         }
         // Data pushed after we cleared `queued` rang again; data that did not fit
@@ -1232,7 +1254,9 @@ impl IoLoop {
                     *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = st;
                 }
                 s.shared.set_closed(r);
-                s.shared.waiter.wake();
+                if s.shared.waiter.wake() {
+                    self.thread_wakes += 1;
+                }
                 self.recv_mem.leave(s.share);
                 self.streams[i] = None;
                 self.live -= 1;
@@ -1243,14 +1267,18 @@ impl IoLoop {
         }
         if pushed {
             s.wake_deferred = None;
-            s.shared.waiter.wake();
+            if s.shared.waiter.wake() {
+                self.thread_wakes += 1;
+            }
         } else if let Some(len) = last_pushed {
             if reader_wake::wake_now(len, self.chunk, unread(s), ahead) {
                 s.wake_deferred = None;
-                s.shared.waiter.wake();
+                if s.shared.waiter.wake() {
+                    self.thread_wakes += 1;
+                }
             } else if s.wake_deferred.is_none() {
                 s.wake_deferred = Some(now);
-                self.deferred_wakes.push(i);
+                self.deferred_wakes.push_back((i, now));
             }
         }
         self.account(i);
@@ -1258,37 +1286,34 @@ impl IoLoop {
 
     /// Wakes the readers whose deferred wake-up is due (see [`reader_wake`]).
     fn wake_deferred_readers(&mut self, now: Instant) {
-        let mut k = 0;
-        while k < self.deferred_wakes.len() {
-            let i = self.deferred_wakes[k];
-            let s = match self.streams.get_mut(i) {
-                Some(Some(s)) => s,
-                _ => {
-                    self.deferred_wakes.swap_remove(k);
-                    continue;
-                }
+        let defer = reader_wake::max_defer(self.live);
+        while let Some(&(i, since)) = self.deferred_wakes.front() {
+            let Some(Some(s)) = self.streams.get_mut(i) else {
+                self.deferred_wakes.pop_front();
+                continue;
             };
-            match s.wake_deferred {
-                Some(since) if now < since + reader_wake::MAX_DEFER => k += 1,
-                Some(_) => {
-                    s.wake_deferred = None;
-                    s.shared.waiter.wake();
-                    self.deferred_wakes.swap_remove(k);
-                }
-                None => {
-                    self.deferred_wakes.swap_remove(k);
-                }
+            if s.wake_deferred != Some(since) {
+                // Woken since (or deferred again: a later entry).
+                self.deferred_wakes.pop_front();
+                continue;
             }
+            if now < since + defer {
+                break;
+            }
+            s.wake_deferred = None;
+            if s.shared.waiter.wake() {
+                self.thread_wakes += 1;
+            }
+            self.deferred_wakes.pop_front();
         }
     }
 
-    /// When the next deferred reader wake-up is due.
+    /// When the next deferred reader wake-up is due (at the latest: the oldest
+    /// entry may have been woken otherwise).
     fn next_deferred_wake(&self) -> Option<Instant> {
         self.deferred_wakes
-            .iter()
-            .filter_map(|&i| self.streams.get(i)?.as_ref()?.wake_deferred)
-            .min()
-            .map(|t| t + reader_wake::MAX_DEFER)
+            .front()
+            .map(|&(_, since)| since + reader_wake::max_defer(self.live))
     }
 
     fn transmit(&mut self, now: Instant) -> usize {

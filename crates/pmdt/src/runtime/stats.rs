@@ -49,6 +49,13 @@ pub struct LoopStats {
     /// Times the loop woke such a writer as acknowledgements freed buffers.
     #[serde(default)]
     pub memory_wakes: u64,
+    /// Times the loop woke a parked application thread, for any reason: data
+    /// to read, room to write, memory, a handshake or a close (pipeline mode;
+    /// in run-to-completion mode the waiting threads poll instead of parking).
+    /// Each is a system call on the loop's core and a context switch on the
+    /// woken thread's.
+    #[serde(default)]
+    pub thread_wakes: u64,
     /// Seconds since the loop started.
     pub uptime_s: f64,
     /// Live connections (the first 256).
