@@ -1286,7 +1286,6 @@ impl IoLoop {
 
     /// Wakes the readers whose deferred wake-up is due (see [`reader_wake`]).
     fn wake_deferred_readers(&mut self, now: Instant) {
-        let defer = reader_wake::max_defer(self.live);
         while let Some(&(i, since)) = self.deferred_wakes.front() {
             let Some(Some(s)) = self.streams.get_mut(i) else {
                 self.deferred_wakes.pop_front();
@@ -1297,7 +1296,7 @@ impl IoLoop {
                 self.deferred_wakes.pop_front();
                 continue;
             }
-            if now < since + defer {
+            if now < since + reader_wake::MAX_DEFER {
                 break;
             }
             s.wake_deferred = None;
@@ -1313,7 +1312,7 @@ impl IoLoop {
     fn next_deferred_wake(&self) -> Option<Instant> {
         self.deferred_wakes
             .front()
-            .map(|&(_, since)| since + reader_wake::max_defer(self.live))
+            .map(|&(_, since)| since + reader_wake::MAX_DEFER)
     }
 
     fn transmit(&mut self, now: Instant) -> usize {

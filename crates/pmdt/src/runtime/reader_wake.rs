@@ -9,28 +9,8 @@
 
 use std::time::Duration;
 
-/// The longest a reader sleeps while data waits for it in its ring, with few
-/// readers on the loop.
+/// The longest a reader sleeps while data waits for it in its ring.
 pub(crate) const MAX_DEFER: Duration = Duration::from_micros(100);
-
-/// Readers on a loop per [`MAX_DEFER`] of deferral: with more, the deferral
-/// grows in proportion (a thousand readers: 10 ms).
-const READERS_PER_DEFER: usize = 8;
-
-/// The longest deferral, whatever the number of readers.
-const MAX_DEFER_ANY: Duration = Duration::from_millis(10);
-
-/// How long the loop lets data wait before it wakes a reader, with `readers`
-/// connections on it. Every reader's wake-up costs a context switch, and a
-/// loop shared by hundreds of flows delivers each of them a datagram every
-/// few milliseconds: woken per datagram, a thousand readers took the 2-core
-/// host's CPU in the scheduler (143,000 context switches a second,
-/// session 78). The deferral grows with the readers so that the wake-ups a
-/// second stay about the same; a message's end still wakes at once.
-pub(crate) fn max_defer(readers: usize) -> Duration {
-    let k = (readers / READERS_PER_DEFER).max(1) as u32;
-    MAX_DEFER.saturating_mul(k).min(MAX_DEFER_ANY)
-}
 
 /// Unread bytes in a reader's ring that wake it at once (at most half its
 /// read-ahead, so the loop never stops delivering for want of a read).
@@ -59,14 +39,6 @@ mod tests {
         assert!(!wake_now(1448, 1448, 1448, 1 << 20));
         assert!(!wake_now(1448, 1448, WAKE_BYTES - 1, 1 << 20));
         assert!(wake_now(1448, 1448, WAKE_BYTES, 1 << 20));
-    }
-
-    #[test]
-    fn the_deferral_grows_with_the_readers_up_to_a_cap() {
-        assert_eq!(max_defer(0), MAX_DEFER);
-        assert_eq!(max_defer(READERS_PER_DEFER), MAX_DEFER);
-        assert_eq!(max_defer(16 * READERS_PER_DEFER), MAX_DEFER * 16);
-        assert_eq!(max_defer(100_000), MAX_DEFER_ANY);
     }
 
     #[test]
