@@ -176,6 +176,18 @@ pub fn in_io_iteration() -> bool {
     IN_ITERATION.try_with(|c| c.get()).unwrap_or(false)
 }
 
+/// Parked application threads a loop woke ([`LoopStats::thread_wakes`]).
+#[derive(Debug, Default)]
+struct WakeCount(u64);
+
+impl WakeCount {
+    /// Counts a wake-up if `woke` (what [`super::shared::Waiter::wake`]
+    /// returned: a thread was parked).
+    fn note(&mut self, woke: bool) {
+        self.0 += u64::from(woke);
+    }
+}
+
 pub(crate) struct IoLoop {
     link: Box<dyn Link>,
     ep: Endpoint<ChunkSend, ChunkRecv>,
@@ -235,7 +247,7 @@ pub(crate) struct IoLoop {
     /// Writers waiting for packet memory this loop woke.
     memory_wakes: u64,
     /// Parked application threads this loop woke (any reason).
-    thread_wakes: u64,
+    thread_wakes: WakeCount,
     /// Stream bytes acknowledged and received by connections already released.
     closed_acked: u64,
     closed_received: u64,
@@ -338,7 +350,7 @@ impl IoLoop {
             idle_sleeps: 0,
             idle_parks: 0,
             memory_wakes: 0,
-            thread_wakes: 0,
+            thread_wakes: WakeCount::default(),
             closed_acked: 0,
             closed_received: 0,
             started: now,
@@ -509,9 +521,7 @@ impl IoLoop {
     fn abandon_streams(&mut self) {
         for s in self.streams.iter_mut().filter_map(Option::take) {
             s.shared.set_closed(CloseReason::LocalReset(0));
-            if s.shared.waiter.wake() {
-                self.thread_wakes += 1;
-            }
+            self.thread_wakes.note(s.shared.waiter.wake());
         }
         self.live = 0;
     }
@@ -559,7 +569,7 @@ impl IoLoop {
             idle_parks: self.idle_parks,
             memory_waits: self.doorbell.memory_waiters().queued_total(),
             memory_wakes: self.memory_wakes,
-            thread_wakes: self.thread_wakes,
+            thread_wakes: self.thread_wakes.0,
             uptime_s: now.duration_since(self.started).as_secs_f64(),
             connection_list: list,
             stream_bytes_acked: acked,
@@ -820,7 +830,7 @@ impl IoLoop {
             if let Some(Some(s)) = self.streams.get(i) {
                 if s.shared.awaits_memory.swap(false, Ordering::AcqRel) && s.shared.waiter.wake() {
                     self.memory_wakes += 1;
-                    self.thread_wakes += 1;
+                    self.thread_wakes.note(true);
                     n -= 1;
                 }
             }
@@ -856,9 +866,7 @@ impl IoLoop {
                     // A writer waiting for its share may now have room (not
                     // when a share shrank: a thousand connections accepted
                     // one by one woke every parked thread on each).
-                    if s.shared.waiter.wake() {
-                        self.thread_wakes += 1;
-                    }
+                    self.thread_wakes.note(s.shared.waiter.wake());
                 }
             }
         }
@@ -1014,9 +1022,7 @@ impl IoLoop {
                 // publishes it.
                 s.shared.chunk.store(chunk, Ordering::Relaxed);
                 s.shared.connected.store(true, Ordering::Release);
-                if s.shared.waiter.wake() {
-                    self.thread_wakes += 1;
-                }
+                self.thread_wakes.note(s.shared.waiter.wake());
             }
             Event::Readable => {}
             Event::Writable => {
@@ -1035,9 +1041,7 @@ impl IoLoop {
                     *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = c.stats();
                 }
                 s.shared.set_closed(CloseReason::Graceful);
-                if s.shared.waiter.wake() {
-                    self.thread_wakes += 1;
-                }
+                self.thread_wakes.note(s.shared.waiter.wake());
                 return;
             }
             Event::Closed(r) => s.closed = Some(r),
@@ -1060,9 +1064,7 @@ impl IoLoop {
         s.shared.queued.store(false, Ordering::Release);
         if s.shared.write_ahead.swap(ring_ahead, Ordering::Relaxed) < ring_ahead {
             // A writer waiting for room in its ring may have it now.
-            if s.shared.waiter.wake() {
-                self.thread_wakes += 1;
-            }
+            self.thread_wakes.note(s.shared.waiter.wake());
         }
         // Pairs with the fence in `StreamShared::ring_doorbell`: what the
         // application pushed before ringing is seen below, or it queues again.
@@ -1158,8 +1160,8 @@ impl IoLoop {
         }
         if popped {
             let cap = s.from_app.buffer().capacity();
-            if s.shared.writer_may_resume(cap - s.from_app.slots(), cap) && s.shared.waiter.wake() {
-                self.thread_wakes += 1;
+            if s.shared.writer_may_resume(cap - s.from_app.slots(), cap) {
+                self.thread_wakes.note(s.shared.waiter.wake());
             }
         }
         // Data pushed after we cleared `queued` rang again; data that did not fit
@@ -1254,9 +1256,7 @@ impl IoLoop {
                     *s.shared.stats.lock().unwrap_or_else(|e| e.into_inner()) = st;
                 }
                 s.shared.set_closed(r);
-                if s.shared.waiter.wake() {
-                    self.thread_wakes += 1;
-                }
+                self.thread_wakes.note(s.shared.waiter.wake());
                 self.recv_mem.leave(s.share);
                 self.streams[i] = None;
                 self.live -= 1;
@@ -1267,15 +1267,11 @@ impl IoLoop {
         }
         if pushed {
             s.wake_deferred = None;
-            if s.shared.waiter.wake() {
-                self.thread_wakes += 1;
-            }
+            self.thread_wakes.note(s.shared.waiter.wake());
         } else if let Some(len) = last_pushed {
             if reader_wake::wake_now(len, self.chunk, unread(s), ahead) {
                 s.wake_deferred = None;
-                if s.shared.waiter.wake() {
-                    self.thread_wakes += 1;
-                }
+                self.thread_wakes.note(s.shared.waiter.wake());
             } else if s.wake_deferred.is_none() {
                 s.wake_deferred = Some(now);
                 self.deferred_wakes.push_back((i, now));
@@ -1300,9 +1296,7 @@ impl IoLoop {
                 break;
             }
             s.wake_deferred = None;
-            if s.shared.waiter.wake() {
-                self.thread_wakes += 1;
-            }
+            self.thread_wakes.note(s.shared.waiter.wake());
             self.deferred_wakes.pop_front();
         }
     }
