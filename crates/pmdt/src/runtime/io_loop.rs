@@ -861,11 +861,7 @@ impl IoLoop {
         for i in 0..self.streams.len() {
             let ring_ahead = self.ring_ahead(ConnectionHandle(i));
             if let (true, Some(s)) = (live_changed, &mut self.streams[i]) {
-                let before = s.shared.write_ahead.swap(ring_ahead, Ordering::Relaxed);
-                if ring_ahead > before {
-                    // A writer waiting for its share may now have room (not
-                    // when a share shrank: a thousand connections accepted
-                    // one by one woke every parked thread on each).
+                if s.shared.set_write_ahead(ring_ahead) {
                     self.thread_wakes.note(s.shared.waiter.wake());
                 }
             }
@@ -1062,8 +1058,7 @@ impl IoLoop {
             return;
         };
         s.shared.queued.store(false, Ordering::Release);
-        if s.shared.write_ahead.swap(ring_ahead, Ordering::Relaxed) < ring_ahead {
-            // A writer waiting for room in its ring may have it now.
+        if s.shared.set_write_ahead(ring_ahead) {
             self.thread_wakes.note(s.shared.waiter.wake());
         }
         // Pairs with the fence in `StreamShared::ring_doorbell`: what the

@@ -341,6 +341,16 @@ impl StreamShared {
         }
     }
 
+    /// Sets how much the writer's ring may hold (the I/O loop only); whether
+    /// that grew, so that a writer waiting for room may now have it. A share
+    /// that shrank gives a waiting writer nothing: waking it then (on every
+    /// accept, every parked thread) cost 1000 pipeline flows seconds to
+    /// connect (session 78).
+    #[inline]
+    pub fn set_write_ahead(&self, bytes: u64) -> bool {
+        self.write_ahead.swap(bytes, Ordering::Relaxed) < bytes
+    }
+
     /// Whether the writer may queue more data (its ring's share of packet memory).
     #[inline]
     pub fn may_write(&self) -> bool {
