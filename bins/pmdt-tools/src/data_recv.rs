@@ -41,7 +41,7 @@ pub struct Got {
 
 /// Most bytes one read visits in place (as the copying read's 256 KiB buffer
 /// did): the stream hears of them once per batch.
-const READ_BATCH: usize = 256 * 1024;
+pub const READ_BATCH: usize = 256 * 1024;
 
 /// `p` with `.part` appended.
 pub fn part_of(p: &Path) -> PathBuf {
@@ -97,104 +97,136 @@ impl OutputTarget {
     }
 }
 
+/// Where a flow's received bytes go as they arrive: hashed, checked against the
+/// pattern, written to the output; [`Intake::end`] completes the output.
+pub struct Intake {
+    hasher: Option<Sha256>,
+    pattern: Option<Pattern>,
+    scratch: Vec<u8>,
+    verified: bool,
+    got: u64,
+    target: Option<OutputTarget>,
+    file: Option<BufWriter<File>>,
+    /// The output could not be created or written (the rest is only counted).
+    error: Option<FlowError>,
+}
+
+impl Intake {
+    /// Ready for `plan` (its output created; an error to tell if it cannot be).
+    pub fn new(plan: &RecvPlan) -> Self {
+        let target = plan.file.as_deref().map(OutputTarget::of);
+        let mut error = None;
+        let file = match &target {
+            Some(t) => match t.open() {
+                Ok(f) => Some(BufWriter::with_capacity(1 << 20, f)),
+                Err(e) => {
+                    error = Some(FlowError::CreateOutput {
+                        path: t.written().display().to_string(),
+                        cause: e.into(),
+                    });
+                    None
+                }
+            },
+            None => None,
+        };
+        Self {
+            hasher: plan.hash.then(Sha256::new),
+            pattern: plan.expect.map(Pattern::new),
+            scratch: Vec::new(),
+            verified: true,
+            got: 0,
+            target,
+            file,
+            error,
+        }
+    }
+
+    /// The error that ends the flow, if one came (creating or writing the
+    /// output).
+    pub fn error(&self) -> Option<&FlowError> {
+        self.error.as_ref()
+    }
+
+    /// Takes `data`, the next bytes of the stream (after an error, nothing).
+    pub fn take(&mut self, data: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        if let Some(h) = &mut self.hasher {
+            h.update(data);
+        }
+        if let Some(p) = &mut self.pattern {
+            self.verified &= p.matches(data, &mut self.scratch);
+        }
+        if let Some(f) = &mut self.file {
+            if let Err(e) = f.write_all(data) {
+                self.error = Some(FlowError::WriteOutput(e.into()));
+            }
+        }
+        self.got += data.len() as u64;
+    }
+
+    /// The flow ended, with `error` if it failed: a complete output is synced
+    /// and takes its name, a failed one's part file is removed.
+    pub fn end(mut self, error: Option<FlowError>) -> Got {
+        let mut error = self.error.take().or(error);
+        if error.is_none() {
+            if let Some(f) = self.file.take() {
+                let in_place = matches!(self.target, Some(OutputTarget::InPlace(_)));
+                if let Err(e) = f.into_inner().map_err(|e| e.into_error()).and_then(|f| {
+                    if in_place {
+                        Ok(())
+                    } else {
+                        f.sync_all()
+                    }
+                }) {
+                    error = Some(FlowError::WriteOutput(e.into()));
+                }
+            }
+        }
+        drop(self.file.take());
+        if let Some(OutputTarget::ViaPart { part, name }) = &self.target {
+            if error.is_none() {
+                if let Err(e) = std::fs::rename(part, name) {
+                    error = Some(FlowError::RenameOutput {
+                        from: part.display().to_string(),
+                        to: name.display().to_string(),
+                        cause: e.into(),
+                    });
+                }
+            } else {
+                let _ = std::fs::remove_file(part);
+            }
+        }
+        Got {
+            bytes: self.got,
+            sha256: self.hasher.map(|h| hex(&h.finalize())).unwrap_or_default(),
+            verified: self.pattern.map(|_| self.verified),
+            error,
+        }
+    }
+}
+
 /// Reads `stream` to its end; `first` are bytes already read from it.
 pub fn recv_data(stream: &mut Stream, first: &[u8], plan: &RecvPlan, stop: &Interrupt) -> Got {
-    let mut hasher = Sha256::new();
-    let mut pattern = plan.expect.map(Pattern::new);
-    let mut scratch = Vec::new();
-    let mut verified = true;
-    let mut got = 0u64;
+    let mut intake = Intake::new(plan);
+    intake.take(first);
     let mut error = None;
-    let target = plan.file.as_deref().map(OutputTarget::of);
-    let mut file = match &target {
-        Some(t) => match t.open() {
-            Ok(f) => Some(BufWriter::with_capacity(1 << 20, f)),
-            Err(e) => {
-                error = Some(FlowError::CreateOutput {
-                    path: t.written().display().to_string(),
-                    cause: e.into(),
-                });
-                None
-            }
-        },
-        None => None,
-    };
-    let mut take = |data: &[u8], error: &mut Option<FlowError>| {
-        if plan.hash {
-            hasher.update(data);
-        }
-        if let Some(p) = &mut pattern {
-            verified &= p.matches(data, &mut scratch);
-        }
-        if let Some(f) = &mut file {
-            if let Err(e) = f.write_all(data) {
-                *error = Some(FlowError::WriteOutput(e.into()));
-            }
-        }
-        got += data.len() as u64;
-    };
-    if error.is_none() && !first.is_empty() {
-        take(first, &mut error);
-    }
     // Each payload is hashed, checked and written where it arrived (the
     // zero-copy read): copying it into a buffer first cost a pass over every
     // byte, and all of the receiver's work when nothing is asked of the bytes.
-    while error.is_none() {
+    while error.is_none() && intake.error().is_none() {
         if stop.is_set() {
             error = Some(FlowError::Interrupted);
             break;
         }
-        let mut failed = None;
-        let visit = |data: &[u8]| {
-            // After a failed write, the rest of the batch is only released.
-            if failed.is_none() {
-                take(data, &mut failed)
-            }
-        };
-        match stream.read_in_place(READ_BATCH, visit) {
+        match stream.read_in_place(READ_BATCH, |data| intake.take(data)) {
             Ok(0) => break,
-            Ok(_) => error = failed,
+            Ok(_) => {}
             Err(e) => error = Some(FlowError::from_stream(e, stop.is_set())),
         }
     }
-    if error.is_none() {
-        if let Some(f) = file.take() {
-            let in_place = matches!(target, Some(OutputTarget::InPlace(_)));
-            if let Err(e) = f.into_inner().map_err(|e| e.into_error()).and_then(|f| {
-                if in_place {
-                    Ok(())
-                } else {
-                    f.sync_all()
-                }
-            }) {
-                error = Some(FlowError::WriteOutput(e.into()));
-            }
-        }
-    }
-    drop(file);
-    if let Some(OutputTarget::ViaPart { part, name }) = &target {
-        if error.is_none() {
-            if let Err(e) = std::fs::rename(part, name) {
-                error = Some(FlowError::RenameOutput {
-                    from: part.display().to_string(),
-                    to: name.display().to_string(),
-                    cause: e.into(),
-                });
-            }
-        } else {
-            let _ = std::fs::remove_file(part);
-        }
-    }
-    Got {
-        bytes: got,
-        sha256: if plan.hash {
-            hex(&hasher.finalize())
-        } else {
-            String::new()
-        },
-        verified: plan.expect.map(|_| verified),
-        error,
-    }
+    intake.end(error)
 }
 
 #[cfg(test)]

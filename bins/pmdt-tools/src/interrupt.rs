@@ -31,6 +31,11 @@ impl Interrupt {
         Self(Arc::new(AtomicBool::new(false)))
     }
 
+    /// Sets the flag as a signal would (tests; a caller's own reason to stop).
+    pub fn trigger(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
     /// Whether to stop.
     pub fn is_set(&self) -> bool {
         self.0.load(Ordering::Relaxed)

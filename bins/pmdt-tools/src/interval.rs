@@ -12,6 +12,7 @@ use std::time::Instant;
 use pmdt::runtime::{RuntimeStats, StatsHandle};
 use serde::Serialize;
 
+use crate::session::{Mode, Opening};
 use crate::units::{fmt_bytes, fmt_rate};
 
 /// Which way a flow's data goes, seen from this process.
@@ -179,6 +180,21 @@ impl PayloadStart {
             Direction::Receive => Shape::RECEIVE,
         };
         self.0.direction.store(d, Ordering::Release);
+    }
+
+    /// A server-side connection opened with `opening` (None: no opening was
+    /// read): a reverse request makes this side the sender (its intervals
+    /// count what the client acknowledged, from the first byte); otherwise the
+    /// payload starts after the request line, if any.
+    pub fn set_from_opening(&self, opening: Option<&Opening>) {
+        match opening {
+            Some(Opening::Request { request, .. }) if request.mode == Mode::Reverse => {
+                self.set_direction(Direction::Send);
+                self.set(0);
+            }
+            Some(Opening::Request { line_len, .. }) => self.set(*line_len),
+            _ => self.set(0),
+        }
     }
 
     /// The direction learned, else `tracked`.

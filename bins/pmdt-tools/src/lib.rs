@@ -18,6 +18,8 @@ pub mod frame_capture;
 pub mod interrupt;
 pub mod interval;
 pub mod link_args;
+pub mod multiplexed_recv;
+pub mod multiplexed_send;
 pub mod path_cache;
 pub mod pattern;
 pub mod peer_addr;

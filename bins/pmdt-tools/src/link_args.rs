@@ -117,10 +117,20 @@ pub struct LinkArgs {
     #[arg(long)]
     pub busy_poll: bool,
     /// Run to completion (the default with one queue): no I/O lcore or thread;
-    /// the flows' own threads run the I/O loop inside their reads and writes (one
+    /// the flows' thread runs the I/O loop inside its reads and writes (one
     /// core per side does everything, no hand-off between threads). One queue.
+    /// One thread serves every flow (pmdt-send's bulk flows, every connection
+    /// pmdt-recv receives), as iperf3's select loop does; see
+    /// `--thread-per-flow`.
     #[arg(long = "run-to-completion", visible_alias = "rtc")]
     pub run_to_completion: bool,
+    /// Run to completion: a thread per flow, each running the I/O loop in its
+    /// own calls, taking turns at it (how the tools ran before one thread
+    /// served all the flows: 16 flows moved about half the bytes over memif on
+    /// the 2-vCPU reference host, docs/RESULTS.md). The pipeline always has a
+    /// thread per flow.
+    #[arg(long)]
+    pub thread_per_flow: bool,
     /// Pipeline (the default with several queues): an I/O lcore (or thread) per
     /// queue runs the I/O loop, the flows' threads hand data to it through rings.
     #[arg(long, conflicts_with = "run_to_completion")]
@@ -189,6 +199,12 @@ impl LinkArgs {
             .hint("drop --run-to-completion: several queues run in pipeline mode"));
         }
         Ok(IoMode::Pipeline)
+    }
+
+    /// Whether one thread serves all the flows: run to completion, unless
+    /// `--thread-per-flow`.
+    pub fn one_thread_for_flows(&self) -> Result<bool, CliError> {
+        Ok(self.io_mode()? == IoMode::RunToCompletion && !self.thread_per_flow)
     }
 
     /// The MTU in effect (1500 unless set).

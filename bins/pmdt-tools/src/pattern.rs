@@ -57,6 +57,14 @@ impl Pattern {
             .wrapping_add(block.wrapping_mul(0x9e37_79b9_7f4a_7c15)))
     }
 
+    /// Moves to byte `pos` of the stream: the next [`Pattern::fill`] gives the
+    /// bytes from there (the stream is a function of the position, so a writer
+    /// whose transport took only part of what it generated regenerates the rest
+    /// instead of keeping it).
+    pub fn seek(&mut self, pos: u64) {
+        self.pos = pos;
+    }
+
     /// Fills `buf` with the next bytes.
     pub fn fill(&mut self, buf: &mut [u8]) {
         let mut out = buf;
@@ -136,6 +144,14 @@ mod tests {
         }
         assert_eq!(got, long);
         assert_ne!(long[..32768], long[32768..65536]);
+        // From any position, as read in order.
+        let mut p = Pattern::new(7);
+        for at in [999u64, 0, 13, 32768 * 2 + 5, 500] {
+            let mut b = vec![0u8; 700.min(long.len() - at as usize)];
+            p.seek(at);
+            p.fill(&mut b);
+            assert_eq!(b[..], long[at as usize..at as usize + b.len()]);
+        }
         assert_ne!(whole[..8], {
             let mut o = [0u8; 8];
             Pattern::new(8).fill(&mut o);

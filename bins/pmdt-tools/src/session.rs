@@ -66,36 +66,57 @@ pub struct Receipt {
 }
 
 impl Request {
-    /// Writes the request line; returns its length.
-    pub fn write_to(&self, w: &mut impl Write) -> io::Result<u64> {
+    /// The request line, its newline included.
+    pub fn line(&self) -> io::Result<Vec<u8>> {
         let mut line = MAGIC.to_vec();
         serde_json::to_writer(&mut line, self).map_err(io::Error::other)?;
         line.push(b'\n');
+        Ok(line)
+    }
+
+    /// Writes the request line; returns its length.
+    pub fn write_to(&self, w: &mut impl Write) -> io::Result<u64> {
+        let line = self.line()?;
         w.write_all(&line)?;
         Ok(line.len() as u64)
     }
 }
 
 impl Receipt {
-    /// Writes the receipt line.
-    pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
+    /// The receipt line, its newline included.
+    pub fn line(&self) -> io::Result<Vec<u8>> {
         let mut line = serde_json::to_vec(self).map_err(io::Error::other)?;
         line.push(b'\n');
-        w.write_all(&line)
+        Ok(line)
+    }
+
+    /// Writes the receipt line.
+    pub fn write_to(&self, w: &mut impl Write) -> io::Result<()> {
+        w.write_all(&self.line()?)
     }
 
     /// Reads the peer's receipt: everything up to the end of its stream. `None`
     /// when the peer sent nothing (a raw stream peer).
     pub fn read_from(r: &mut impl Read) -> io::Result<Option<Receipt>> {
         let mut buf = Vec::new();
-        r.take(MAX_LINE as u64 + 1).read_to_end(&mut buf)?;
+        r.take(Self::MAX_READ as u64).read_to_end(&mut buf)?;
+        Self::parse(&buf)
+    }
+
+    /// How much of the peer's stream [`Receipt::parse`] needs at most to tell
+    /// (a longer stream is refused).
+    pub const MAX_READ: usize = MAX_LINE + 1;
+
+    /// The receipt in `buf`, the peer's whole stream (at most
+    /// [`Receipt::MAX_READ`] bytes of it): `None` when it is empty.
+    pub fn parse(buf: &[u8]) -> io::Result<Option<Receipt>> {
         if buf.is_empty() {
             return Ok(None);
         }
         if buf.len() > MAX_LINE {
             return Err(invalid("the peer's receipt is longer than 4096 bytes"));
         }
-        serde_json::from_slice(&buf)
+        serde_json::from_slice(buf)
             .map(Some)
             .map_err(|e| invalid(&format!("the peer's receipt does not parse: {e}")))
     }

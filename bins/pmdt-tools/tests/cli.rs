@@ -452,37 +452,44 @@ fn through_wanem_a_pool_too_small_for_the_path_is_reported() {
     );
 }
 
+/// Several flows from a config file over kernel UDP, each receiver's
+/// connection written to its own file: one thread serving every flow on each
+/// side (run to completion's default).
 #[test]
 fn kernel_udp_backend_with_a_toml_config_and_several_flows() {
+    several_flows_over_kernel_udp("udp", &[]);
+}
+
+/// The same with `--thread-per-flow` on both sides: a thread per flow, each
+/// running the I/O loop in its own calls.
+#[test]
+fn several_flows_with_a_thread_each() {
+    several_flows_over_kernel_udp("udp-threads", &["--thread-per-flow"]);
+}
+
+fn several_flows_over_kernel_udp(name: &str, extra: &[&str]) {
     let _g = serial();
-    let d = tmp("udp");
+    let d = tmp(name);
     let cfg = d.join("send.toml");
     std::fs::write(
         &cfg,
         "backend = \"udp\"\nbytes = \"9M\"\nflows = 3\ncc = \"newreno\"\nbuffer = \"2M\"\n",
     )
     .unwrap();
-    let (so, ro) = run_pair(
-        &[
-            "--backend",
-            "udp",
-            "--bind",
-            "127.0.0.1:39321",
-            "-N",
-            "3",
-            "-o",
-            d.to_str().unwrap(),
-            "--json",
-        ],
-        &[
-            "--config",
-            cfg.to_str().unwrap(),
-            "--to",
-            "127.0.0.1:39321",
-            "--json",
-        ],
-        Duration::from_millis(500),
-    );
+    let dir = d.to_str().unwrap();
+    let recv_args = [
+        &["--backend", "udp", "--bind", "127.0.0.1:39321", "-N", "3"][..],
+        &["-o", dir, "--json"],
+        extra,
+    ]
+    .concat();
+    let cfg_path = cfg.to_str().unwrap();
+    let send_args = [
+        &["--config", cfg_path, "--to", "127.0.0.1:39321", "--json"][..],
+        extra,
+    ]
+    .concat();
+    let (so, ro) = run_pair(&recv_args, &send_args, Duration::from_millis(500));
     let (sj, rj) = (end(&so), end(&ro));
     assert_eq!(
         sj["flows"].as_array().unwrap().len(),

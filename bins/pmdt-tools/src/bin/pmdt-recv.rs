@@ -11,7 +11,7 @@
 
 use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::thread::JoinHandle;
+use std::sync::mpsc::{self, Receiver};
 use std::time::{Duration, Instant};
 
 use clap::{Args, Parser};
@@ -26,6 +26,7 @@ use pmdt_tools::flow_error::{FlowError, INTERRUPTED_CODE};
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
+use pmdt_tools::multiplexed_recv::{receive_multiplexed, Accepted, Received, RecvEvent};
 use pmdt_tools::pool_split_arg::DataFlow;
 use pmdt_tools::report::{print_dry_run, JsonMode, OutputArgs, Report, Start};
 use pmdt_tools::round_trip::echo;
@@ -259,25 +260,26 @@ fn serve(
     stop: &Interrupt,
     start: &PayloadStart,
 ) -> Served {
-    let peer = stream.peer_addr().to_string();
     let opening = read_opening(&mut stream);
     // From the request (or the first data) on: a sender's -P flows connect
     // first and start together, so a flow accepted early waits idle meanwhile.
     let started = Instant::now();
-    // A reverse request makes this side the sender: its intervals count what the
-    // client acknowledged. Interval bytes count payload only: after the request
-    // line, if any (it is in the stream this side receives, not the one it sends).
-    if let Ok(Opening::Request { request, .. }) = &opening {
-        if request.mode == Mode::Reverse {
-            start.set_direction(Direction::Send);
-        }
-    }
-    start.set(match &opening {
-        Ok(Opening::Request { request, .. }) if request.mode == Mode::Reverse => 0,
-        Ok(Opening::Request { line_len, .. }) => *line_len,
-        _ => 0,
-    });
-    let mut summary = match opening {
+    start.set_from_opening(opening.as_ref().ok());
+    serve_opened(n, stream, opening, started, output, hash, stop)
+}
+
+/// Serves a connection from its opening on.
+fn serve_opened(
+    n: usize,
+    mut stream: Stream,
+    opening: std::io::Result<Opening>,
+    started: Instant,
+    output: &Option<PathBuf>,
+    hash: bool,
+    stop: &Interrupt,
+) -> Served {
+    let peer = stream.peer_addr().to_string();
+    let summary = match opening {
         Ok(Opening::Request { request, rest, .. }) => match request.mode {
             Mode::Send => receive(
                 &mut stream,
@@ -303,6 +305,31 @@ fn serve(
             ..Default::default()
         },
     };
+    served(n, stream, summary, started, stop)
+}
+
+/// A connection [`receive_multiplexed`] received: its summary, as
+/// [`receive`] makes one.
+fn served_received(r: Received, stop: &Interrupt) -> Served {
+    let summary = FlowSummary {
+        direction: Direction::Receive,
+        bytes: r.got.bytes,
+        sha256: r.got.sha256,
+        path: r.output.map(|p| p.display().to_string()),
+        error: r.got.error,
+        ..Default::default()
+    };
+    served(r.tag, r.stream, summary, r.started, stop)
+}
+
+/// A connection that ended: its figures, and its connection reset if it failed.
+fn served(
+    n: usize,
+    stream: Stream,
+    mut summary: FlowSummary,
+    started: Instant,
+    stop: &Interrupt,
+) -> Served {
     if stop.is_set() {
         summary.error.get_or_insert(FlowError::Interrupted);
     }
@@ -310,7 +337,7 @@ fn serve(
     let stats = stream.stats();
     summary.flow = n;
     summary.id = stream.connection_id();
-    summary.peer = peer;
+    summary.peer = stream.peer_addr().to_string();
     summary.seconds = seconds;
     summary.goodput_bps = summary.bytes as f64 * 8.0 / seconds.max(1e-9);
     if let Some(e) = &summary.error {
@@ -357,7 +384,10 @@ impl BusyTime {
 
 /// The server's state: live connections, and what is kept of finished ones.
 struct Server {
-    live: Vec<(JoinHandle<Served>, AbortHandle)>,
+    /// Each live connection's number and abort handle.
+    live: Vec<(usize, AbortHandle)>,
+    /// Where connections report their end (their number and figures).
+    served: Receiver<(usize, Served)>,
     kept: VecDeque<FlowSummary>,
     keep: usize,
     totals: Totals,
@@ -367,16 +397,24 @@ struct Server {
 }
 
 impl Server {
-    /// Reports and forgets the connections that ended (all of them with `all`).
+    /// Reports and forgets the connections that ended; with `all`, waits for
+    /// every connection's report (until every reporting thread is gone).
     fn reap(&mut self, report: &Report, all: bool) {
-        let mut i = 0;
-        while i < self.live.len() {
-            if !all && !self.live[i].0.is_finished() {
-                i += 1;
-                continue;
+        loop {
+            let (n, s) = if all {
+                match self.served.recv() {
+                    Ok(x) => x,
+                    Err(_) => break,
+                }
+            } else {
+                match self.served.try_recv() {
+                    Ok(x) => x,
+                    Err(_) => break,
+                }
+            };
+            if let Some(i) = self.live.iter().position(|(k, _)| *k == n) {
+                self.live.swap_remove(i);
             }
-            let (h, _) = self.live.swap_remove(i);
-            let s = h.join().expect("connection thread");
             let f = &s.summary;
             match &f.error {
                 None => eprintln!(
@@ -408,6 +446,13 @@ impl Server {
                 self.kept.pop_front();
             }
             self.kept.push_back(s.summary);
+        }
+        if all {
+            // A connection whose thread ended without a report (it panicked).
+            for (n, _) in self.live.drain(..) {
+                self.failed += 1;
+                eprintln!("{PROG}: flow {n}: its thread ended without a report");
+            }
         }
     }
 }
@@ -500,8 +545,38 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     ));
     let mut meter = Meter::new(listening, &rt.stats());
     let mut next_tick = interval.map(|i| listening + i);
+    let (served_tx, served_rx) = mpsc::channel::<(usize, Served)>();
+    // Run to completion: one thread serves every connection that sends data
+    // (the others get a thread each from it); in the pipeline, a thread each.
+    let multiplexed = cli.link.one_thread_for_flows()?.then(|| {
+        let (tx, rx) = mpsc::channel::<Accepted>();
+        let (poller, served, stop) = (rt.poller(), served_tx.clone(), stop.clone());
+        let (output, hash) = (args.output.clone(), !args.no_hash);
+        let h = std::thread::spawn(move || {
+            receive_multiplexed(&poller, &rx, &stop, |event| match event {
+                RecvEvent::Ended(r) => {
+                    let _ = served.send((r.tag, served_received(r, &stop)));
+                }
+                RecvEvent::HandOff {
+                    tag,
+                    stream,
+                    opening,
+                    started,
+                } => {
+                    let (served, stop, output) = (served.clone(), stop.clone(), output.clone());
+                    std::thread::spawn(move || {
+                        let s =
+                            serve_opened(tag, stream, Ok(opening), started, &output, hash, &stop);
+                        let _ = served.send((tag, s));
+                    });
+                }
+            })
+        });
+        (tx, h)
+    });
     let mut state = Server {
         live: Vec::new(),
+        served: served_rx,
         kept: VecDeque::new(),
         keep: if args.connections == 0 {
             SERVER_KEEPS
@@ -534,11 +609,28 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                         s.stats_handle(),
                         start.clone(),
                     );
-                    let (stop, output) = (stop.clone(), args.output.clone());
                     let (n, hash) = (accepted, !args.no_hash);
-                    let abort = s.abort_handle();
-                    let h = std::thread::spawn(move || serve(n, s, &output, hash, &stop, &start));
-                    state.live.push((h, abort));
+                    state.live.push((n, s.abort_handle()));
+                    if let Some((tx, _)) = &multiplexed {
+                        let output = target(&args.output, n, &s.peer_addr().to_string());
+                        let a = Accepted {
+                            tag: n,
+                            stream: s,
+                            output,
+                            hash,
+                            start,
+                        };
+                        if tx.send(a).is_err() {
+                            // Its thread is gone (it panicked): reap says so.
+                            break;
+                        }
+                    } else {
+                        let (stop, output, served) =
+                            (stop.clone(), args.output.clone(), served_tx.clone());
+                        std::thread::spawn(move || {
+                            let _ = served.send((n, serve(n, s, &output, hash, &stop, &start)));
+                        });
+                    }
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
                 Err(e) => return Err(cli_error::from_io("accept", &e)),
@@ -580,6 +672,13 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     // Stop the runtime first: interrupted connections see their end.
     rt.shutdown()
         .map_err(|e| cli_error::from_io("shutdown", &e))?;
+    drop(served_tx);
+    if let Some((tx, h)) = multiplexed {
+        drop(tx);
+        if h.join().is_err() {
+            eprintln!("{PROG}: the thread serving the connections failed");
+        }
+    }
     state.reap(&report, true);
     let now = Instant::now();
     let mut summary = Summary::build(

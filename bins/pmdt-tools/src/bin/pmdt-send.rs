@@ -19,13 +19,14 @@ use pmdt::runtime::{AbortHandle, Group, LagPolicy, MemberState, Runtime, StatsHa
 use pmdt::ConnectionStats;
 use pmdt_tools::cli_error::{self, CliError};
 use pmdt_tools::data_recv::{recv_data, RecvPlan};
-use pmdt_tools::data_send::{send_data, Payload, SendPlan};
+use pmdt_tools::data_send::{send_data, Payload, SendPlan, Sent};
 use pmdt_tools::doc_gen::DocArgs;
 use pmdt_tools::entry::ToolCli;
 use pmdt_tools::flow_error::{FlowError, INTERRUPTED_CODE};
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::interval::{Direction, Meter, PayloadStart};
 use pmdt_tools::link_args::{LinkArgs, Role};
+use pmdt_tools::multiplexed_send::{send_multiplexed, MuxFlow, MuxOutcome};
 use pmdt_tools::path_cache::{FlowOutcome, PathCache, PathCacheArgs};
 use pmdt_tools::peer_addr;
 use pmdt_tools::pool_split_arg::DataFlow;
@@ -214,16 +215,85 @@ fn disagreement(c: &ReceiptCheck, sent: u64, sha256: &str) -> FlowError {
     }
 }
 
-/// Client → server: the request, the data, the receiver's receipt.
-fn send_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary {
-    let request = Request {
+/// A sending flow's request.
+fn send_request(job: &Job) -> Request {
+    Request {
         mode: Mode::Send,
         flow: job.flow as u64,
         bytes: job.bytes,
         seconds: job.seconds,
         hash: job.hash,
+    }
+}
+
+/// What a sending flow sends.
+fn send_plan(job: &Job) -> SendPlan {
+    SendPlan {
+        payload: job.payload.clone(),
+        bytes: job.bytes,
+        deadline: job.deadline,
+        hash: job.hash,
+    }
+}
+
+/// Whether `flows` run from one thread ([`send_multiplexed`]): several
+/// flows that all send bulk data, when `one_thread` (run to completion,
+/// where the flows' thread runs the I/O loop, and no `--thread-per-flow`;
+/// in the pipeline the loop has a core of its own and a flow's thread parks
+/// while its stream is full). One flow keeps its thread and its blocking
+/// writes (in place into packet memory where that costs less).
+fn one_thread_for(flows: &[(Job, Stream)], one_thread: bool) -> bool {
+    one_thread
+        && flows.len() > 1
+        && flows.iter().all(|(j, _)| {
+            j.direction == Direction::Send
+                && j.round_trips.is_none()
+                && send_request(j).line().is_ok()
+        })
+}
+
+/// A flow [`send_multiplexed`] ran: its summary, as [`send_flow`] makes one.
+fn multiplexed_result(
+    job: &Job,
+    o: MuxOutcome,
+    stop: &Interrupt,
+    run_started: Instant,
+) -> FlowResult {
+    let summary = match o.request_error {
+        Some(error) => FlowSummary {
+            error: Some(error),
+            ..Default::default()
+        },
+        None => {
+            let error = o.sent.error.clone().or(o.error);
+            send_summary(
+                job,
+                &o.stream,
+                SendEnd {
+                    header: send_request(job).line().map_or(0, |l| l.len() as u64),
+                    sent: o.sent,
+                    receipt: o.receipt,
+                    error,
+                    drain_started: o.drain_started,
+                },
+                stop,
+            )
+        }
     };
-    let header = match request.write_to(stream) {
+    flow_result(
+        job,
+        o.stream,
+        summary,
+        o.started,
+        o.ended,
+        run_started,
+        None,
+    )
+}
+
+/// Client → server: the request, the data, the receiver's receipt.
+fn send_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary {
+    let header = match send_request(job).write_to(stream) {
         Ok(n) => {
             job.start.set(n);
             n
@@ -235,16 +305,7 @@ fn send_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary {
             }
         }
     };
-    let sent = send_data(
-        stream,
-        &SendPlan {
-            payload: job.payload.clone(),
-            bytes: job.bytes,
-            deadline: job.deadline,
-            hash: job.hash,
-        },
-        stop,
-    );
+    let sent = send_data(stream, &send_plan(job), stop);
     let drain_started = Instant::now();
     let mut error = sent.error.clone();
     let mut receipt = None;
@@ -261,6 +322,41 @@ fn send_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary {
             }
         }
     }
+    send_summary(
+        job,
+        stream,
+        SendEnd {
+            header,
+            sent,
+            receipt,
+            error,
+            drain_started,
+        },
+        stop,
+    )
+}
+
+/// How a sending flow's exchange ended, before its summary.
+struct SendEnd {
+    /// The request line's length.
+    header: u64,
+    sent: Sent,
+    receipt: Option<Receipt>,
+    /// The first error: writing, the end of stream, the receipt, the close.
+    error: Option<FlowError>,
+    /// When writing ended.
+    drain_started: Instant,
+}
+
+/// A sending flow's summary: its receipt checked against what it sent.
+fn send_summary(job: &Job, stream: &Stream, end: SendEnd, stop: &Interrupt) -> FlowSummary {
+    let SendEnd {
+        header,
+        sent,
+        receipt,
+        mut error,
+        drain_started,
+    } = end;
     if stop.is_set() {
         error = Some(FlowError::Interrupted);
     }
@@ -539,7 +635,7 @@ fn run_group(job: Job, mut group: Group, stop: &Interrupt) -> Vec<FlowResult> {
 fn run_flow(job: Job, mut stream: Stream, stop: &Interrupt, run_started: Instant) -> FlowResult {
     let started = Instant::now();
     let mut times = None;
-    let mut summary = match (job.round_trips, job.direction) {
+    let summary = match (job.round_trips, job.direction) {
         (Some(spec), _) => {
             let (s, t) = round_trip_flow(&job, spec, &mut stream, stop);
             times = Some(t);
@@ -548,7 +644,29 @@ fn run_flow(job: Job, mut stream: Stream, stop: &Interrupt, run_started: Instant
         (None, Direction::Send) => send_flow(&job, &mut stream, stop),
         (None, Direction::Receive) => receive_flow(&job, &mut stream, stop),
     };
-    let seconds = started.elapsed().as_secs_f64();
+    flow_result(
+        &job,
+        stream,
+        summary,
+        started,
+        Instant::now(),
+        run_started,
+        times,
+    )
+}
+
+/// A flow's result once it ended: its figures, and its connection reset if it
+/// failed.
+fn flow_result(
+    job: &Job,
+    stream: Stream,
+    mut summary: FlowSummary,
+    started: Instant,
+    ended: Instant,
+    run_started: Instant,
+    times: Option<RoundTripTimes>,
+) -> FlowResult {
+    let seconds = ended.saturating_duration_since(started).as_secs_f64();
     let stats = stream.stats(); // final figures, stored at close
     summary.flow = job.flow;
     summary.id = stream.connection_id();
@@ -939,6 +1057,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     // that started while later ones were still connecting would run alone for a
     // while, and its share would say nothing about how the flows share the link.
     let mut flows: Vec<(Job, Stream)> = Vec::new();
+    let one_thread = cli.link.one_thread_for_flows()?;
     for (k, job) in planned.into_iter().enumerate().filter(|_| !args.multi) {
         if stop.is_set() {
             break;
@@ -1014,6 +1133,38 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             r
         }));
     }
+    // Flows the main loop below hears the end of (the group is one).
+    let mut running = handles.len() + flows.len();
+    let multiplex = one_thread_for(&flows, one_thread);
+    if multiplex {
+        let (stop, ended) = (stop.clone(), ended_tx.clone());
+        let poller = rt.poller();
+        let mut jobs = Vec::with_capacity(flows.len());
+        let mut tasks = Vec::with_capacity(flows.len());
+        for (mut job, stream) in std::mem::take(&mut flows) {
+            deadline(&mut job);
+            let request = send_request(&job)
+                .line()
+                .expect("checked by one_thread_for");
+            job.start.set(request.len() as u64);
+            tasks.push(MuxFlow {
+                stream,
+                request,
+                plan: send_plan(&job),
+                start_at: started + job.delay,
+            });
+            jobs.push(job);
+        }
+        handles.push(std::thread::spawn(move || {
+            let outcomes = send_multiplexed(&poller, tasks, &stop, |_, at| {
+                let _ = ended.send(at);
+            });
+            jobs.iter()
+                .zip(outcomes)
+                .map(|(job, o)| multiplexed_result(job, o, &stop, started))
+                .collect()
+        }));
+    }
     // Released once every flow's thread runs: none starts ahead of the others.
     let gate = Arc::new(Barrier::new(flows.len()));
     for (mut job, stream) in flows {
@@ -1033,7 +1184,6 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let mut load = LoadSampler::default();
     let mut aborted = false;
     let mut next_tick = interval.map(|i| started + i);
-    let mut running = handles.len();
     let mut last_ended = started;
     while running > 0 {
         if stop.is_set() && !aborted {

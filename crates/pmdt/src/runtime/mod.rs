@@ -117,6 +117,42 @@ pub struct Runtime {
     waiting_listener: std::sync::Mutex<Option<Receiver<Stream>>>,
 }
 
+/// Polls a run-to-completion runtime's I/O loops from a thread that does not
+/// own the [`Runtime`] (see [`Runtime::poll`]): an application that serves many
+/// streams from one thread with [`Stream::try_write`] and [`Stream::try_read`]
+/// polls through it when none of them could move. It does not keep the runtime
+/// alive: after the runtime's shutdown [`Poller::poll`] does nothing.
+#[derive(Clone, Debug, Default)]
+pub struct Poller {
+    drivers: Vec<Weak<caller::CallerLoop>>,
+}
+
+impl Poller {
+    /// Polls each run-to-completion loop once, unless another thread is
+    /// polling it; whether any loop was polled. A quiet loop's poll naps
+    /// briefly (the idle policy's pause). Nothing for loops on cores of their
+    /// own, or once the runtime shut down.
+    pub fn poll(&self) -> bool {
+        let mut any = false;
+        for d in self.drivers.iter().filter_map(Weak::upgrade) {
+            any |= d.drive_once();
+        }
+        any
+    }
+
+    /// Waits for the loops to move: polls each run-to-completion loop once,
+    /// parking while it is quiet (until a datagram or a timer, 10 ms at
+    /// most), or, while another thread polls it, sleeps until that step ends.
+    /// What a thread whose streams all returned `WouldBlock` calls before
+    /// trying them again (a blocking stream call waits the same way). Returns
+    /// at once for loops on cores of their own, or once the runtime shut down.
+    pub fn wait(&self) {
+        for d in self.drivers.iter().filter_map(Weak::upgrade) {
+            d.drive_or_wait();
+        }
+    }
+}
+
 /// Accepts incoming connections.
 pub struct Listener {
     rx: Receiver<Stream>,
@@ -335,6 +371,18 @@ impl Runtime {
             }
         }
         any
+    }
+
+    /// A handle that polls this runtime's run-to-completion loops from another
+    /// thread (see [`Poller`]).
+    pub fn poller(&self) -> Poller {
+        Poller {
+            drivers: self
+                .loops
+                .iter()
+                .filter_map(|l| l.driver().map(Arc::downgrade))
+                .collect(),
+        }
     }
 
     /// Graceful shutdown: connections close (up to the shutdown timeout), the loops

@@ -177,6 +177,34 @@ impl Stream {
         Ok(())
     }
 
+    /// About how many bytes [`Stream::try_write`] would take now: what the ring
+    /// to the I/O loop, this stream's share of send memory and the packet
+    /// pool have room for (one datagram's worth over the share, as `try_write`
+    /// fills the last buffer it starts; the I/O loop may take buffers before
+    /// the write, so it may take less); 0 when it would return `WouldBlock`
+    /// (before the handshake completed, or with the packet pool at the part
+    /// kept for receiving). An
+    /// error when `try_write` would fail (the connection closed, the stream
+    /// finished). An application serving many streams from one thread offers
+    /// each what fits instead of producing data the stream cannot take.
+    pub fn write_room(&self) -> io::Result<usize> {
+        self.check_writable()?;
+        let free = self.pool.available();
+        if !self.is_established() || free <= self.reserve {
+            return Ok(0);
+        }
+        let chunk = self.shared.chunk() as u64;
+        let by_pool = ((free - self.reserve) as u64).saturating_mul(chunk);
+        let held = self.shared.ring_bytes.held();
+        let share = self.shared.write_ahead.load(Ordering::Relaxed);
+        if held >= share {
+            return Ok(0);
+        }
+        let by_share = (share - held).div_ceil(chunk.max(1)).saturating_mul(chunk);
+        let by_slots = (self.tx.slots() as u64).saturating_mul(chunk);
+        Ok(by_share.min(by_slots).min(by_pool).min(usize::MAX as u64) as usize)
+    }
+
     /// Writes what fits without blocking: copies into packet buffers (the one copy
     /// on the sending side) and queues them for the I/O loop. `WouldBlock` when the
     /// ring or the packet pool is full, or before the handshake completed.
