@@ -141,6 +141,12 @@ impl Intake {
         }
     }
 
+    /// Whether the bytes go to an output (completing it syncs and renames a
+    /// file: slow for a large one).
+    pub fn writes_output(&self) -> bool {
+        self.file.is_some()
+    }
+
     /// The error that ends the flow, if one came (creating or writing the
     /// output).
     pub fn error(&self) -> Option<&FlowError> {

@@ -126,9 +126,9 @@ pub struct LinkArgs {
     pub run_to_completion: bool,
     /// Run to completion: a thread per flow, each running the I/O loop in its
     /// own calls, taking turns at it (how the tools ran before one thread
-    /// served all the flows: 16 flows moved about half the bytes over memif on
-    /// the 2-vCPU reference host, docs/RESULTS.md). The pipeline always has a
-    /// thread per flow.
+    /// served all the flows: over memif on the 2-vCPU reference host 1000
+    /// flows moved half the bytes and 16 flows two thirds, docs/RESULTS.md
+    /// "Session 79"). The pipeline always has a thread per flow.
     #[arg(long)]
     pub thread_per_flow: bool,
     /// Pipeline (the default with several queues): an I/O lcore (or thread) per

@@ -9,6 +9,7 @@
 use std::io::{self, Read};
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, TryRecvError};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use pmdt::runtime::{Poller, Stream};
@@ -66,6 +67,9 @@ pub struct Received {
     pub got: Got,
     /// Its output path.
     pub output: Option<PathBuf>,
+    /// Whether its opening was read (a connection that ended before has no
+    /// direction and no output).
+    pub opened: bool,
     /// When its opening was read (or it ended without one).
     pub started: Instant,
 }
@@ -77,6 +81,10 @@ enum Phase {
     Opening(Vec<u8>),
     /// Reading data.
     Data,
+    /// The end of stream came; the output is being synced and renamed on a
+    /// thread of its own (the receipt waits for it, as with a thread per
+    /// connection; the other connections do not).
+    Completing(JoinHandle<Got>),
     /// Writing the receipt line; this much of it written.
     Receipt(Vec<u8>, usize),
     /// Waiting for the close to complete.
@@ -97,7 +105,17 @@ struct Conn {
     /// The flow's error once it ended with one.
     error: Option<FlowError>,
     got: Option<Got>,
+    /// The opening was read.
+    opened: bool,
     started: Option<Instant>,
+}
+
+/// The outcome of completing an output on its thread.
+fn completed(h: JoinHandle<Got>) -> Got {
+    h.join().unwrap_or_else(|_| Got {
+        error: Some(io::Error::other("completing the output failed (its thread panicked)").into()),
+        ..Default::default()
+    })
 }
 
 /// Reads the bytes of an opening read so far, then the stream's
@@ -143,6 +161,7 @@ impl Conn {
             intake: None,
             error: None,
             got: None,
+            opened: false,
             started: None,
         }
     }
@@ -157,13 +176,21 @@ impl Conn {
         if let Some(intake) = self.intake.take() {
             self.got = Some(intake.end(self.error.take()));
         }
+        match std::mem::replace(&mut self.phase, Phase::Done) {
+            Phase::Completing(h) => self.got = Some(completed(h)),
+            Phase::Opening(_) => {
+                // Ended before its opening: the payload starts at 0.
+                self.start.set_from_opening(None);
+            }
+            _ => {}
+        }
         self.started.get_or_insert(now);
-        self.phase = Phase::Done;
         Turn::Moved
     }
 
     /// Data from `first` on: opens the output.
     fn start_data(&mut self, first: &[u8], now: Instant) -> Turn {
+        self.opened = true;
         let mut intake = Intake::new(&RecvPlan {
             file: self.output.clone(),
             hash: self.hash,
@@ -236,6 +263,15 @@ impl Conn {
                 }
             }
             Phase::Data => (self.read_data(now, stop), None),
+            Phase::Completing(h) => {
+                if !h.is_finished() {
+                    return (Turn::Idle, None);
+                }
+                let Phase::Completing(h) = std::mem::replace(&mut self.phase, Phase::Data) else {
+                    unreachable!("matched above")
+                };
+                (self.output_completed(completed(h), now), None)
+            }
             Phase::Receipt(line, written) => {
                 let (line, at) = (std::mem::take(line), *written);
                 match self.stream().try_write(&line[at..]) {
@@ -288,13 +324,20 @@ impl Conn {
         moved
     }
 
-    /// The end of stream: the output completes; the receipt goes back.
+    /// The end of stream: the output completes (a file on a thread of its
+    /// own); the receipt follows.
     fn data_ended(&mut self, now: Instant) -> Turn {
-        let got = self
-            .intake
-            .take()
-            .expect("set with the data phase")
-            .end(None);
+        let intake = self.intake.take().expect("set with the data phase");
+        if intake.writes_output() {
+            self.phase = Phase::Completing(std::thread::spawn(move || intake.end(None)));
+            return Turn::Moved;
+        }
+        self.output_completed(intake.end(None), now)
+    }
+
+    /// The output completed as `got` says: the receipt goes back (a tools
+    /// client's; a raw stream's close), or the flow fails.
+    fn output_completed(&mut self, got: Got, now: Instant) -> Turn {
         if got.error.is_some() {
             self.got = Some(got);
             return self.end(None, now);
@@ -324,6 +367,7 @@ impl Conn {
             request: self.request,
             got,
             output: self.output,
+            opened: self.opened,
             started: self.started.unwrap_or(now),
         }
     }

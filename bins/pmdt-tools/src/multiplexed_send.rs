@@ -150,6 +150,16 @@ impl Flow {
         self.phase = Phase::Done;
         self.ended = Some(now);
         self.drain_started.get_or_insert(now);
+        let failed = [&self.request_error, &self.write_error, &self.error]
+            .into_iter()
+            .find_map(Option::as_ref);
+        if let Some(e) = failed {
+            // Reset now, as a flow's own thread does when it fails: the
+            // receiver's flow fails at once rather than when the last flow
+            // here ends, and nothing more is sent or acknowledged meanwhile
+            // (a failed flow reports what was acknowledged).
+            self.stream.abort_handle().abort(e.reset_code());
+        }
     }
 
     /// Data written: the end of stream goes out, the receipt is read next.
@@ -352,10 +362,12 @@ pub fn send_multiplexed(
     let mut active: Vec<usize> = (0..flows.len()).collect();
     let mut scratch = vec![0u8; PIECE_MAX];
     while !active.is_empty() {
-        let now = Instant::now();
         let mut moved = false;
         active.retain(|&k| {
             let f = &mut flows[k];
+            // Each flow's own time: a round over many flows takes a while,
+            // and deadlines and starts are per flow.
+            let now = Instant::now();
             moved |= f.turn(now, &mut scratch, stop) == Turn::Moved;
             if f.done() {
                 on_end(k, f.ended.unwrap_or(now));

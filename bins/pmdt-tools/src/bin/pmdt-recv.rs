@@ -311,15 +311,37 @@ fn serve_opened(
 /// A connection [`receive_multiplexed`] received: its summary, as
 /// [`receive`] makes one.
 fn served_received(r: Received, stop: &Interrupt) -> Served {
-    let summary = FlowSummary {
-        direction: Direction::Receive,
-        bytes: r.got.bytes,
-        sha256: r.got.sha256,
-        path: r.output.map(|p| p.display().to_string()),
-        error: r.got.error,
-        ..Default::default()
+    let summary = if r.opened {
+        FlowSummary {
+            direction: Direction::Receive,
+            bytes: r.got.bytes,
+            sha256: r.got.sha256,
+            path: r.output.map(|p| p.display().to_string()),
+            error: r.got.error,
+            ..Default::default()
+        }
+    } else {
+        // It ended before its opening: as `serve_opened` reports a failed one.
+        FlowSummary {
+            error: r.got.error,
+            ..Default::default()
+        }
     };
     served(r.tag, r.stream, summary, r.started, stop)
+}
+
+/// Runs `serve` (a connection's thread), reporting a failed connection if it
+/// panics: the server waits for every connection's report.
+fn report_even_on_panic(n: usize, serve: impl FnOnce() -> Served) -> Served {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(serve)).unwrap_or_else(|_| Served {
+        summary: FlowSummary {
+            flow: n,
+            error: Some(std::io::Error::other("its thread panicked").into()),
+            ..Default::default()
+        },
+        stats: ConnectionStats::default(),
+        ended: Instant::now(),
+    })
 }
 
 /// A connection that ended: its figures, and its connection reset if it failed.
@@ -565,8 +587,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 } => {
                     let (served, stop, output) = (served.clone(), stop.clone(), output.clone());
                     std::thread::spawn(move || {
-                        let s =
-                            serve_opened(tag, stream, Ok(opening), started, &output, hash, &stop);
+                        let s = report_even_on_panic(tag, || {
+                            serve_opened(tag, stream, Ok(opening), started, &output, hash, &stop)
+                        });
                         let _ = served.send((tag, s));
                     });
                 }
@@ -591,6 +614,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let mut load = LoadSampler::default();
     loop {
         if stop.is_set() {
+            break;
+        }
+        if multiplexed.as_ref().is_some_and(|(_, h)| h.is_finished()) {
+            // It panicked: its connections are reported failed below, and no
+            // more are accepted.
+            eprintln!("{PROG}: error: the thread serving the connections failed");
             break;
         }
         state.reap(&report, false);
@@ -628,7 +657,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                         let (stop, output, served) =
                             (stop.clone(), args.output.clone(), served_tx.clone());
                         std::thread::spawn(move || {
-                            let _ = served.send((n, serve(n, s, &output, hash, &stop, &start)));
+                            let s = report_even_on_panic(n, || {
+                                serve(n, s, &output, hash, &stop, &start)
+                            });
+                            let _ = served.send((n, s));
                         });
                     }
                 }

@@ -275,6 +275,7 @@ fn multiplexed_result(
                     receipt: o.receipt,
                     error,
                     drain_started: o.drain_started,
+                    ended: o.ended,
                 },
                 stop,
             )
@@ -331,6 +332,7 @@ fn send_flow(job: &Job, stream: &mut Stream, stop: &Interrupt) -> FlowSummary {
             receipt,
             error,
             drain_started,
+            ended: Instant::now(),
         },
         stop,
     )
@@ -346,6 +348,8 @@ struct SendEnd {
     error: Option<FlowError>,
     /// When writing ended.
     drain_started: Instant,
+    /// When the flow ended (its receipt read, its close done or failed).
+    ended: Instant,
 }
 
 /// A sending flow's summary: its receipt checked against what it sent.
@@ -356,6 +360,7 @@ fn send_summary(job: &Job, stream: &Stream, end: SendEnd, stop: &Interrupt) -> F
         receipt,
         mut error,
         drain_started,
+        ended,
     } = end;
     if stop.is_set() {
         error = Some(FlowError::Interrupted);
@@ -375,7 +380,9 @@ fn send_summary(job: &Job, stream: &Stream, end: SendEnd, stop: &Interrupt) -> F
         } else {
             acked.saturating_sub(header).min(sent.bytes)
         },
-        drain_seconds: job.deadline.map(|_| drain_started.elapsed().as_secs_f64()),
+        drain_seconds: job
+            .deadline
+            .map(|_| ended.saturating_duration_since(drain_started).as_secs_f64()),
         sha256: sent.sha256,
         path: match &job.payload {
             Payload::File(p) => Some(p.display().to_string()),

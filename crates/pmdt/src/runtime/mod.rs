@@ -144,11 +144,22 @@ impl Poller {
     /// parking while it is quiet (until a datagram or a timer, 10 ms at
     /// most), or, while another thread polls it, sleeps until that step ends.
     /// What a thread whose streams all returned `WouldBlock` calls before
-    /// trying them again (a blocking stream call waits the same way). Returns
-    /// at once for loops on cores of their own, or once the runtime shut down.
+    /// trying them again (a blocking stream call waits the same way). With no
+    /// loop to wait on (loops on cores of their own, the runtime shut down)
+    /// it sleeps 100 µs.
     pub fn wait(&self) {
+        let mut waited = false;
         for d in self.drivers.iter().filter_map(Weak::upgrade) {
-            d.drive_or_wait();
+            if !d.stopped() {
+                d.drive_or_wait();
+                waited = true;
+            }
+        }
+        if !waited {
+            // Nothing to wait on (the loops stopped, the runtime is gone, or
+            // its loops have cores of their own): a short sleep, so a caller
+            // looking again does not spin.
+            std::thread::sleep(Duration::from_micros(100));
         }
     }
 }
