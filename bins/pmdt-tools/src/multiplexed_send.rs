@@ -42,6 +42,8 @@ pub struct MuxFlow {
 pub struct MuxOutcome {
     /// The flow's stream (for its statistics and, on error, its reset).
     pub stream: Stream,
+    /// The request line's length (where the data starts in the stream).
+    pub request_len: u64,
     /// Writing the request failed (nothing else was tried).
     pub request_error: Option<FlowError>,
     /// What was written.
@@ -333,6 +335,7 @@ impl Flow {
         let ended = self.ended.expect("run until every flow ended");
         MuxOutcome {
             stream: self.stream,
+            request_len: self.request.len() as u64,
             request_error: self.request_error,
             sent: Sent {
                 bytes: self.sent,

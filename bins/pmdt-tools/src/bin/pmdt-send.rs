@@ -270,7 +270,7 @@ fn multiplexed_result(
                 job,
                 &o.stream,
                 SendEnd {
-                    header: send_request(job).line().map_or(0, |l| l.len() as u64),
+                    header: o.request_len,
                     sent: o.sent,
                     receipt: o.receipt,
                     error,
