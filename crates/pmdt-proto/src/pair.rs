@@ -40,6 +40,9 @@ pub enum Verdict {
     Deliver,
     /// Drop it.
     Drop,
+    /// Deliver it after the path's delay and this much more (a queue in
+    /// front of a bottleneck; a filter spacing datagrams out emulates its rate).
+    Hold(Duration),
 }
 
 /// Decides each datagram's fate from the time it is sent, its direction and its
@@ -179,9 +182,14 @@ impl Pair {
                     Some(f) => f(self.now, dir, &d),
                     None => Verdict::Deliver,
                 };
-                if verdict == Verdict::Deliver {
-                    self.in_flight.push_back((self.now + self.delay, dir, d));
-                }
+                let at = match verdict {
+                    Verdict::Deliver => self.now + self.delay,
+                    Verdict::Hold(more) => self.now + self.delay + more,
+                    Verdict::Drop => continue,
+                };
+                // In order of delivery (a held datagram lets later ones pass).
+                let i = self.in_flight.partition_point(|q| q.0 <= at);
+                self.in_flight.insert(i, (at, dir, d));
             }
         }
     }

@@ -14,9 +14,11 @@
 //! `SIM_SENDER_CORE=on,off` for senders that run `on` ms, then lose their
 //! core for `off` ms, as on the VM where the sender shares a vCPU;
 //! `SIM_RECEIVER_CORE=on,off` likewise for the receiver;
+//! `SIM_STARTUP=train|doubling` for BBR's Startup;
 //! `SIM_LOG=pmdt_proto::congestion::bbr=debug` for the controller's log).
 
 mod sim_log;
+mod sim_startup;
 mod sim_trace;
 
 use std::time::Duration;
@@ -54,7 +56,7 @@ fn timed(flows: usize, rtt: Duration, queue: u64, secs: u64) -> BulkScenario {
         bytes_per_flow: 64 << 30,
         forward,
         reverse,
-        transport: TransportConfig::default(),
+        transport: sim_startup::from_env(TransportConfig::default()),
         time_limit: Duration::from_secs(secs),
         sample_every: Some(TICK),
         sender_core: core_share("SIM_SENDER_CORE"),

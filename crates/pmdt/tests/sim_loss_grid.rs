@@ -11,9 +11,12 @@
 //! draws the links' losses from another seed (default 1); `SIM_MTU=9000` sends
 //! jumbo datagrams (the runner's `bbr-jumbo` row, `--mtu 9000`; default 1500);
 //! `SIM_LOG=pmdt_proto::congestion::bbr=debug` prints the controller's log
-//! (with one cell: the two halves of the grid run on two threads).
+//! (with one cell: the two halves of the grid run on two threads);
+//! `SIM_STARTUP=train` or `doubling` picks BBR's Startup (default: the
+//! transport's).
 
 mod sim_log;
+mod sim_startup;
 
 use std::time::Duration;
 
@@ -45,7 +48,9 @@ fn cell(
         reverse: dir,
         time_limit: write_for * 4,
         sample_every: Some(Duration::from_millis(100)),
-        transport: pmdt::proto::TransportConfig::default().with_max_datagram(max_datagram),
+        transport: sim_startup::from_env(
+            pmdt::proto::TransportConfig::default().with_max_datagram(max_datagram),
+        ),
         ..Default::default()
     }
 }

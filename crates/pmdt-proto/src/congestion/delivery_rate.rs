@@ -92,9 +92,6 @@ pub(crate) struct RateSample {
     pub(crate) tx_in_flight: u64,
     /// Bytes in flight now (after the ack and loss detection).
     pub(crate) bytes_in_flight: u64,
-    /// The bottleneck's rate from the initial window's acknowledgments
-    /// ([`InitialTrain`]), bytes/s, on the one sample after the train was measured.
-    pub(crate) train_rate: Option<u64>,
     /// The newest acknowledged packet was sent making up for a sender that
     /// came back late, off its core for [`LATE_SEND`] or more: its RTT shows
     /// the queue the sender's own absence drained, not the queue that
@@ -118,7 +115,8 @@ pub(crate) struct DeliveryRateSampler {
     acked_since_sample: u64,
     /// The newest packet acknowledged since the last sample: its snapshot and send time.
     newest: Option<(SendSnapshot, Instant)>,
-    /// The initial window's train and, once measured, its rate for the next sample.
+    /// The initial window's train and, once measured, its rate until taken
+    /// ([`DeliveryRateSampler::take_train_rate`]).
     train: InitialTrain,
     train_rate: Option<u64>,
     /// The floors that take the sender's lateness out of RTT samples.
@@ -191,6 +189,16 @@ impl DeliveryRateSampler {
             },
             ..Self::default()
         }
+    }
+
+    /// The bottleneck's rate from the initial window's acknowledgments
+    /// ([`InitialTrain`]), bytes/s, once, as soon as the train is measured:
+    /// by its last acknowledgment, or by the loss of a datagram near its end,
+    /// which too few datagrams follow for the acknowledgments to declare: a
+    /// timer does, with no acknowledgment (and so no rate sample) due before
+    /// the flight after the train comes back, a round trip later.
+    pub(crate) fn take_train_rate(&mut self) -> Option<u64> {
+        self.train_rate.take()
     }
 
     /// Whether nothing was delivered yet: the initial window is still the only
@@ -300,7 +308,6 @@ impl DeliveryRateSampler {
             lost: self.lost - snap.lost,
             tx_in_flight: snap.tx_in_flight,
             bytes_in_flight,
-            train_rate: self.train_rate.take(),
             sent_catching_up: snap.catching_up,
         };
         self.acked_since_sample = 0;

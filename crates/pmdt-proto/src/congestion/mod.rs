@@ -81,6 +81,14 @@ pub(crate) trait Controller: Send + std::fmt::Debug {
     fn on_rate_sample(&mut self, now: Instant, sample: &RateSample, rtt: &RttEstimator) {
         let _ = (now, sample, rtt);
     }
+    /// The bottleneck's rate, bytes/s, read from the initial window's train
+    /// (`Startup::FromInitialTrain`), as soon as the train is measured:
+    /// before the ack's rate sample, or with no sample when a timer declared
+    /// a datagram near its end lost. Only a model-based controller uses it (BBR's
+    /// Startup).
+    fn on_initial_train(&mut self, rate: u64, rtt: &RttEstimator) {
+        let _ = (rate, rtt);
+    }
     /// Starts from a saved path's jump (`crate::saved_path`) before any data
     /// was delivered. Returns whether the controller took it: only a
     /// model-based one can (BBR); the others keep their initial window.

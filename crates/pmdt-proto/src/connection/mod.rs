@@ -23,7 +23,7 @@ use peer_fin::PeerFin;
 use sent::{Chunk, Sending, SentPacket, SentPackets};
 use timers::{Timer, TimerTable};
 
-use crate::config::{Startup, TransportConfig};
+use crate::config::TransportConfig;
 use crate::congestion::autotune::{self, RecvAutotune};
 use crate::congestion::{Controller, DeliveryRateSampler};
 use crate::pacer::Pacer;
@@ -465,7 +465,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             rtt: RttEstimator::new(cfg.initial_rtt),
             cc: cfg.congestion.build(max_datagram),
             path_siblings: 0,
-            rate_sampler: DeliveryRateSampler::new(cfg.startup == Startup::FromInitialTrain),
+            rate_sampler: DeliveryRateSampler::new(cfg.starts_from_train()),
             window_packets: cfg.window_packets,
             recv_tune: RecvAutotune::with_capacity(window),
             pacer: Pacer::new(
@@ -982,6 +982,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             Timer::LossDetection => {
                 if self.loss_time.is_some() {
                     self.detect_lost(now);
+                    self.pass_train_rate();
                 } else {
                     self.pto_count += 1;
                     self.stats.pto_count += 1;
@@ -1418,6 +1419,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             }
         }
         self.detect_lost(now);
+        self.pass_train_rate();
         if let Some(rs) =
             self.rate_sampler
                 .take_sample(now, self.rtt.min(), self.sent.bytes_in_flight)
@@ -1433,6 +1435,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 now.checked_sub(self.pto() * LOST_RECORD_PTOS)
                     .unwrap_or(now),
             );
+        }
+    }
+
+    /// The initial train's rate to the controller, once measured (by an ack
+    /// or a loss, see [`DeliveryRateSampler::take_train_rate`]).
+    fn pass_train_rate(&mut self) {
+        if let Some(rate) = self.rate_sampler.take_train_rate() {
+            self.cc.on_initial_train(rate, &self.rtt);
         }
     }
 
@@ -1675,7 +1685,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
         if !self.cfg.pacing || !self.rtt.has_sample() {
             return None;
         }
-        if self.cfg.startup == Startup::FromInitialTrain && self.rate_sampler.nothing_delivered() {
+        if self.cfg.starts_from_train() && self.rate_sampler.nothing_delivered() {
             // The initial window leaves as one burst (as TCP's): the spacing the
             // path gives it is the first bandwidth estimate (`InitialTrain`).
             return None;
@@ -2099,7 +2109,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// when it waits. (A writer that produces a datagram per loop iteration
     /// otherwise spaces the train out itself: 11 datagrams over 400 µs.)
     fn gathering_train(&mut self, now: Instant) -> Option<Instant> {
-        if self.cfg.startup != Startup::FromInitialTrain
+        if !self.cfg.starts_from_train()
             || !self.rate_sampler.nothing_delivered()
             || self.send_next > 0
             || self.fin != Fin::Open

@@ -875,9 +875,6 @@ impl Controller for Bbr {
         self.validate_jump(now, rs);
         self.update_ack_aggregation(now, rs);
         self.update_min_rtt(now, rs);
-        if let Some(rate) = rs.train_rate {
-            self.on_train_rate(rate);
-        }
         self.bw_latest = self.bw_latest.max(rs.delivery_rate);
         self.inflight_latest = self.inflight_latest.max(rs.delivered);
         if self.inflight_too_high(rs) {
@@ -911,6 +908,11 @@ impl Controller for Bbr {
     /// Startup's gain: the rate the jump's flight comes back at, then what the
     /// next rounds deliver, set the estimate (see [`Self::validate_jump`]), and
     /// Startup's exits judge it.
+    fn on_initial_train(&mut self, rate: u64, rtt: &RttEstimator) {
+        self.on_train_rate(rate);
+        self.update_pacing_rate(rtt);
+    }
+
     fn resume(&mut self, jump: Jump) -> bool {
         if self.mode != Mode::Startup || self.full_bw_reached || self.total_delivered > 0 {
             return false;

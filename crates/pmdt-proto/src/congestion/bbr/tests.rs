@@ -18,7 +18,6 @@ fn sample(rate: u64, prior: u64, total: u64, rtt_ms: u64, in_flight: u64) -> Rat
         lost: 0,
         tx_in_flight: in_flight,
         bytes_in_flight: in_flight,
-        train_rate: None,
         sent_catching_up: false,
     }
 }
