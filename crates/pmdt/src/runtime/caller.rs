@@ -104,6 +104,12 @@ impl CallerLoop {
         self.step_unless_taken(WhenQuiet::Nap)
     }
 
+    /// One step of the loop if no other thread is taking one, never pausing
+    /// (see [`WhenQuiet::Return`]); whether one was.
+    pub fn step_without_pause(&self) -> bool {
+        self.step_unless_taken(WhenQuiet::Return)
+    }
+
     /// One step if no other thread is taking one, with `quiet`.
     fn step_unless_taken(&self, quiet: WhenQuiet) -> bool {
         if self.stopped() {

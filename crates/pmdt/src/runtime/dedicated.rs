@@ -42,6 +42,11 @@ pub(crate) enum WhenQuiet {
     /// Nap (at most the idle policy's longest sleep) and return: a caller that
     /// goes on with its own work (an opportunistic poll must not hold it up).
     Nap,
+    /// Return at once, pausing not at all and counting toward no pause: a
+    /// non-blocking call's poll (`try_read`, `try_write`), which an application
+    /// may make for each of many streams in turn; it waits through
+    /// [`super::Poller::wait`] when none moved.
+    Return,
 }
 
 /// The idle policy's state between polls.
@@ -80,6 +85,7 @@ impl Poller {
             }
         });
         let deadline = match polled.next {
+            Next::Idle(_) if quiet == WhenQuiet::Return => return (polled.next, now),
             Next::Idle(t) => t,
             next => {
                 self.idle.worked(now);
@@ -90,7 +96,7 @@ impl Poller {
         let until = match quiet {
             WhenQuiet::Park => Some(deadline),
             WhenQuiet::ParkAtMost(d) => Some(deadline.min(now + d)),
-            WhenQuiet::Nap => None,
+            WhenQuiet::Nap | WhenQuiet::Return => None,
         };
         // Past the spin: sleep until there is something to do where the link
         // can say when a datagram comes (the wake path), else yield while

@@ -59,11 +59,13 @@ impl Waiter {
 
     /// Run-to-completion: polls the loop once (unless another thread is), so data
     /// just queued leaves and data arriving comes in while the application keeps
-    /// writing or reading without waiting. Nothing otherwise.
+    /// writing or reading without waiting, never pausing there (the
+    /// application waits when it has nothing to do, see `Stream::try_read`).
+    /// Nothing otherwise.
     #[inline]
     pub fn nudge(&self) {
         if let Some(d) = self.driver.upgrade() {
-            d.drive_once();
+            d.step_without_pause();
         }
     }
 

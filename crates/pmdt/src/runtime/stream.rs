@@ -260,6 +260,14 @@ impl Stream {
 
     /// Reads what is available without blocking. `Ok(0)`: end of stream (the peer
     /// finished and everything was read); `WouldBlock`: nothing yet.
+    ///
+    /// In run-to-completion mode the non-blocking calls (`try_read`,
+    /// `try_write`, their in-place forms) poll the I/O loop once first, and
+    /// never pause in it, even when the loop is quiet: an application serving
+    /// many streams calls them for each in turn, and waits through
+    /// [`crate::runtime::Poller::wait`] (or a blocking call) once none moved.
+    /// (Pausing in each call, a thread serving 1000 connections spent a fifth
+    /// of its time in the scheduler, yielding between empty reads.)
     pub fn try_read(&mut self, out: &mut [u8]) -> io::Result<usize> {
         // This thread frees the buffers it reads.
         self.pool.attach_thread();
