@@ -124,11 +124,12 @@ pub struct LinkArgs {
     /// `--thread-per-flow`.
     #[arg(long = "run-to-completion", visible_alias = "rtc")]
     pub run_to_completion: bool,
-    /// Run to completion: a thread per flow, each running the I/O loop in its
-    /// own calls, taking turns at it (how the tools ran before one thread
-    /// served all the flows: over memif on the 2-vCPU reference host 1000
-    /// flows moved half the bytes and 16 flows two thirds, docs/RESULTS.md
-    /// "Session 79"). The pipeline always has a thread per flow.
+    /// A thread per flow (how the tools ran before one thread served all the
+    /// flows): in run to completion each runs the I/O loop in its own calls,
+    /// taking turns at it (over memif on the 2-vCPU reference host 1000 flows
+    /// moved half the bytes and 16 flows two thirds, docs/RESULTS.md
+    /// "Session 79"); in the pipeline each parks while its stream cannot
+    /// move (256 flows moved a third, docs/RESULTS.md "Session 80").
     #[arg(long)]
     pub thread_per_flow: bool,
     /// Pipeline (the default with several queues): an I/O lcore (or thread) per
@@ -201,10 +202,13 @@ impl LinkArgs {
         Ok(IoMode::Pipeline)
     }
 
-    /// Whether one thread serves all the flows: run to completion, unless
-    /// `--thread-per-flow`.
+    /// Whether one thread serves all the flows, in either mode, unless
+    /// `--thread-per-flow` (run to completion: its calls run the I/O loop;
+    /// the pipeline: it waits 100 µs when none of its streams could move,
+    /// `Poller::wait`). Errors as [`LinkArgs::io_mode`].
     pub fn one_thread_for_flows(&self) -> Result<bool, CliError> {
-        Ok(self.io_mode()? == IoMode::RunToCompletion && !self.thread_per_flow)
+        self.io_mode()?;
+        Ok(!self.thread_per_flow)
     }
 
     /// The MTU in effect (1500 unless set).
@@ -539,6 +543,35 @@ fn default_lcores(role: Role, queues: u16) -> String {
 mod tests {
     use super::*;
     use crate::pool_split_arg::DataFlow;
+
+    /// One thread serves the flows in either mode; `--thread-per-flow` gives
+    /// each its own; a contradictory mode is an error, not a choice.
+    #[test]
+    fn one_thread_serves_the_flows_in_either_mode() {
+        let rtc = LinkArgs::default();
+        assert_eq!(rtc.io_mode().unwrap(), IoMode::RunToCompletion);
+        assert!(rtc.one_thread_for_flows().unwrap());
+        let pipeline = LinkArgs {
+            pipeline: true,
+            ..Default::default()
+        };
+        assert_eq!(pipeline.io_mode().unwrap(), IoMode::Pipeline);
+        assert!(pipeline.one_thread_for_flows().unwrap());
+        for mode in [rtc, pipeline] {
+            let threads = LinkArgs {
+                thread_per_flow: true,
+                ..mode
+            };
+            assert!(!threads.one_thread_for_flows().unwrap());
+        }
+        let both = LinkArgs {
+            run_to_completion: true,
+            rxq: Some(2),
+            txq: Some(2),
+            ..Default::default()
+        };
+        assert!(both.one_thread_for_flows().is_err());
+    }
 
     fn dpdk_link(memory_mb: u32, pool_size: Option<u32>) -> LinkArgs {
         let mut l = LinkArgs {

@@ -467,6 +467,13 @@ fn several_flows_with_a_thread_each() {
     several_flows_over_kernel_udp("udp-threads", &["--thread-per-flow"]);
 }
 
+/// The same in pipeline mode: one thread serves every flow on each side
+/// there too, waiting through the poller while the I/O threads move data.
+#[test]
+fn several_flows_from_one_thread_in_pipeline_mode() {
+    several_flows_over_kernel_udp("udp-pipeline", &["--pipeline"]);
+}
+
 fn several_flows_over_kernel_udp(name: &str, extra: &[&str]) {
     let _g = serial();
     let d = tmp(name);

@@ -568,8 +568,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let mut meter = Meter::new(listening, &rt.stats());
     let mut next_tick = interval.map(|i| listening + i);
     let (served_tx, served_rx) = mpsc::channel::<(usize, Served)>();
-    // Run to completion: one thread serves every connection that sends data
-    // (the others get a thread each from it); in the pipeline, a thread each.
+    // One thread serves every connection that sends data (the others get a
+    // thread each from it), unless --thread-per-flow.
     let multiplexed = cli.link.one_thread_for_flows()?.then(|| {
         let (tx, rx) = mpsc::channel::<Accepted>();
         let (poller, served, stop) = (rt.poller(), served_tx.clone(), stop.clone());

@@ -237,11 +237,9 @@ fn send_plan(job: &Job) -> SendPlan {
 }
 
 /// Whether `flows` run from one thread ([`send_multiplexed`]): several
-/// flows that all send bulk data, when `one_thread` (run to completion,
-/// where the flows' thread runs the I/O loop, and no `--thread-per-flow`;
-/// in the pipeline the loop has a core of its own and a flow's thread parks
-/// while its stream is full). One flow keeps its thread and its blocking
-/// writes (in place into packet memory where that costs less).
+/// flows that all send bulk data, when `one_thread` (no `--thread-per-flow`;
+/// run to completion or pipeline). One flow keeps its thread and its
+/// blocking writes (in place into packet memory where that costs less).
 fn one_thread_for(flows: &[(Job, Stream)], one_thread: bool) -> bool {
     one_thread
         && flows.len() > 1
