@@ -50,7 +50,8 @@ fn bottleneck(drop: u32, train: Arc<AtomicU32>) -> pmdt_proto::pair::Filter {
 /// A client starting from its train over a 100 Mbit/s × 200 ms path whose
 /// `drop`-th data datagram is lost (0: none), with 64 KiB to send: its
 /// congestion window `after` the data was written, and the datagrams of its
-/// train.
+/// train; panics unless its pacing rate follows the window (the rate over
+/// the window's round trip, at least).
 fn window_after(drop: u32, after: Duration) -> (u64, u32) {
     let cfg = TransportConfig::default().with_startup(Startup::FromInitialTrain);
     let mut p = Pair::new(cfg.clone(), cfg);
@@ -64,8 +65,16 @@ fn window_after(drop: u32, after: Duration) -> (u64, u32) {
     // The send buffer takes the first 64 KiB: more than the initial window.
     assert!(written >= 32 << 10, "wrote {written}");
     p.drive_for(after - (p.now - start));
-    let cwnd = p.client_connection().stats().cwnd;
-    (cwnd, train.load(Ordering::Relaxed))
+    let stats = p.client_connection().stats();
+    // Bytes/s: a window a round trip paced at the rate covers, or more.
+    let round_trip = (ONE_WAY * 2).as_secs_f64();
+    assert!(
+        stats.pacing_rate as f64 >= 0.9 * stats.cwnd as f64 / round_trip / 2.0,
+        "pacing {} B/s for a window of {} B",
+        stats.pacing_rate,
+        stats.cwnd
+    );
+    (stats.cwnd, train.load(Ordering::Relaxed))
 }
 
 #[test]

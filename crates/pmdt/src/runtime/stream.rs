@@ -261,11 +261,13 @@ impl Stream {
     /// Reads what is available without blocking. `Ok(0)`: end of stream (the peer
     /// finished and everything was read); `WouldBlock`: nothing yet.
     ///
-    /// In run-to-completion mode the non-blocking calls (`try_read`,
-    /// `try_write`, their in-place forms) poll the I/O loop once first, and
+    /// In run-to-completion mode the non-blocking calls poll the I/O loop
+    /// (`try_read` first, the in-place reads when nothing is buffered,
+    /// `try_write` after queueing data, `try_submit` every few buffers) and
     /// never pause in it, even when the loop is quiet: an application serving
-    /// many streams calls them for each in turn, and waits through
-    /// [`crate::runtime::Poller::wait`] (or a blocking call) once none moved.
+    /// many streams calls them for each in turn, and once every one returned
+    /// `WouldBlock` waits through [`crate::runtime::Poller::wait`] (or a
+    /// blocking call).
     /// (Pausing in each call, a thread serving 1000 connections spent a fifth
     /// of its time in the scheduler, yielding between empty reads.)
     pub fn try_read(&mut self, out: &mut [u8]) -> io::Result<usize> {

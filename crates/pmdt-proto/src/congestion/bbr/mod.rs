@@ -901,6 +901,14 @@ impl Controller for Bbr {
         self.update_cwnd(rs);
     }
 
+    /// Startup from the initial train's rate (see [`Self::on_train_rate`]),
+    /// paced from it at once where it seeded the model.
+    fn on_initial_train(&mut self, rate: u64, rtt: &RttEstimator) {
+        if self.on_train_rate(rate) {
+            self.update_pacing_rate(rtt);
+        }
+    }
+
     /// Startup from a saved path (`crate::saved_path`): the jump's window, and
     /// its rate as the pacer's floor until Startup ends (Startup never lowers
     /// its rate before the pipe is full), the saved bandwidth as its ceiling
@@ -908,11 +916,6 @@ impl Controller for Bbr {
     /// Startup's gain: the rate the jump's flight comes back at, then what the
     /// next rounds deliver, set the estimate (see [`Self::validate_jump`]), and
     /// Startup's exits judge it.
-    fn on_initial_train(&mut self, rate: u64, rtt: &RttEstimator) {
-        self.on_train_rate(rate);
-        self.update_pacing_rate(rtt);
-    }
-
     fn resume(&mut self, jump: Jump) -> bool {
         if self.mode != Mode::Startup || self.full_bw_reached || self.total_delivered > 0 {
             return false;

@@ -51,16 +51,24 @@ impl Bbr {
         self.cwnd = self.cwnd.max(window + self.quanta());
     }
 
-    pub(super) fn on_train_rate(&mut self, rate: u64) {
+    /// The initial train measured the bottleneck at `rate` bytes/s: Startup
+    /// goes on from a window of that rate's BDP and the estimate it gives
+    /// over Startup's gain. Returns whether it seeded the model (not once
+    /// Startup is over or its estimate is higher).
+    pub(super) fn on_train_rate(&mut self, rate: u64) -> bool {
         let Some(min_rtt) = self.min_rtt else {
-            return;
+            tracing::debug!(
+                train_rate = rate,
+                "bbr: the initial train's rate came before an RTT sample; unused"
+            );
+            return false;
         };
         if self.mode != Mode::Startup || self.full_bw_reached {
-            return;
+            return false;
         }
         let seed = (rate as f64 / STARTUP_PACING_GAIN) as u64;
         if seed <= self.max_bw {
-            return;
+            return false;
         }
         self.seed_startup(seed, (rate as f64 * min_rtt.as_secs_f64()) as u64);
         tracing::debug!(
@@ -68,6 +76,7 @@ impl Bbr {
             cwnd = self.cwnd,
             "bbr: Startup from the initial train"
         );
+        true
     }
 
     /// The jump's flight coming back (RFC 9959's Validating phase): while
