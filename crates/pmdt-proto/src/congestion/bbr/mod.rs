@@ -19,6 +19,12 @@
 //!   1.5 (the estimate trails the rate: 1.2 grows it only 1.13× per round trip);
 //!   once a run of Ups of a flow alone found half as much again as it began
 //!   with (a bottleneck that grew), only its own queue or loss ends it.
+//!   Between probes Cruise waits a few rounds on a path that loses at random;
+//!   on one that does not (where a loss-based flow can share), as long as
+//!   such a flow takes to regrow after the loss a probe causes (BBRv3's Reno
+//!   coexistence: 2 s, or as many rounds as the window holds packets, at most
+//!   63), unless the flow is far below its recent peak or met congestion of
+//!   its own lately (the path fell under its rate: probes find the new one).
 //! - **ProbeRTT**: when no fresh minimum RTT was seen for 5 s, halves the data in
 //!   flight for 200 ms to let the queue drain and measure it.
 //!
@@ -204,6 +210,20 @@ const GENTLE_FIRST_STEP_PACKETS: u64 = 1;
 /// How long this flow's own congestion (its loss said its rate overshot the
 /// path) keeps it from taking a standing queue for another flow's.
 const OWN_CONGESTION_MEMORY: Duration = Duration::from_secs(4);
+/// Highest random loss (the median loss of the last rounds without a queue,
+/// [`Bbr::typical_round_loss`]) at which a flow alone waits between probes as
+/// long as a loss-based flow takes to regrow ([`Bbr::reno_coexistence_wait`],
+/// BBRv3's Reno coexistence). Each probe overflows a shallow buffer: probing
+/// every few rounds, this flow took 95.4 % of 1 Gbit/s × 40 ms (1 MiB queue)
+/// and left a CUBIC flow that joined 2 s after it 2.3 % (simulator, 30 s);
+/// waiting, 79.1 / 18.3 %, and 71.9 / 25.8 over a minute (CUBIC's own growth
+/// sets the pace). At 0.25 % random loss a loss-based flow gets a few Mbit/s
+/// of such a path (the Mathis bound), and on lossier paths the probes and
+/// their Down phases keep the estimate up and drain the queue the loss
+/// compensation builds in a long Cruise (5 % at 100 Mbit/s × 10 ms: 89.3 %
+/// of the link; 85.5 with every Cruise waiting, 87.0 gated on the loss
+/// floor, the rounds' minimum, which is zero in many rounds of 85 datagrams).
+const RENO_COEXISTENCE_MAX_LOSS: f64 = 0.0025;
 /// Most Cruise rounds between probes while sharing (BBRv3's Reno coexistence
 /// bound, 63).
 const MAX_SHARED_CRUISE_ROUNDS: u64 = 63;
@@ -737,6 +757,10 @@ impl Bbr {
                     0
                 } else if slowed {
                     SLOWED_CRUISE_ROUNDS + jitter
+                } else if self.typical_round_loss() < RENO_COEXISTENCE_MAX_LOSS
+                    && !self.congested_lately(now)
+                {
+                    (CRUISE_ROUNDS + jitter).max(self.reno_coexistence_wait())
                 } else {
                     CRUISE_ROUNDS + jitter
                 };

@@ -308,14 +308,7 @@ impl Bbr {
     /// same window regrows in that many rounds, and a flow whose estimate
     /// is low (an early Startup exit) still probes every few rounds.
     pub(super) fn wait_for_shared_queue(&mut self) {
-        let rtt = self
-            .min_rtt
-            .unwrap_or(Duration::from_millis(1))
-            .as_secs_f64();
-        let by_time = (SHARED_PROBE_WAIT.as_secs_f64() / rtt).ceil() as u64;
-        let by_window = (self.bdp_multiple(1.0) / self.mss).min(MAX_SHARED_CRUISE_ROUNDS);
-        let coexist = by_time.min(by_window)
-            + (self.next_round_delivered / self.mss) % (SHARED_PROBE_WAIT_JITTER + 1);
+        let coexist = self.reno_coexistence_wait();
         if coexist > self.cruise_rounds {
             tracing::debug!(
                 rounds = coexist,
@@ -325,6 +318,22 @@ impl Bbr {
             );
         }
         self.cruise_rounds = self.cruise_rounds.max(coexist);
+    }
+
+    /// Cruise rounds before the next probe as BBRv3 counts them for Reno
+    /// coexistence: [`SHARED_PROBE_WAIT`] in rounds of the minimum RTT, or
+    /// as many rounds as the window holds packets (at most
+    /// [`MAX_SHARED_CRUISE_ROUNDS`]), whichever is fewer, plus a per-flow
+    /// draw of up to [`SHARED_PROBE_WAIT_JITTER`] rounds.
+    pub(super) fn reno_coexistence_wait(&self) -> u64 {
+        let rtt = self
+            .min_rtt
+            .unwrap_or(Duration::from_millis(1))
+            .as_secs_f64();
+        let by_time = (SHARED_PROBE_WAIT.as_secs_f64() / rtt).ceil() as u64;
+        let by_window = (self.bdp_multiple(1.0) / self.mss).min(MAX_SHARED_CRUISE_ROUNDS);
+        by_time.min(by_window)
+            + (self.next_round_delivered / self.mss) % (SHARED_PROBE_WAIT_JITTER + 1)
     }
 
     /// At this flow's own congestion (its loss says its rate overran the
