@@ -222,6 +222,59 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             },
         ));
     }
+    // One flow joining a link the other fills, 2 s after it: CUBIC after BBR
+    // through the shallow queue (CUBIC's slow start meets a full pipe early
+    // and its cubic growth takes about a minute to reach a share, so a minute
+    // from a quarter of it), and BBR after CUBIC through the deep queue
+    // (CUBIC's queue is a round trip deep when BBR starts).
+    let joins: &[(&str, &str, &str, &str, f64)] = if ctx.quick {
+        &[]
+    } else {
+        &[
+            ("cubic", "bbr,cubic", "1M", "shallow", 60.0),
+            ("bbr", "cubic,bbr", "5M", "deep", 30.0),
+        ]
+    };
+    for &(joiner, ccs, queue, depth, secs) in joins {
+        let mut pair = sharing_pair(secs, 2, &["--cc", ccs, "--stagger", "2"]);
+        pair.interval_s = INTERVAL_S;
+        if let Some(wan) = pair.wanem.as_mut() {
+            wan.extend(["--queue-bytes".into(), queue.into()]);
+        }
+        let from = secs / 4.0;
+        // pmdt-send numbers its flows from 1, in `--cc`'s order.
+        let (bbr_flow, cubic_flow) = if ccs.starts_with("bbr") {
+            (1, 2)
+        } else {
+            (2, 1)
+        };
+        r.cells.push(pmdt_cell(
+            ctx,
+            E,
+            CellSpec::new(
+                format!("bbr-vs-cubic-{joiner}-joins-{depth}-queue-rtt40"),
+                "max_share_pct",
+            )
+            .param("cc", ccs)
+            .param("rtt_ms", 40)
+            .param("queue", queue)
+            .param("stagger_s", 2),
+            &pair,
+            |res, s| {
+                let share = |flow| {
+                    steady_state::flow_goodput_bps(&res.send, flow, from, secs)
+                        .map(|g| g / HIGH * 100.0)
+                };
+                if let (Some(b), Some(c)) = (share(bbr_flow), share(cubic_flow)) {
+                    s.set("bbr_pct", b)
+                        .set("cubic_pct", c)
+                        .set("max_share_pct", b.max(c))
+                        .set("of_link_pct", b + c);
+                }
+                wan_drops(res, s);
+            },
+        ));
+    }
     r.notes = vec![
         format!(
             "drop-recover: pmdt-wanem at {} Mbit/s with a 1 MiB queue, RTT/2 each way, dropping to {} Mbit/s {down_at} s after its first frame and back {up_at} s after it (`--rate-at`); the sender runs {secs} s with default settings but `--cc`, reporting every {INTERVAL_S} s.",
@@ -238,6 +291,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         format!("share: -P 4 for {share_secs} s through 1 Gbit/s × 40 ms; jain over the flows' goodput, of_link_pct their sum."),
         format!("joining: -P 4 --stagger {stagger} for {share_secs} s through the same path, the flows starting {stagger} s apart; jain over each flow's goodput from {from} s to the end (every flow running), last_flow_pct the last flow's share of the link."),
         format!("bbr-vs-cubic: -P 2 --cc bbr,cubic for {share_secs} s through 1 Gbit/s × 40 ms (BDP 5 MB) with a 1 MiB or a 5 MiB queue; bbr_pct, cubic_pct: each flow's goodput from {} s to the end, % of the link; max_share_pct the larger.", share_secs / 4.0),
+        "bbr-vs-cubic-*-joins-*: the same two flows, the second starting 2 s after the first (`--stagger 2`): CUBIC joining BBR through the 1 MiB queue for 60 s (CUBIC's cubic growth after a slow start that met a full pipe takes about a minute to reach a share), BBR joining CUBIC through the 5 MiB queue for 30 s; shares from a quarter of the run to its end.".into(),
         "Target (issue #14): the rate follows within 2 s each way, no stall, no timeout; four flows Jain ≥ 0.95; beside one CUBIC flow neither takes more than 75% of the link.".into(),
     ];
     r
