@@ -61,8 +61,9 @@ pub struct StreamInterval {
     /// The controller's round-trip propagation delay estimate, µs (0: none).
     pub min_rtt: u64,
     /// Rounds the controller cruises between bandwidth probes in its current
-    /// or last probe cycle (BBR: 6-8 alone on a lossy path, up to 63 on a
-    /// clean one and while another flow's queue is remembered; 0: none).
+    /// or last probe cycle (BBR: 6-8 alone on a lossy path, up to 63 and 8
+    /// of jitter on a clean one and while another flow's queue is
+    /// remembered; 0: none).
     pub probe_wait_rounds: u64,
 }
 

@@ -77,9 +77,9 @@ pub struct ConnectionStats {
     pub cc_bdp: u64,
     /// Rounds the controller cruises at its estimate between bandwidth
     /// probes in its current (or last) probe cycle: BBR's 6-8 alone on a path
-    /// that loses at random, up to 63 (about 2 s) on one that does not and
-    /// while another flow's queue is remembered (0: not BBR, or no cycle
-    /// yet).
+    /// that loses at random, up to 63 (about 2 s) and up to 8 of jitter on
+    /// one that does not and while another flow's queue is remembered (0: not
+    /// BBR, or no cycle yet).
     pub cc_probe_wait_rounds: u64,
     /// What the controller's checks of a queue standing while it cruised
     /// found (BBR): whose queue decides how long its probes wait.

@@ -10,7 +10,10 @@
 //! way. Taking its own queue for another flow's made a flow alone wait
 //! 20-28 rounds between probes (the shared-queue probe wait, 2-2.8 s at
 //! 100 ms) instead of 6-8, and a bottleneck that grew back took that long to
-//! be found.
+//! be found. (Since session 81 a flow alone waits that long on a path without
+//! random loss anyway, unless far below its recent peak, where the bottleneck
+//! may come back; the checks still decide on lossy paths, and whether the
+//! queue-sharing rules apply.)
 //!
 //! So the first time a queue stands in a Cruise, the flow asks: it paces one
 //! round below its estimate, by the queue's share of the minimum RTT (a round

@@ -305,6 +305,7 @@ impl Bbr {
             };
             self.last_round_loss = rate;
             self.loss_rounds[(self.round_count % LOSS_FLOOR_ROUNDS as u64) as usize] = rate;
+            self.loss_rounds_measured = (self.loss_rounds_measured + 1).min(LOSS_FLOOR_ROUNDS);
             if !self.full_bw_reached {
                 self.startup_lost += self.round_lost;
                 self.startup_total += total;
@@ -320,14 +321,20 @@ impl Bbr {
         self.round_lost = 0;
     }
 
-    /// The median loss rate of the last rounds that showed no queue: the
-    /// path's random loss as most rounds meet it (the floor, their minimum,
-    /// reads zero in most rounds of a few dozen datagrams at 5 %; a queue's
-    /// overflow in a round or two leaves the median alone).
-    pub(super) fn typical_round_loss(&self) -> f64 {
+    /// The (upper) median loss rate of the last rounds that showed no queue:
+    /// the path's random loss as most rounds meet it (the floor, their
+    /// minimum, reads zero in most rounds of a few dozen datagrams at 5 %; a
+    /// queue's overflow in a round or two leaves the median alone). Unknown
+    /// until more than half of the rounds it spans were measured (a Startup
+    /// resumed from a saved path or the initial train lasts two to four
+    /// rounds, and the slots not yet written read zero).
+    pub(super) fn typical_round_loss(&self) -> Option<f64> {
+        if self.loss_rounds_measured <= LOSS_FLOOR_ROUNDS / 2 {
+            return None;
+        }
         let mut rounds = self.loss_rounds;
         rounds.sort_by(f64::total_cmp);
-        rounds[LOSS_FLOOR_ROUNDS / 2]
+        Some(rounds[LOSS_FLOOR_ROUNDS / 2])
     }
 
     /// At a round's end: start the next round's tally (the short-term bounds of

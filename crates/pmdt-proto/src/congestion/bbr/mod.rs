@@ -6,7 +6,8 @@
 //! The controller paces at `pacing_gain × bw`, never below its minimum window
 //! per smoothed RTT (a flow whose estimate collapsed would otherwise climb back
 //! one single-datagram round at a time), and keeps at most `cwnd_gain × bw ×
-//! min_rtt` in flight. Its modes:
+//! min_rtt` in flight (over the last round's RTT instead in Startup and
+//! beside another flow's standing queue, see `cwnd_bdp`). Its modes:
 //!
 //! - **Startup**: doubles the sending rate per round until the bandwidth stops growing
 //!   (three rounds under +25 %), or every RTT sample of a round shows a queue, or
@@ -224,8 +225,9 @@ const OWN_CONGESTION_MEMORY: Duration = Duration::from_secs(4);
 /// of the link; 85.5 with every Cruise waiting, 87.0 gated on the loss
 /// floor, the rounds' minimum, which is zero in many rounds of 85 datagrams).
 const RENO_COEXISTENCE_MAX_LOSS: f64 = 0.0025;
-/// Most Cruise rounds between probes while sharing (BBRv3's Reno coexistence
-/// bound, 63).
+/// Most Cruise rounds between probes while sharing, or alone on a path
+/// without random loss, before the jitter (BBRv3's Reno coexistence bound,
+/// 63).
 const MAX_SHARED_CRUISE_ROUNDS: u64 = 63;
 /// A standing queue is yielded to if the queue drained within this many
 /// minimum RTTs (flows that yield keep it; one that never drains is a
@@ -433,6 +435,8 @@ pub(crate) struct Bbr {
     round_acked: u64,
     round_lost: u64,
     loss_rounds: [f64; LOSS_FLOOR_ROUNDS],
+    /// How many of `loss_rounds` were measured (at most all of them).
+    loss_rounds_measured: usize,
     loss_floor: f64,
     /// The loss rate of the last round that ended, and of the last round before
     /// the current ProbeBW Up: a probe's loss is compared with what the path
@@ -582,6 +586,7 @@ impl Bbr {
             round_acked: 0,
             round_lost: 0,
             loss_rounds: [0.0; LOSS_FLOOR_ROUNDS],
+            loss_rounds_measured: 0,
             loss_floor: 0.0,
             last_round_loss: 0.0,
             startup_lost: 0,
@@ -757,7 +762,9 @@ impl Bbr {
                     0
                 } else if slowed {
                     SLOWED_CRUISE_ROUNDS + jitter
-                } else if self.typical_round_loss() < RENO_COEXISTENCE_MAX_LOSS
+                } else if self
+                    .typical_round_loss()
+                    .is_some_and(|loss| loss < RENO_COEXISTENCE_MAX_LOSS)
                     && !self.congested_lately(now)
                 {
                     (CRUISE_ROUNDS + jitter).max(self.reno_coexistence_wait())

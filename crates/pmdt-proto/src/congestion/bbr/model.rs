@@ -28,6 +28,10 @@ const BATCHING_RTT_RATIO: u32 = 2;
 /// a third of the transfer.)
 const MAX_BATCHING_DELAY: Duration = Duration::from_millis(1);
 
+/// Largest ratio of a round's RTT to the minimum by which Startup's window
+/// grows (see `Bbr::cwnd_bdp`): behind a queue as deep as the round trip.
+const MAX_STARTUP_RTT_RATIO: f64 = 2.0;
+
 impl Bbr {
     /// Ack aggregation (draft: BBRUpdateACKAggregation): bytes acknowledged beyond
     /// what the bandwidth estimate explains since the current interval began. Acks
@@ -236,15 +240,20 @@ impl Bbr {
     /// trip of twice that, its estimate stopped growing, and Startup ended on
     /// that queue at 4.8 Mbit/s (16.4 % of the link from 7.5 s to 30 s, CUBIC
     /// 81.5; with the round's RTT 27.7-30.9 % over seeds 1-6 in the
-    /// simulator). A flow alone's rounds show no queue until its own ends
-    /// Startup.
+    /// simulator). A flow alone's rounds show at most the queue Startup's
+    /// exit tolerates (2 % of the minimum RTT, at least 2 ms) until its own
+    /// ends Startup; the ratio is capped at [`MAX_STARTUP_RTT_RATIO`] (a queue
+    /// as deep as the round trip), so at a 1 ms minimum those 2 ms cannot
+    /// triple the window.
     pub(super) fn cwnd_bdp(&self) -> u64 {
         let bdp = self.bdp_multiple(self.cwnd_gain);
         match (self.prev_round_min_rtt, self.min_rtt) {
-            (Some(round), Some(min))
-                if (self.shared_queue || !self.full_bw_reached) && !min.is_zero() =>
-            {
+            (Some(round), Some(min)) if self.shared_queue && !min.is_zero() => {
                 (bdp as f64 * round.as_secs_f64() / min.as_secs_f64()) as u64
+            }
+            (Some(round), Some(min)) if !self.full_bw_reached && !min.is_zero() => {
+                let ratio = (round.as_secs_f64() / min.as_secs_f64()).min(MAX_STARTUP_RTT_RATIO);
+                (bdp as f64 * ratio) as u64
             }
             _ => bdp,
         }

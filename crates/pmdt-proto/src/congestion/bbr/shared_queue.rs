@@ -11,9 +11,10 @@ use super::{
 };
 use crate::congestion::queue_owner::{CheckPurpose, QueueOwner};
 
-/// Time between probes while another flow keeps a queue standing (BBRv3's
-/// bw_probe_wait, 2-3 s), counted in rounds of the minimum RTT, unless the
-/// window's packets make fewer rounds ([`MAX_SHARED_CRUISE_ROUNDS`]).
+/// Time between probes while another flow keeps a queue standing, or for a
+/// flow alone on a path without random loss (BBRv3's bw_probe_wait, 2-3 s),
+/// counted in rounds of the minimum RTT, unless the window's packets make
+/// fewer rounds ([`MAX_SHARED_CRUISE_ROUNDS`]).
 const SHARED_PROBE_WAIT: Duration = Duration::from_secs(2);
 /// A round's delivery rate at least this share of the estimate it paced at
 /// means its queue is not this flow's making.

@@ -192,9 +192,6 @@ fn a_joiners_startup_judges_earlier_rounds_against_the_minimum_as_it_falls() {
     assert!(!rounds.b.full_bw_reached);
 }
 
-/// A queue that stays as it was ends Startup once the estimate stopped
-/// growing (a sender that cannot double its flight), sooner than the three
-/// rounds of no growth that end it without a queue.
 /// Startup behind a queue another flow keeps (every RTT of its rounds twice
 /// the minimum the handshake saw) sizes its window by the round's RTT, so
 /// its rate can double per round: by the minimum, two BDPs per round trip of
@@ -223,6 +220,9 @@ fn a_startup_behind_a_standing_queue_sizes_its_window_by_the_rounds_rtt() {
     }
 }
 
+/// A queue that stays as it was ends Startup once the estimate stopped
+/// growing (a sender that cannot double its flight), sooner than the three
+/// rounds of no growth that end it without a queue.
 #[test]
 fn a_queue_once_the_estimate_stopped_growing_ends_startup() {
     // Rounds until Startup ends: 1, 2, 4 and 8 MB/s, then 8 MB/s flat, every
@@ -618,6 +618,23 @@ fn a_flow_alone_on_a_clean_path_probes_as_seldom_as_a_reno_flow_regrows() {
     );
 }
 
+/// The rounds' typical loss is unknown until most of the rounds it spans
+/// were measured (a Startup from a saved path lasts a few rounds, and the
+/// slots not yet written read zero: a lossy path would look clean), then the
+/// path's random loss.
+#[test]
+fn the_typical_round_loss_is_unknown_until_most_rounds_were_measured() {
+    let rate = 8_000_000;
+    let mut b = Bbr::new(1000);
+    assert_eq!(b.typical_round_loss(), None);
+    let (mut t, mut d) = (Instant::now(), 0);
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.05, 2);
+    assert_eq!(b.typical_round_loss(), None);
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.05, 10);
+    let loss = b.typical_round_loss().expect("measured");
+    assert!((loss - 0.05).abs() < 0.005, "{loss}");
+}
+
 /// A flow alone whose estimate fell under half of what it had lately (the
 /// bottleneck slowed down) waits [`SLOWED_CRUISE_ROUNDS`] between probes
 /// instead of [`CRUISE_ROUNDS`]: the bottleneck may come back, and a probe
@@ -665,16 +682,14 @@ fn a_flow_alone_far_below_its_recent_peak_probes_sooner() {
     b.another_flow.verdict(t);
     let beside = rounds_to_next_probe(&mut b, &mut t, &mut d, low);
     assert!(beside >= 20, "beside another flow: {beside} rounds");
-    // Forgotten (the other flow's memory too): the usual Cruise.
+    // Forgotten (the other flow's memory too): the usual Cruise, on this
+    // path without random loss the wait for a loss-based flow to regrow.
     while b.recent_peak.far_above(t, b.max_bw) || b.shares_the_bottleneck(t) {
         rounds(&mut b, &mut t, &mut d, low, 1);
     }
     assert!(t.saturating_duration_since(fell) >= recent_peak::PEAK_MEMORY);
     let forgotten = rounds_to_next_probe(&mut b, &mut t, &mut d, low);
-    assert!(
-        forgotten > CRUISE_ROUNDS,
-        "peak forgotten: {forgotten} rounds"
-    );
+    assert!(forgotten >= 20, "peak forgotten: {forgotten} rounds");
 }
 
 /// A check holds back the queue the flow's flight holds (Little's law at
