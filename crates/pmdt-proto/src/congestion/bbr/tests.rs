@@ -580,6 +580,16 @@ fn a_queue_that_drains_when_the_flow_holds_back_is_its_own() {
     );
 }
 
+/// A sample 150 ms after `t` (a queue over the 100 ms minimum in every RTT)
+/// that lost 5 % of a flight: congestion of the flow's own.
+fn lose_with_a_queue(b: &mut Bbr, t: &mut Instant, d: u64, rate: u64) {
+    let rtt = RttEstimator::new(Duration::from_millis(100));
+    *t += Duration::from_millis(150);
+    let mut s = sample(rate, d, d + 10_000, 150, rate / 10);
+    s.lost = rate / 200;
+    b.on_rate_sample(*t, &s, &rtt);
+}
+
 /// A flow alone on a path without random loss waits between probes as long
 /// as a loss-based flow takes to regrow (BBRv3's Reno coexistence: 2 s, or
 /// as many rounds as the window holds packets, at most 63): each probe
@@ -604,11 +614,7 @@ fn a_flow_alone_on_a_clean_path_probes_as_seldom_as_a_reno_flow_regrows() {
     let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
     queued_rounds(&mut b, &mut t, &mut d, rate, 100, 2);
     assert!(b.cruise_rounds >= 20, "{} rounds", b.cruise_rounds);
-    let rtt = RttEstimator::new(Duration::from_millis(100));
-    t += Duration::from_millis(150);
-    let mut s = sample(rate, d, d + 10_000, 150, rate / 10);
-    s.lost = rate / 200;
-    b.on_rate_sample(t, &s, &rtt);
+    lose_with_a_queue(&mut b, &mut t, d, rate);
     assert!(b.congested_at.is_some(), "no congestion");
     assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
     assert!(
@@ -822,12 +828,7 @@ fn congestion_of_its_own_far_below_its_peak_forgets_a_single_verdict() {
         b.shared_regrow_step = Some(b.mss);
         queued_rounds(&mut b, &mut t, &mut d, rate, 100, 1);
         assert!(b.cruise_rounds >= 20, "{case}: {} rounds", b.cruise_rounds);
-        // 5 % of a flight lost in a round whose every RTT shows a queue.
-        let rtt = RttEstimator::new(Duration::from_millis(100));
-        t += Duration::from_millis(150);
-        let mut s = sample(rate, d, d + 10_000, 150, rate / 10);
-        s.lost = rate / 200;
-        b.on_rate_sample(t, &s, &rtt);
+        lose_with_a_queue(&mut b, &mut t, d, rate);
         assert!(b.congested_at.is_some(), "{case}: no congestion");
         if forgotten {
             assert_eq!(b.another_flow, AnotherFlow::Unseen, "{case}");
