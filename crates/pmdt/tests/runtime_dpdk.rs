@@ -152,7 +152,16 @@ fn on_main(body: impl FnOnce(Eal) + Send + 'static) {
     }))
     .expect("EAL main thread alive");
     if let Err(p) = rx.recv().expect("EAL main thread answered") {
-        std::panic::resume_unwind(p);
+        // The panic's own report went to the output of the test that started
+        // the main-lcore thread (libtest captures per thread, and threads
+        // inherit the capture of their spawner): repeat its text here, in the
+        // failing test's output.
+        let text = p
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| p.downcast_ref::<&str>().copied())
+            .unwrap_or("(a panic without a message)");
+        panic!("on the main lcore: {text}");
     }
 }
 

@@ -78,7 +78,17 @@ pub fn on_main<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
     .expect("EAL main thread alive");
     match rx.recv().expect("EAL main thread answered") {
         Ok(r) => r,
-        Err(p) => std::panic::resume_unwind(p),
+        // The panic's own report went to the output of the test that started
+        // the main-lcore thread (libtest captures per thread, and threads
+        // inherit their spawner's capture): repeat its text in this test's.
+        Err(p) => {
+            let text = p
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| p.downcast_ref::<&str>().copied())
+                .unwrap_or("(a panic without a message)");
+            panic!("on the main lcore: {text}")
+        }
     }
 }
 

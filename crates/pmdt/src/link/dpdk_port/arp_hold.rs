@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 /// Most frames held at once, over all unresolved peers (the oldest goes first).
 pub const HOLD_FRAMES: usize = 64;
-/// How long a frame waits for its peer's address before it is dropped: the
-/// protocol's own retransmissions take over from there.
+/// How long a frame waits for its peer's address, with the link up, before it
+/// is dropped: the protocol's own retransmissions take over from there.
 pub const HOLD_FOR: Duration = Duration::from_secs(1);
 
 /// One held frame: its destination, when it was held, the frame.
@@ -66,11 +66,13 @@ impl<F> ArpHold<F> {
     /// Hands the frames whose peer `resolve` now knows to `send` in the order they
     /// were held, while `send` takes them (it hands a frame back when it has no
     /// room; that one and the rest wait). Frames held longer than [`HOLD_FOR`]
-    /// go to `expired`. Unresolved destinations are passed to `unresolved` once
-    /// each, to ask for them again.
+    /// with the link up (since `link_up`; `None`: down, nothing ages) go to
+    /// `expired`. Unresolved destinations are passed to `unresolved` once each,
+    /// to ask for them again.
     pub fn release(
         &mut self,
         now: Instant,
+        link_up: Option<Instant>,
         mut resolve: impl FnMut(Ipv4Addr) -> Option<[u8; 6]>,
         mut send: impl FnMut(F, [u8; 6]) -> Result<(), F>,
         mut expired: impl FnMut(F),
@@ -80,7 +82,9 @@ impl<F> ArpHold<F> {
         let mut asked: Vec<Ipv4Addr> = Vec::new();
         let mut room = true;
         while let Some(h) = self.frames.pop_front() {
-            if now.saturating_duration_since(h.since) >= HOLD_FOR {
+            let aged = link_up
+                .is_some_and(|up| now.saturating_duration_since(h.since.max(up)) >= HOLD_FOR);
+            if aged {
                 expired(h.frame);
                 continue;
             }
@@ -125,6 +129,7 @@ mod tests {
         let (mut sent, mut asked) = (Vec::new(), Vec::new());
         h.release(
             t,
+            Some(t),
             |ip| (ip == A).then_some(MAC),
             |f, mac| {
                 assert_eq!(mac, MAC);
@@ -149,6 +154,7 @@ mod tests {
         let mut sent = Vec::new();
         h.release(
             t,
+            Some(t),
             |_| Some(MAC),
             |f, _| {
                 if sent.len() < 2 {
@@ -166,7 +172,7 @@ mod tests {
             sent.push(f);
             Ok(())
         };
-        h.release(t, |_| Some(MAC), take, |_| {}, |_| {});
+        h.release(t, Some(t), |_| Some(MAC), take, |_| {}, |_| {});
         assert_eq!(sent, [0, 1, 2, 3, 4]);
         assert!(h.is_empty());
     }
@@ -183,12 +189,53 @@ mod tests {
         let mut expired = 0;
         h.release(
             t + HOLD_FOR,
+            Some(t),
             |_| None,
             |_, _| panic!("unresolved"),
             |_| expired += 1,
             |_| panic!("nothing left to ask for"),
         );
         assert_eq!(expired, HOLD_FRAMES);
+        assert!(h.is_empty());
+    }
+
+    #[test]
+    fn frames_age_only_while_the_link_is_up() {
+        let t = Instant::now();
+        let mut h = ArpHold::default();
+        h.hold(A, 1, t);
+        let never = |_| panic!("the frame expired");
+        // Down for longer than the hold: nothing ages.
+        h.release(
+            t + 3 * HOLD_FOR,
+            None,
+            |_| None,
+            |_, _| Ok(()),
+            never,
+            |_| {},
+        );
+        assert_eq!(h.len(), 1);
+        // Up since then: the frame gets its whole hold from that moment.
+        let up = t + 3 * HOLD_FOR;
+        h.release(
+            up + HOLD_FOR / 2,
+            Some(up),
+            |_| None,
+            |_, _| Ok(()),
+            never,
+            |_| {},
+        );
+        assert_eq!(h.len(), 1);
+        let mut expired = 0;
+        h.release(
+            up + HOLD_FOR,
+            Some(up),
+            |_| None,
+            |_, _| Ok(()),
+            |_| expired += 1,
+            |_| {},
+        );
+        assert_eq!(expired, 1);
         assert!(h.is_empty());
     }
 }

@@ -16,6 +16,7 @@
 mod arp_hold;
 mod arp_table;
 pub mod frame;
+mod link_watch;
 mod packet_memory;
 pub mod payload_sum;
 
@@ -31,6 +32,7 @@ use dpdk::{
 use arp_hold::ArpHold;
 pub use arp_table::ArpTable;
 use frame::{Frame, RxVerified, UdpChecksum, HEADERS_LEN};
+use link_watch::LinkWatch;
 
 use super::{Buffer, BufferPool, Link, LinkStats, Outgoing, Received, WakeOn};
 
@@ -182,6 +184,8 @@ pub struct DpdkLink {
     last_peer: Option<(Ipv4Addr, [u8; 6])>,
     /// Frames built for peers whose MAC was still unknown, sent once it is.
     held: ArpHold<Mbuf>,
+    /// Whether the link is up, and since when: held frames age only while it is.
+    link_watch: LinkWatch,
     rx: MbufBatch<BURST>,
     tx: MbufBatch<BURST>,
     stats: LinkStats,
@@ -281,6 +285,7 @@ impl DpdkLink {
                 arp: ArpTable::with_static(&cfg.static_arp),
                 last_peer: None,
                 held: ArpHold::default(),
+                link_watch: LinkWatch::default(),
                 rx: MbufBatch::default(),
                 tx: MbufBatch::default(),
                 stats: LinkStats::default(),
@@ -390,10 +395,15 @@ impl DpdkLink {
     /// destination MAC written in), drops those held too long, and asks again
     /// for the peers still unknown.
     fn release_held(&mut self, now: Instant) {
+        let port = &self.port;
+        let link_up = self
+            .link_watch
+            .up_since(now, || port.link().ok().map(|l| l.up));
         let (arp, tx) = (&self.arp, &mut self.tx);
         let (mut unaddressable, mut expired, mut unknown) = (0u64, 0u64, Vec::new());
         self.held.release(
             now,
+            link_up,
             |ip| arp.lookup(ip),
             |mut m, mac| match m.data_mut() {
                 Ok(d) => {
