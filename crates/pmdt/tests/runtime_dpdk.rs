@@ -64,6 +64,8 @@ fn vdevs() -> Vec<String> {
         memif(6, "client") + ",mac=02:00:00:00:0c:02",
         memif(7, "server") + ",mac=02:00:00:00:0e:01",
         memif(7, "client") + ",mac=02:00:00:00:0e:02",
+        memif(8, "server"),
+        memif(8, "client"),
     ]
 }
 
@@ -350,6 +352,68 @@ fn memif_transfers(eal: Eal) {
         .clone();
     assert!(sa.impair_lost > 0 && sa.impair_reordered > 0 && sa.impair_duplicated > 0);
     drop((a, b));
+}
+
+/// A connection opened while the memif link is still down (its peer's port not
+/// started: the other process not there yet, or the interrupt thread's
+/// handshake late on a loaded machine) waits for the link: its Init, held for
+/// the peer's MAC, is not dropped as unanswered while nobody could answer.
+#[test]
+fn a_connect_before_the_memif_peer_is_up_waits_for_the_link() {
+    on_main(connect_before_the_peer);
+}
+
+fn connect_before_the_peer(eal: Eal) {
+    let a = dpdk_runtime(
+        &eal,
+        "net_memif16",
+        Ipv4Addr::new(10, 16, 0, 1),
+        IoCore::Lcores {
+            eal: eal.clone(),
+            ids: vec![1],
+        },
+        None,
+    );
+    // The peer's port starts only after longer than a frame is held for an
+    // unanswered ARP request with the link up.
+    let peer = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(1500));
+        let b = Runtime::builder()
+            .transport(transport())
+            .ring_slots(1024)
+            .io_core(IoCore::Thread { cpu: Some(0) })
+            .listen_from_start()
+            .backend(Backend::Dpdk {
+                eal,
+                cfg: DpdkLinkConfig {
+                    port: "net_memif17".into(),
+                    ip: Ipv4Addr::new(10, 16, 0, 2),
+                    udp_port: 9000,
+                    pool_size: 16383,
+                    ..Default::default()
+                },
+            })
+            .start()
+            .expect("runtime on a DPDK port");
+        let mut s = b.listen(0).unwrap().accept().unwrap();
+        let mut got = Vec::new();
+        s.read_to_end(&mut got).unwrap();
+        got
+    });
+    let mut s = a
+        .connect("10.16.0.2:9000".parse().unwrap())
+        .expect("the connection opened before the link was up");
+    s.write_all(&data(200_000, 16)).unwrap();
+    s.close().unwrap();
+    assert!(
+        peer.join().unwrap() == data(200_000, 16),
+        "received bytes differ"
+    );
+    let sa = stats_when(&a, |s| s.loops[0].stream_bytes_acked >= 200_000).loops[0]
+        .link
+        .clone();
+    assert!(sa.arp_held >= 1, "{sa:?}");
+    assert_eq!(sa.arp_unresolved_drops, 0, "{sa:?}");
 }
 
 /// Sends one command over the EAL's telemetry socket and returns the JSON reply.

@@ -63,6 +63,9 @@ pub(crate) struct PortShared {
     pools: Mutex<Vec<Arc<Mempool>>>,
     /// For a driver the interrupt thread tears down: the lease its bursts need.
     lease: Option<lease::Holder>,
+    /// Serializes [`Port::link`] reads: queues on several threads may ask
+    /// (DPDK does not promise a driver's `link_update` is reentrant).
+    link_read: Mutex<()>,
     _eal: Eal,
 }
 
@@ -233,6 +236,7 @@ impl Port {
                 gates: Mutex::new(Vec::new()),
                 pools: Mutex::new(Vec::new()),
                 lease: torn_down_by_interrupts.then(|| lease::Holder::new(id)),
+                link_read: Mutex::new(()),
                 _eal: eal.clone(),
             }),
             enabled_rx_offloads: 0,
@@ -443,8 +447,16 @@ impl Port {
         Ok(())
     }
 
-    /// Link status without waiting.
+    /// Link status without waiting. Reads of one port from several threads
+    /// (its queues' I/O loops) take turns. One may still run beside the
+    /// interrupt thread's own read for a lease (memif's and TAP's
+    /// `link_update` only read the device's state).
     pub fn link(&self) -> Result<LinkStatus> {
+        let _turn = self
+            .shared
+            .link_read
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let mut l: dpdk_sys::rte_eth_link = Default::default();
         // SAFETY: valid port and out pointer.
         check("get link status", unsafe {

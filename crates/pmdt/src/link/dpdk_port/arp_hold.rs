@@ -1,7 +1,8 @@
 //! Frames waiting for their peer's MAC address, as Linux keeps a few packets on
 //! an unresolved neighbour (`unres_qlen`) instead of dropping them: the first
 //! packet to a new peer (a handshake's Init) leaves as soon as the ARP reply
-//! arrives, not after a retransmission timeout. Bounded in frames and in age.
+//! arrives, not after a retransmission timeout. Bounded in frames and in age:
+//! [`HOLD_FOR`] once the link is up, [`HOLD_LIMIT`] in all.
 
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -12,6 +13,9 @@ pub const HOLD_FRAMES: usize = 64;
 /// How long a frame waits for its peer's address, with the link up, before it
 /// is dropped: the protocol's own retransmissions take over from there.
 pub const HOLD_FOR: Duration = Duration::from_secs(1);
+/// How long a frame waits at most, the link up or not (a port whose peer never
+/// comes stops holding, and its loop may sleep again).
+pub const HOLD_LIMIT: Duration = Duration::from_secs(10);
 
 /// One held frame: its destination, when it was held, the frame.
 struct Held<F> {
@@ -66,8 +70,8 @@ impl<F> ArpHold<F> {
     /// Hands the frames whose peer `resolve` now knows to `send` in the order they
     /// were held, while `send` takes them (it hands a frame back when it has no
     /// room; that one and the rest wait). Frames held longer than [`HOLD_FOR`]
-    /// with the link up (since `link_up`; `None`: down, nothing ages) go to
-    /// `expired`. Unresolved destinations are passed to `unresolved` once each,
+    /// with the link up (since `link_up`; `None`: down) or [`HOLD_LIMIT`] in
+    /// all go to `expired`. Unresolved destinations are passed to `unresolved` once each,
     /// to ask for them again.
     pub fn release(
         &mut self,
@@ -82,8 +86,9 @@ impl<F> ArpHold<F> {
         let mut asked: Vec<Ipv4Addr> = Vec::new();
         let mut room = true;
         while let Some(h) = self.frames.pop_front() {
-            let aged = link_up
-                .is_some_and(|up| now.saturating_duration_since(h.since.max(up)) >= HOLD_FOR);
+            let aged = now.saturating_duration_since(h.since) >= HOLD_LIMIT
+                || link_up
+                    .is_some_and(|up| now.saturating_duration_since(h.since.max(up)) >= HOLD_FOR);
             if aged {
                 expired(h.frame);
                 continue;
@@ -236,6 +241,18 @@ mod tests {
             |_| {},
         );
         assert_eq!(expired, 1);
+        assert!(h.is_empty());
+        // A link that never comes up holds a frame no longer than the limit.
+        h.hold(A, 2, t);
+        h.release(
+            t + HOLD_LIMIT,
+            None,
+            |_| None,
+            |_, _| Ok(()),
+            |_| expired += 1,
+            |_| {},
+        );
+        assert_eq!(expired, 2);
         assert!(h.is_empty());
     }
 }

@@ -6,7 +6,7 @@ use std::net::Ipv4Addr;
 use std::time::{Duration, Instant};
 
 /// How often an unresolved address is asked for again.
-const RETRY: Duration = Duration::from_millis(100);
+pub const RETRY: Duration = Duration::from_millis(100);
 
 /// IPv4 → MAC mappings.
 #[derive(Debug, Default)]

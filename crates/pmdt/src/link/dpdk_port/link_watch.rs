@@ -6,9 +6,12 @@
 
 use std::time::{Duration, Instant};
 
-/// How often the link's state is read while frames are held (the ARP retry
-/// interval: a link that comes up is seen before the next request is due).
-pub const LINK_CHECK: Duration = Duration::from_millis(100);
+use super::arp_table;
+
+/// How often the link's state is read while frames are held or an address
+/// is asked for (the ARP retry interval: a link that comes up is seen before
+/// the next request is due).
+pub const LINK_CHECK: Duration = arp_table::RETRY;
 
 /// The link's state as last read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

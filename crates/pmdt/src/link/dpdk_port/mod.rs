@@ -382,9 +382,15 @@ impl DpdkLink {
         let _ = self.tx.push(m);
     }
 
-    /// Sends an ARP request for `ip`, at most one per retry interval.
+    /// Sends an ARP request for `ip`, at most one per retry interval, while the
+    /// link is up (a request into a link that is down stays in the transmit
+    /// batch, and they would fill it).
     fn ask_arp(&mut self, ip: Ipv4Addr, now: Instant) {
-        if self.arp.should_ask(ip, now) {
+        let port = &self.port;
+        let link_up = self
+            .link_watch
+            .up_since(now, || port.link().ok().map(|l| l.up));
+        if link_up.is_some() && self.arp.should_ask(ip, now) {
             let req = frame::arp_request(self.mac, self.ip, ip);
             self.queue_frame(&req);
             self.stats.arp_requests_sent += 1;
