@@ -23,7 +23,7 @@ use pmdt::link::dpdk_port::{DpdkLink, DpdkLinkConfig, SoftwareUdpChecksum};
 use pmdt::link::impair::ImpairConfig;
 use pmdt::link::udp::UdpLinkConfig;
 use pmdt::link::{Buffer, Link, Outgoing, PayloadSlice, Received};
-use pmdt::runtime::{Backend, IoCore, Runtime, RuntimeStats};
+use pmdt::runtime::{Backend, IoCore, Runtime, RuntimeBuilder, RuntimeStats};
 use pmdt::TransportConfig;
 
 mod common;
@@ -225,7 +225,22 @@ fn dpdk_runtime_mac(
     impair: Option<ImpairConfig>,
     mac: Option<[u8; 6]>,
 ) -> Runtime {
-    let mut b = Runtime::builder()
+    let mut b = dpdk_builder(eal, port, ip, io, mac);
+    if let Some(c) = impair {
+        b = b.impair(c);
+    }
+    b.start().expect("runtime on a DPDK port")
+}
+
+/// A runtime on DPDK port `port` with the tests' transport, not started yet.
+fn dpdk_builder(
+    eal: &Eal,
+    port: &str,
+    ip: Ipv4Addr,
+    io: IoCore,
+    mac: Option<[u8; 6]>,
+) -> RuntimeBuilder {
+    Runtime::builder()
         .transport(transport())
         .ring_slots(1024)
         .io_core(io)
@@ -239,11 +254,7 @@ fn dpdk_runtime_mac(
                 mac,
                 ..Default::default()
             },
-        });
-    if let Some(c) = impair {
-        b = b.impair(c);
-    }
-    b.start().expect("runtime on a DPDK port")
+        })
 }
 
 #[test]
@@ -378,23 +389,16 @@ fn connect_before_the_peer(eal: Eal) {
     // unanswered ARP request with the link up.
     let peer = thread::spawn(move || {
         thread::sleep(Duration::from_millis(1500));
-        let b = Runtime::builder()
-            .transport(transport())
-            .ring_slots(1024)
-            .io_core(IoCore::Thread { cpu: Some(0) })
-            .listen_from_start()
-            .backend(Backend::Dpdk {
-                eal,
-                cfg: DpdkLinkConfig {
-                    port: "net_memif17".into(),
-                    ip: Ipv4Addr::new(10, 16, 0, 2),
-                    udp_port: 9000,
-                    pool_size: 16383,
-                    ..Default::default()
-                },
-            })
-            .start()
-            .expect("runtime on a DPDK port");
+        let b = dpdk_builder(
+            &eal,
+            "net_memif17",
+            Ipv4Addr::new(10, 16, 0, 2),
+            IoCore::Thread { cpu: Some(0) },
+            None,
+        )
+        .listen_from_start()
+        .start()
+        .expect("runtime on a DPDK port");
         let mut s = b.listen(0).unwrap().accept().unwrap();
         let mut got = Vec::new();
         s.read_to_end(&mut got).unwrap();
