@@ -127,7 +127,8 @@ impl Bbr {
                 }
                 let grew = self.max_bw as f64 >= self.bw_at_probe as f64 * PROBE_FOUND_MORE
                     && self.bw_at_probe > 0;
-                if self.round_start && (grew || self.rounds_in_phase() >= self.cruise_rounds) {
+                let due = grew || self.rounds_in_phase() >= self.cruise_rounds;
+                if self.round_start && due && (grew || !self.probe_put_off_for_a_queue(now)) {
                     self.rising_run_goes_on(now, grew);
                     self.enter(now, Mode::ProbeBw(Phase::Refill));
                 }

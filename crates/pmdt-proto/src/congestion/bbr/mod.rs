@@ -26,6 +26,9 @@
 //!   coexistence: 2 s, or as many rounds as the window holds packets, at most
 //!   63), unless the flow is far below its recent peak or met congestion of
 //!   its own lately (the path fell under its rate: probes find the new one).
+//!   There a probe that is due waits, up to as long again, while the last
+//!   round's every RTT shows half a millisecond of queue: a loss-based flow's
+//!   too small for a check to tell, which the probe would overflow.
 //! - **ProbeRTT**: when no fresh minimum RTT was seen for 5 s, halves the data in
 //!   flight for 200 ms to let the queue drain and measure it.
 //!

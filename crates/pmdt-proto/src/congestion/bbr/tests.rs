@@ -1,3 +1,4 @@
+use super::shared_queue::PROBE_PUT_OFF_MAX;
 use super::*;
 use crate::congestion::another_flow::{CONFIRMED_MEMORY, ONCE_MEMORY};
 
@@ -622,6 +623,36 @@ fn a_flow_alone_on_a_clean_path_probes_as_seldom_as_a_reno_flow_regrows() {
         "{} rounds after its own congestion",
         b.cruise_rounds
     );
+}
+
+/// A flow alone whose rounds show a queue of a millisecond when its probe is
+/// due (a loss-based flow's, too small for a check to tell) puts the probe
+/// off, up to twice the Cruise it planned; without the queue it probes when
+/// the Cruise ends, and once the queue is gone it probes at once.
+#[test]
+fn a_flow_alone_puts_a_due_probe_off_while_a_small_queue_stands() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+    let planned = b.cruise_rounds;
+    let (clean, _) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 100, 100);
+    let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+    assert_eq!(b.cruise_rounds, planned);
+    let (queued, checked) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 101, 101);
+    assert!(!checked, "a millisecond is no standing queue to check");
+    assert!(clean <= planned + 2, "{clean} rounds of {planned} planned");
+    assert!(
+        queued >= PROBE_PUT_OFF_MAX * planned,
+        "{queued} rounds of {planned} planned"
+    );
+    assert!(queued <= PROBE_PUT_OFF_MAX * planned + 2, "{queued} rounds");
+    // The queue goes half-way through the put-off: the probe comes at once.
+    let (mut b, mut t, mut d) = until_cruise_after_probe(rate);
+    let start = b.round_count;
+    queued_rounds(&mut b, &mut t, &mut d, rate, 101, planned as usize + 5);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise), "put off");
+    let (after, _) = rounds_until_probe(&mut b, &mut t, &mut d, rate, 100, 100);
+    assert!(after <= 3, "{after} rounds after the queue went");
+    assert!(b.round_count - start < PROBE_PUT_OFF_MAX * planned);
 }
 
 /// The rounds' typical loss is unknown until most of the rounds it spans
