@@ -346,8 +346,8 @@ impl Bbr {
     /// link over seeds 1-4, 30 s; 71.9 % over a minute). Put off, the probes
     /// leave CUBIC's growth alone: 69.9-70.1 % (56.8 over a minute); through
     /// 5 MiB 45.3-48.5 % (51.3-55.1 before); BBR and CUBIC starting
-    /// together, and BBR joining CUBIC, as before. A flow alone paces at its
-    /// estimate and holds no queue of its own, so its probes are not put off.
+    /// together, and BBR joining CUBIC, as before. A flow that is alone paces
+    /// at its estimate and holds no queue of its own: its probes go when due.
     pub(super) fn probe_put_off_for_a_queue(&self, now: Instant) -> bool {
         !self.shares_the_bottleneck(now)
             && self

@@ -71,8 +71,8 @@ impl<F> ArpHold<F> {
     /// were held, while `send` takes them (it hands a frame back when it has no
     /// room; that one and the rest wait). Frames held longer than [`HOLD_FOR`]
     /// with the link up (since `link_up`; `None`: down) or [`HOLD_LIMIT`] in
-    /// all go to `expired`. Unresolved destinations are passed to `unresolved` once each,
-    /// to ask for them again.
+    /// all go to `expired`. Unresolved destinations are passed to `unresolved`
+    /// once each, to ask for them again.
     pub fn release(
         &mut self,
         now: Instant,
