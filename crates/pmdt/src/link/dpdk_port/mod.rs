@@ -382,14 +382,19 @@ impl DpdkLink {
         let _ = self.tx.push(m);
     }
 
+    /// Since when the port's link has been up (`None`: down), read at most
+    /// every [`link_watch::LINK_CHECK`].
+    fn link_up_since(&mut self, now: Instant) -> Option<Instant> {
+        let port = &self.port;
+        self.link_watch
+            .up_since(now, || port.link().ok().map(|l| l.up))
+    }
+
     /// Sends an ARP request for `ip`, at most one per retry interval, while the
     /// link is up (a request into a link that is down stays in the transmit
     /// batch, and they would fill it).
     fn ask_arp(&mut self, ip: Ipv4Addr, now: Instant) {
-        let port = &self.port;
-        let link_up = self
-            .link_watch
-            .up_since(now, || port.link().ok().map(|l| l.up));
+        let link_up = self.link_up_since(now);
         if link_up.is_some() && self.arp.should_ask(ip, now) {
             let req = frame::arp_request(self.mac, self.ip, ip);
             self.queue_frame(&req);
@@ -401,10 +406,7 @@ impl DpdkLink {
     /// destination MAC written in), drops those held too long, and asks again
     /// for the peers still unknown.
     fn release_held(&mut self, now: Instant) {
-        let port = &self.port;
-        let link_up = self
-            .link_watch
-            .up_since(now, || port.link().ok().map(|l| l.up));
+        let link_up = self.link_up_since(now);
         let (arp, tx) = (&self.arp, &mut self.tx);
         let (mut unaddressable, mut expired, mut unknown) = (0u64, 0u64, Vec::new());
         self.held.release(
