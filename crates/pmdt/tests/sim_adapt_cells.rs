@@ -20,15 +20,14 @@
 //! `SIM_STARTUP=train|doubling` for BBR's Startup;
 //! `SIM_LOG=pmdt_proto::congestion::bbr=debug` for the controller's log).
 
+mod sim_core;
 mod sim_log;
 mod sim_startup;
 mod sim_trace;
 
 use std::time::Duration;
 
-use pmdt::sim::{
-    jain_index, run_bulk, BulkReport, BulkScenario, CoreShare, FlowReport, ImpairConfig,
-};
+use pmdt::sim::{jain_index, run_bulk, BulkReport, BulkScenario, FlowReport, ImpairConfig};
 use pmdt::{CongestionKind, TransportConfig};
 
 /// Sampling interval of the timelines.
@@ -62,33 +61,10 @@ fn timed(flows: usize, rtt: Duration, queue: u64, secs: u64) -> BulkScenario {
         transport: sim_startup::from_env(TransportConfig::default()),
         time_limit: Duration::from_secs(secs),
         sample_every: Some(TICK),
-        sender_core: core_share("SIM_SENDER_CORE"),
-        receiver_core: core_share("SIM_RECEIVER_CORE"),
+        sender_core: sim_core::from_env("SIM_SENDER_CORE"),
+        receiver_core: sim_core::from_env("SIM_RECEIVER_CORE"),
         ..Default::default()
     }
-}
-
-/// `SIM_SENDER_CORE=on,off` (milliseconds): the sender shares its core, on it
-/// for `on`, then off it for `off` (as on the VM, where it shares a vCPU with
-/// pmdt-wanem); `SIM_RECEIVER_CORE` likewise for the receiver. Unset: a core
-/// of its own.
-fn core_share(var: &str) -> Option<CoreShare> {
-    let v = std::env::var(var).ok()?;
-    let ms: Vec<u64> = v
-        .split(',')
-        .map(|x| {
-            x.trim()
-                .parse()
-                .unwrap_or_else(|_| panic!("{var}: on,off in milliseconds"))
-        })
-        .collect();
-    let [on, off] = ms[..] else {
-        panic!("{var}: on,off in milliseconds");
-    };
-    Some(CoreShare {
-        on: Duration::from_millis(on),
-        off: Duration::from_millis(off),
-    })
 }
 
 /// Distinct bytes arrived at the receiver from `from` seconds to the end,

@@ -36,7 +36,7 @@ fn share(r: &TimedSendReport) -> f64 {
 fn a_sender_sharing_its_core_fills_the_path() {
     let alone = cell(None);
     let ms = Duration::from_millis;
-    for (on, off) in [(ms(6), ms(4)), (ms(4), ms(6))] {
+    for (on, off) in [(ms(6), ms(4)), (ms(4), ms(6)), (ms(18), ms(2))] {
         let shared = cell(Some(CoreShare { on, off }));
         println!(
             "on {on:?} off {off:?}: {:.1}% of the payload capacity (alone {:.1}%), retransmitted {}",
@@ -52,6 +52,16 @@ fn a_sender_sharing_its_core_fills_the_path() {
             100.0 * share(&shared)
         );
         assert!(shared.sender.pacing_late_us > 0, "the sender was late");
+        if off < on {
+            // Short absences: the queue the sender's catch-ups build carries
+            // the link through them. Yielding to it as to other flows' (until
+            // session 83) left 95.1 %, 98.9 with a core of its own.
+            assert!(
+                share(&shared) > 0.96,
+                "on {on:?} off {off:?}: {:.1}%",
+                100.0 * share(&shared)
+            );
+        }
     }
     assert!(share(&alone) > 0.95, "alone: {:.1}%", 100.0 * share(&alone));
 }

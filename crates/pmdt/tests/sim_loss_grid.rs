@@ -13,8 +13,10 @@
 //! `SIM_LOG=pmdt_proto::congestion::bbr=debug` prints the controller's log
 //! (with one cell: the two halves of the grid run on two threads);
 //! `SIM_STARTUP=train` or `doubling` picks BBR's Startup (default: the
-//! transport's).
+//! transport's); `SIM_SENDER_CORE=on,off` (milliseconds) has the sender share
+//! its core, `SIM_RECEIVER_CORE` the receiver.
 
+mod sim_core;
 mod sim_log;
 mod sim_startup;
 
@@ -48,6 +50,8 @@ fn cell(
         reverse: dir,
         time_limit: write_for * 4,
         sample_every: Some(Duration::from_millis(100)),
+        sender_core: sim_core::from_env("SIM_SENDER_CORE"),
+        receiver_core: sim_core::from_env("SIM_RECEIVER_CORE"),
         transport: sim_startup::from_env(
             pmdt::proto::TransportConfig::default().with_max_datagram(max_datagram),
         ),

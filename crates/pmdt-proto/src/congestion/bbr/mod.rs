@@ -92,8 +92,9 @@
 //! `cycle` (the transitions between modes and phases), `startup` (its seeds and
 //! exits), `model` (the filters, pacing and window), `loss` (what loss says)
 //! `shared_queue` (a queue another flow keeps), `sibling_pause` (RTTs a
-//! sender's absence from its core drained) and `sample_rtt` (which RTT of a
-//! sample shows a queue).
+//! sender's absence from its core drained), `own_absence` (the queue a
+//! flow alone keeps through them) and `sample_rtt` (which RTT of a sample
+//! shows a queue).
 
 use std::time::{Duration, Instant};
 
@@ -112,6 +113,7 @@ use recent_peak::RecentPeak;
 mod cycle;
 mod loss;
 mod model;
+mod own_absence;
 mod recent_peak;
 mod sample_rtt;
 mod shared_queue;
@@ -517,6 +519,9 @@ pub(crate) struct Bbr {
     /// Other connections of this endpoint to the same peer host
     /// ([`Controller::on_path_siblings`]).
     siblings: usize,
+    /// When the last sample of a packet sent to make up for the sender's
+    /// absence from its core came (`Bbr::alone_with_absences`).
+    came_back_late_at: Option<Instant>,
     bytes_in_flight: u64,
     /// The rate a yield to a standing queue left, until the next probe
     /// (lifting it once the queue drained gave the room back to the largest
@@ -616,6 +621,7 @@ impl Bbr {
             prev_round_min_rtt: None,
             round_min_rtt_before: None,
             siblings: 0,
+            came_back_late_at: None,
             bytes_in_flight: 0,
             queue_drained_at: None,
             queue_yield: None,
@@ -899,6 +905,7 @@ impl Controller for Bbr {
             self.startup_unheld_round = Some(self.round_count);
         }
         self.round_max_tx_in_flight = self.round_max_tx_in_flight.max(rs.tx_in_flight);
+        self.note_absence(now, rs);
         let sample = self.sample_rtt(rs);
         if !sample.is_zero() && !self.paused_with_siblings(rs) {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(sample, |m| m.min(sample)));

@@ -473,12 +473,20 @@ impl Bbr {
     /// sixth idle under four flows of 100 Mbit/s × 20 ms until their next
     /// probes; lifting the yield as soon as the queue drained gave the room
     /// straight back to the largest flow.
+    ///
+    /// A flow alone whose sender loses its core keeps the queue instead:
+    /// its catch-ups build it, and it carries the link through the next
+    /// absence ([`Self::alone_with_absences`]).
     pub(super) fn yield_to_standing_queue(&mut self, now: Instant) {
         if !self.drained_lately(now)
             || self.mode != Mode::ProbeBw(Phase::Cruise)
             || self.rounds_in_phase() < 2
             || self.queue_yield.is_some()
         {
+            return;
+        }
+        if self.alone_with_absences(now) {
+            tracing::trace!("bbr: a flow alone whose sender loses its core keeps its queue");
             return;
         }
         let (Some(round), Some(min)) = (self.prev_round_min_rtt, self.min_rtt) else {

@@ -475,6 +475,52 @@ fn a_standing_queue_that_drained_lately_is_yielded_to_once_per_cruise() {
     );
 }
 
+/// A flow alone whose sender came back late from its core lately keeps a
+/// queue standing through Cruise (its catch-ups build it, and it carries
+/// the link through the next absence); one whose sender has a core of its
+/// own, or that has sibling flows, yields to it. The queue, 4 ms over the
+/// 100 ms minimum, is too small for a check of whose it is.
+#[test]
+fn a_flow_alone_whose_sender_loses_its_core_keeps_its_queue() {
+    let rate = 8_000_000;
+    // Four queued rounds, the first of a packet sent catching up if
+    // `absent`.
+    let queued = |b: &mut Bbr, t: &mut Instant, d: &mut u64, absent: bool| {
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        *t += Duration::from_millis(104);
+        let prior = *d;
+        *d += rate / 10;
+        let mut s = sample(rate, prior, *d, 104, rate / 10);
+        s.sent_catching_up = absent;
+        b.on_rate_sample(*t, &s, &rtt);
+        queued_rounds(b, t, d, rate, 104, 3);
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+        assert!(b.queue_owner.checking().is_none(), "{:?}", b.queue_owner);
+    };
+    let (mut b, mut t, mut d) = cruising(rate);
+    queued(&mut b, &mut t, &mut d, true);
+    assert!(
+        b.queue_yield.is_none(),
+        "yielded to its own catch-ups' queue"
+    );
+    assert_eq!(b.pacing_rate, Some(rate));
+
+    let (mut on_its_core, mut t, mut d) = cruising(rate);
+    queued(&mut on_its_core, &mut t, &mut d, false);
+    assert!(
+        on_its_core.queue_yield.is_some(),
+        "no yield on its own core"
+    );
+
+    let (mut siblings, mut t, mut d) = cruising(rate);
+    siblings.on_path_siblings(1);
+    queued(&mut siblings, &mut t, &mut d, true);
+    assert!(
+        siblings.queue_yield.is_some(),
+        "a flow with siblings kept it"
+    );
+}
+
 /// Cruise rounds from its start until the next ProbeBW Up, with every
 /// round's RTT `rtt_ms` (the queue it shows) but those at or after the
 /// first a check paced below the estimate, which show `after_check_ms`, on
