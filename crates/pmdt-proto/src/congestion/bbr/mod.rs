@@ -44,7 +44,10 @@
 //! A queue that stands in Cruise but drained lately is kept by flows that yield
 //! too (each paces a little above its share): each flow takes half the queue's
 //! share of the round trip off its rate once per Cruise, so flows already on the
-//! link make room for one that joins, whatever loss each of them sees.
+//! link make room for one that joins, whatever loss each of them sees. Not a
+//! flow alone whose sender came back late from its core within the last
+//! second: the queue its pacer's catch-ups build carries the link through the
+//! next absence (`own_absence`).
 //!
 //! A queue that stands through a Cruise round near its deepest and loses more
 //! than random loss explains (but less than a flow's own overshoot) is a

@@ -476,7 +476,8 @@ impl Bbr {
     ///
     /// A flow alone whose sender loses its core keeps the queue instead:
     /// its catch-ups build it, and it carries the link through the next
-    /// absence ([`Self::alone_with_absences`]).
+    /// absence ([`Self::alone_with_absences`]). A yield already in force
+    /// stays until the next probe.
     pub(super) fn yield_to_standing_queue(&mut self, now: Instant) {
         if !self.drained_lately(now)
             || self.mode != Mode::ProbeBw(Phase::Cruise)
