@@ -45,8 +45,8 @@ pub(crate) struct SendSnapshot {
     /// Whether the packet is one of the initial window's train.
     pub(crate) in_train: bool,
     /// Sent ahead of the pacing schedule to make up for a sender that came
-    /// back late (off its core): see [`RateSample::sent_catching_up`].
-    pub(crate) catching_up: bool,
+    /// back late (off its core): how late. See [`RateSample::sent_catching_up`].
+    pub(crate) catching_up: Option<Duration>,
 }
 
 /// One delivery-rate sample, built per ack that acknowledged new data (draft §3.3).
@@ -93,10 +93,10 @@ pub(crate) struct RateSample {
     /// Bytes in flight now (after the ack and loss detection).
     pub(crate) bytes_in_flight: u64,
     /// The newest acknowledged packet was sent making up for a sender that
-    /// came back late, off its core for [`LATE_SEND`] or more: its RTT shows
-    /// the queue the sender's own absence drained, not the queue that
-    /// stands.
-    pub(crate) sent_catching_up: bool,
+    /// came back late, off its core for [`LATE_SEND`] or more: how late. Its
+    /// RTT shows the queue the sender's own absence drained, not the queue
+    /// that stands.
+    pub(crate) sent_catching_up: Option<Duration>,
 }
 
 /// Connection-wide delivery-rate state (draft §3.1, "C.delivered" …).
@@ -153,7 +153,7 @@ impl DeliveryRateSampler {
             lost: self.lost,
             tx_in_flight: in_flight_before + bytes,
             in_train,
-            catching_up: late.is_some_and(|l| l >= LATE_SEND),
+            catching_up: late.filter(|l| *l >= LATE_SEND),
         }
     }
 
@@ -433,16 +433,17 @@ mod tests {
         let t0 = Instant::now();
         let mut s = DeliveryRateSampler::default();
         let short = s.on_sent(t0, 1000, 0, true, Some(LATE_SEND / 2));
-        assert!(!short.catching_up);
+        assert_eq!(short.catching_up, None);
         let later = t0 + Duration::from_micros(10);
         let long = s.on_sent(later, 1000, 1000, true, Some(LATE_SEND));
-        assert!(long.catching_up);
+        assert_eq!(long.catching_up, Some(LATE_SEND));
         let now = t0 + Duration::from_millis(10);
         s.on_acked(now, t0, 1000, &short, 0);
         s.on_acked(now, later, 1000, &long, 0);
         let r = s.take_sample(now, Duration::ZERO, 0).unwrap();
-        assert!(
+        assert_eq!(
             r.sent_catching_up,
+            Some(LATE_SEND),
             "the newest acknowledged was sent catching up"
         );
         let on_time = s.on_sent(now, 1000, 0, true, None);
@@ -450,6 +451,6 @@ mod tests {
         let r = s
             .take_sample(now + Duration::from_millis(10), Duration::ZERO, 0)
             .unwrap();
-        assert!(!r.sent_catching_up);
+        assert_eq!(r.sent_catching_up, None);
     }
 }

@@ -45,9 +45,9 @@
 //! too (each paces a little above its share): each flow takes half the queue's
 //! share of the round trip off its rate once per Cruise, so flows already on the
 //! link make room for one that joins, whatever loss each of them sees. Not a
-//! flow alone whose sender came back late from its core within the last
-//! second: the queue its pacer's catch-ups build carries the link through the
-//! next absence (`own_absence`).
+//! flow alone whose sender lost its core lately, to a queue no deeper than
+//! its absences explain: the queue its pacer's catch-ups build carries the
+//! link through the next absence (`own_absence`).
 //!
 //! A queue that stands through a Cruise round near its deepest and loses more
 //! than random loss explains (but less than a flow's own overshoot) is a
@@ -111,6 +111,7 @@ use crate::saved_path::Jump;
 use crate::stats::{ControllerState, QueueVerdicts};
 use cycle::QueuedSamples;
 use loss::Overshoot;
+use own_absence::Absences;
 use recent_peak::RecentPeak;
 
 mod cycle;
@@ -522,9 +523,9 @@ pub(crate) struct Bbr {
     /// Other connections of this endpoint to the same peer host
     /// ([`Controller::on_path_siblings`]).
     siblings: usize,
-    /// When the last sample of a packet sent to make up for the sender's
-    /// absence from its core came (`Bbr::alone_with_absences`).
-    came_back_late_at: Option<Instant>,
+    /// The sender's recent absences from its core
+    /// (`Bbr::keeps_own_absences_queue`).
+    absences: Absences,
     bytes_in_flight: u64,
     /// The rate a yield to a standing queue left, until the next probe
     /// (lifting it once the queue drained gave the room back to the largest
@@ -624,7 +625,7 @@ impl Bbr {
             prev_round_min_rtt: None,
             round_min_rtt_before: None,
             siblings: 0,
-            came_back_late_at: None,
+            absences: Absences::default(),
             bytes_in_flight: 0,
             queue_drained_at: None,
             queue_yield: None,

@@ -474,10 +474,11 @@ impl Bbr {
     /// probes; lifting the yield as soon as the queue drained gave the room
     /// straight back to the largest flow.
     ///
-    /// A flow alone whose sender loses its core keeps the queue instead:
-    /// its catch-ups build it, and it carries the link through the next
-    /// absence ([`Self::alone_with_absences`]). A yield already in force
-    /// stays until the next probe.
+    /// A flow alone whose sender loses its core keeps the queue instead, as
+    /// deep as its absences explain: its catch-ups build it, and it carries
+    /// the link through the next absence
+    /// ([`Self::keeps_own_absences_queue`]). A yield already in force stays
+    /// until the next probe.
     pub(super) fn yield_to_standing_queue(&mut self, now: Instant) {
         if !self.drained_lately(now)
             || self.mode != Mode::ProbeBw(Phase::Cruise)
@@ -486,14 +487,17 @@ impl Bbr {
         {
             return;
         }
-        if self.alone_with_absences(now) {
-            tracing::trace!("bbr: a flow alone whose sender loses its core keeps its queue");
-            return;
-        }
         let (Some(round), Some(min)) = (self.prev_round_min_rtt, self.min_rtt) else {
             return;
         };
         if !self.standing_queue(Some(round)) {
+            return;
+        }
+        if self.keeps_own_absences_queue(now, round.saturating_sub(min)) {
+            tracing::trace!(
+                queue_us = round.saturating_sub(min).as_micros() as u64,
+                "bbr: a flow alone whose sender loses its core keeps its queue"
+            );
             return;
         }
         // The queue's share of the round trip, halved.

@@ -31,6 +31,6 @@ impl Bbr {
     /// instead of 96 %, and at 40 ms (on 14, off 6) a bottleneck's rise from
     /// 200 Mbit/s back to 1 Gbit/s was found 5.6 s late instead of 1.0 s.
     pub(super) fn paused_with_siblings(&self, rs: &RateSample) -> bool {
-        rs.sent_catching_up && self.siblings > 0
+        rs.sent_catching_up.is_some() && self.siblings > 0
     }
 }

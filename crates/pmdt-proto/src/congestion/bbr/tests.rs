@@ -19,7 +19,7 @@ fn sample(rate: u64, prior: u64, total: u64, rtt_ms: u64, in_flight: u64) -> Rat
         lost: 0,
         tx_in_flight: in_flight,
         bytes_in_flight: in_flight,
-        sent_catching_up: false,
+        sent_catching_up: None,
     }
 }
 
@@ -475,30 +475,35 @@ fn a_standing_queue_that_drained_lately_is_yielded_to_once_per_cruise() {
     );
 }
 
-/// A flow alone whose sender came back late from its core lately keeps a
-/// queue standing through Cruise (its catch-ups build it, and it carries
-/// the link through the next absence); one whose sender has a core of its
-/// own, or that has sibling flows, yields to it. The queue, 4 ms over the
-/// 100 ms minimum, is too small for a check of whose it is.
+/// A flow alone whose sender loses its core (samples of packets sent
+/// catching up after a 5 ms absence, between others) keeps a queue standing
+/// through Cruise (its catch-ups build it, and it carries the link through
+/// the next absence); one whose sender has a core of its own, or whose
+/// absence explains less than the queue (1 ms), or that has sibling flows,
+/// yields to it. The queue, 4 ms over the 100 ms minimum, is too small for
+/// a check of whose it is.
 #[test]
 fn a_flow_alone_whose_sender_loses_its_core_keeps_its_queue() {
     let rate = 8_000_000;
-    // Four queued rounds, the first of a packet sent catching up if
-    // `absent`.
-    let queued = |b: &mut Bbr, t: &mut Instant, d: &mut u64, absent: bool| {
+    // Four queued rounds, the first of two runs of samples of packets sent
+    // catching up after an absence `away`, if any, each run followed by a
+    // sample of one sent on schedule.
+    let queued = |b: &mut Bbr, t: &mut Instant, d: &mut u64, away: Option<Duration>| {
         let rtt = RttEstimator::new(Duration::from_millis(100));
-        *t += Duration::from_millis(104);
         let prior = *d;
-        *d += rate / 10;
-        let mut s = sample(rate, prior, *d, 104, rate / 10);
-        s.sent_catching_up = absent;
-        b.on_rate_sample(*t, &s, &rtt);
+        for piece in 0..4u64 {
+            *t += Duration::from_millis(26);
+            *d += rate / 40;
+            let mut s = sample(rate, prior, *d, 104, rate / 10);
+            s.sent_catching_up = away.filter(|_| piece % 2 == 0);
+            b.on_rate_sample(*t, &s, &rtt);
+        }
         queued_rounds(b, t, d, rate, 104, 3);
         assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
         assert!(b.queue_owner.checking().is_none(), "{:?}", b.queue_owner);
     };
     let (mut b, mut t, mut d) = cruising(rate);
-    queued(&mut b, &mut t, &mut d, true);
+    queued(&mut b, &mut t, &mut d, Some(Duration::from_millis(5)));
     assert!(
         b.queue_yield.is_none(),
         "yielded to its own catch-ups' queue"
@@ -506,15 +511,32 @@ fn a_flow_alone_whose_sender_loses_its_core_keeps_its_queue() {
     assert_eq!(b.pacing_rate, Some(rate));
 
     let (mut on_its_core, mut t, mut d) = cruising(rate);
-    queued(&mut on_its_core, &mut t, &mut d, false);
+    queued(&mut on_its_core, &mut t, &mut d, None);
     assert!(
         on_its_core.queue_yield.is_some(),
         "no yield on its own core"
     );
 
+    let (mut briefly_away, mut t, mut d) = cruising(rate);
+    queued(
+        &mut briefly_away,
+        &mut t,
+        &mut d,
+        Some(Duration::from_millis(1)),
+    );
+    assert!(
+        briefly_away.queue_yield.is_some(),
+        "a 1 ms absence kept a 4 ms queue"
+    );
+
     let (mut siblings, mut t, mut d) = cruising(rate);
     siblings.on_path_siblings(1);
-    queued(&mut siblings, &mut t, &mut d, true);
+    queued(
+        &mut siblings,
+        &mut t,
+        &mut d,
+        Some(Duration::from_millis(5)),
+    );
     assert!(
         siblings.queue_yield.is_some(),
         "a flow with siblings kept it"
@@ -2145,7 +2167,7 @@ fn a_catch_up_dip_counts_towards_the_round_only_for_a_flow_alone() {
         // In the same round, a packet sent catching up saw 1 ms.
         t += Duration::from_millis(1);
         let mut dip = sample(rate, prior, d + 1000, 101, rate / 10);
-        dip.sent_catching_up = true;
+        dip.sent_catching_up = Some(Duration::from_millis(5));
         b.on_rate_sample(t, &dip, &rtt);
         let expected = if siblings == 0 { 101 } else { 140 };
         assert_eq!(
