@@ -13,7 +13,9 @@
 //! flows a round trip apart: Startup leaves them with shares of 1, 1, 1/3 and
 //! 1/6; beside CUBIC, BBR first), `SIM_CUBIC_FIRST=1` to start CUBIC first
 //! and `SIM_SHARE_SECS=n` to run the BBR-beside-CUBIC cells `n` s (a flow
-//! that joins a busy link regrows at its own pace: CUBIC's takes a minute);
+//! that joins a busy link regrows at its own pace: CUBIC's takes a minute),
+//! `SIM_ONE_SENDER=1` to send both from one endpoint (siblings on the path,
+//! as `pmdt-bench` runs them from one `pmdt-send`);
 //! `SIM_SENDER_CORE=on,off` for senders that run `on` ms, then lose their
 //! core for `off` ms, as on the VM where the sender shares a vCPU;
 //! `SIM_RECEIVER_CORE=on,off` likewise for the receiver;
@@ -101,18 +103,22 @@ struct BesideCubic {
     cubic_first: bool,
     join: Duration,
     secs: u64,
+    /// Both flows from one endpoint, as `pmdt-bench` runs them (one
+    /// `pmdt-send`): siblings on the path.
+    one_sender: bool,
 }
 
 impl BesideCubic {
     /// `bbr-vs-cubic-*-queue-rtt40`: both together for 20 s, unless
-    /// `SIM_CUBIC_FIRST`, `SIM_START_EVERY_MS` or `SIM_SHARE_SECS` say
-    /// otherwise.
+    /// `SIM_CUBIC_FIRST`, `SIM_START_EVERY_MS`, `SIM_SHARE_SECS` or
+    /// `SIM_ONE_SENDER` say otherwise.
     fn from_env(queue: u64) -> Self {
         Self {
             queue,
             cubic_first: std::env::var("SIM_CUBIC_FIRST").is_ok_and(|v| v == "1"),
             join: start_every(),
             secs: share_secs(),
+            one_sender: std::env::var("SIM_ONE_SENDER").is_ok_and(|v| v == "1"),
         }
     }
 
@@ -124,6 +130,7 @@ impl BesideCubic {
         kinds[cubic_i] = CongestionKind::Cubic;
         let r = run_bulk(&BulkScenario {
             flow_congestion: kinds,
+            flows_share_endpoint: self.one_sender,
             start_every: self.join,
             ..timed(2, Duration::from_millis(40), self.queue, self.secs)
         })
@@ -171,6 +178,7 @@ fn bbr_joining_cubic_deep_queue() {
         cubic_first: true,
         join: Duration::from_secs(2),
         secs: 30,
+        one_sender: false,
     }
     .run();
     assert!(bbr.max(cubic) <= 75.0, "BBR {bbr:.1}%, CUBIC {cubic:.1}%");
@@ -191,6 +199,7 @@ fn cubic_joining_bbr_shallow_queue() {
         cubic_first: false,
         join: Duration::from_secs(2),
         secs: 60,
+        one_sender: false,
     }
     .run();
     assert!(bbr.max(cubic) <= 75.0, "BBR {bbr:.1}%, CUBIC {cubic:.1}%");

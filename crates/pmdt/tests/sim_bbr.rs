@@ -372,6 +372,24 @@ fn bbr_share_beside_cubic(rate_bps: u64, rtt: Duration, queue_bdps: f64, bytes: 
     bbr
 }
 
+/// Flows of different controllers from one endpoint (as `pmdt-send` runs
+/// them from one process): each keeps its own controller, and both deliver.
+#[test]
+fn flows_of_different_controllers_share_one_endpoint() {
+    let (forward, reverse) = path(20_000_000, Duration::from_millis(20), 0.0, 1.0);
+    let kinds = vec![CongestionKind::Bbr, CongestionKind::Cubic];
+    let r = run_bulk(&BulkScenario {
+        flows: 2,
+        flow_congestion: kinds.clone(),
+        flows_share_endpoint: true,
+        ..scenario(forward, reverse, 2 << 20)
+    })
+    .unwrap();
+    assert!(r.all_delivered && r.all_closed_gracefully);
+    let used: Vec<CongestionKind> = r.flows.iter().map(|f| f.sender.congestion).collect();
+    assert_eq!(used, kinds);
+}
+
 #[test]
 fn bbr_and_cubic_share_a_bottleneck() {
     let bbr = bbr_share_beside_cubic(100_000_000, Duration::from_millis(20), 1.0, 25 << 20);

@@ -12,8 +12,8 @@ use super::NodeId;
 use super::{default_path, CoreShare, ImpairConfig, ImpairStats};
 use crate::link::impair_model::ImpairConfigError;
 use pmdt_proto::{
-    CloseReason, ConfigError, CongestionKind, ConnectionHandle, ConnectionStats, EndpointConfig,
-    EndpointStats, Event, TransportConfig,
+    CloseReason, ConfigError, CongestionKind, ConnectOptions, ConnectionHandle, ConnectionStats,
+    EndpointConfig, EndpointStats, Event, TransportConfig,
 };
 
 /// What to run.
@@ -36,8 +36,14 @@ pub struct BulkScenario {
     pub time_limit: Duration,
     /// Per-flow congestion controllers. Empty: every flow uses `transport`'s, from
     /// one client endpoint. Otherwise one entry per flow, each flow from its own
-    /// client endpoint, all sharing the forward bottleneck.
+    /// client endpoint (unless [`Self::flows_share_endpoint`]), all sharing the
+    /// forward bottleneck.
     pub flow_congestion: Vec<CongestionKind>,
+    /// With [`Self::flow_congestion`]: every flow from one client endpoint
+    /// (each with its own controller), as `pmdt-send` runs flows of different
+    /// controllers in one process: the flows are siblings on the path.
+    #[serde(default)]
+    pub flows_share_endpoint: bool,
     /// Forward bottleneck rate changes: at each virtual time, the new rate.
     pub rate_changes: Vec<(Duration, Option<u64>)>,
     /// Record each flow's received bytes at this interval ([`FlowReport::timeline`]).
@@ -68,6 +74,7 @@ impl Default for BulkScenario {
             transport: TransportConfig::default(),
             time_limit: Duration::from_secs(120),
             flow_congestion: Vec::new(),
+            flows_share_endpoint: false,
             rate_changes: Vec::new(),
             sample_every: None,
             link_stats_from: None,
@@ -193,6 +200,8 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
     }
     let kinds: Vec<Option<CongestionKind>> = if sc.flow_congestion.is_empty() {
         vec![None]
+    } else if sc.flows_share_endpoint {
+        vec![sc.flow_congestion.first().copied()]
     } else {
         sc.flow_congestion.iter().copied().map(Some).collect()
     };
@@ -232,9 +241,17 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
     let mut flows: Vec<Flow> = (0..sc.flows)
         .map(|i| {
             let node = clients[i % clients.len()];
-            (node, net.endpoint(node).connect(now, server_addr))
+            let client = match sc.flow_congestion.get(i) {
+                Some(&kind) if sc.flows_share_endpoint => net.endpoint(node).connect_with(
+                    now,
+                    server_addr,
+                    &ConnectOptions::default().with_congestion(kind),
+                )?,
+                _ => net.endpoint(node).connect(now, server_addr),
+            };
+            Ok((node, client))
         })
-        .collect::<Vec<_>>()
+        .collect::<Result<Vec<_>, ScenarioError>>()?
         .into_iter()
         .map(|(node, client)| Flow {
             node,
