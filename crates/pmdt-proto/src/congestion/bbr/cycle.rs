@@ -245,6 +245,9 @@ impl Bbr {
                         bw = self.max_bw,
                         bw_at_probe = self.bw_at_probe,
                         up_base_bw = self.up_base_bw,
+                        up_growth = ?self.up_growth,
+                        inflight_hi = self.inflight_hi,
+                        inflight,
                         "bbr: a ProbeBW Up round ends"
                     );
                 }
