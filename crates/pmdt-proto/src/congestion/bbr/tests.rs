@@ -1768,6 +1768,23 @@ fn a_shared_queues_overflow_cuts_inflight_hi_and_random_loss_does_not() {
     assert_eq!(b.shared_cut_round, cut_round, "cut in two rounds in a row");
 }
 
+/// A CUBIC flow's slow start overflowing a shared queue costs each flow
+/// 6-7 % of a round: cut to at once, as to any shared overflow; 12 % is
+/// still this flow's own overshoot.
+#[test]
+fn a_joiners_overflow_is_cut_to_and_an_overshoot_is_not() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = sharing_a_queue(rate);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.12, 2);
+    assert!(b.shared_cut_round.is_none(), "cut for its own overshoot");
+    let (mut b, mut t, mut d) = sharing_a_queue(rate);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.07, 2);
+    assert!(
+        b.shared_cut_round.is_some(),
+        "no cut to a joiner's overflow"
+    );
+}
+
 /// Loss in a round whose queue is far from the deepest seen lately is not
 /// a full queue's overflow: one flow's own few milliseconds of queue
 /// beside random loss (100 Mbit/s × 100 ms at 1 %: the floor, a minimum,
