@@ -503,9 +503,10 @@ impl Bbr {
         if !self.standing_queue(Some(round)) {
             return;
         }
-        if self.keeps_own_absences_queue(now, round.saturating_sub(min)) {
+        let queue = self.queue_in(Some(round));
+        if self.keeps_own_absences_queue(now, queue) {
             tracing::trace!(
-                queue_us = round.saturating_sub(min).as_micros() as u64,
+                queue_us = queue.as_micros() as u64,
                 "bbr: a flow alone whose sender loses its core keeps its queue"
             );
             return;
