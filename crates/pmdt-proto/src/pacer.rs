@@ -53,7 +53,8 @@ struct CatchUp {
     /// when the lateness was seen, so the clock moving during the burst does
     /// not cut it short).
     floor_ps: i128,
-    /// The lateness it makes up for.
+    /// The lateness it makes up for: how late the sender came back, at most
+    /// the catch-up allowed (a longer absence's excess is forgiven, not sent).
     late: Duration,
 }
 
@@ -105,8 +106,10 @@ impl Pacer {
     }
 
     /// While the sender makes up for a late wake-up (the packets
-    /// [`Self::try_send`] lets go ahead of the schedule): how late it came
-    /// back. `None` once it caught up.
+    /// [`Self::try_send`] lets go ahead of the schedule): the lateness it
+    /// makes up for, that is how late it came back but at most the catch-up
+    /// [`Self::try_send`] allowed (the burst sends no more than that much
+    /// of the rate). `None` once it caught up.
     pub(crate) fn catching_up_for(&self) -> Option<Duration> {
         self.catch_up.map(|c| c.late)
     }
@@ -155,7 +158,7 @@ impl Pacer {
                     let credit = late.min(catch_up).as_nanos() as i128 * 1000;
                     self.catch_up = Some(CatchUp {
                         floor_ps: now_ps - span(self.capacity) - credit,
-                        late,
+                        late: late.min(catch_up),
                     });
                 }
             }
@@ -411,5 +414,15 @@ mod tests {
         now = due + Duration::from_millis(5);
         assert!(p.try_send(now, 1250, rate / 2, MAX_CATCH_UP).is_none());
         assert_eq!(p.catching_up_for(), None);
+        // Back 300 ms late: the catch-up makes up for 20 ms of it, and says so.
+        let due = loop {
+            match p.try_send(now, 1250, rate / 2, MAX_CATCH_UP) {
+                None => {}
+                Some(t) => break t,
+            }
+        };
+        now = due + Duration::from_millis(300);
+        assert!(p.try_send(now, 1250, rate / 2, MAX_CATCH_UP).is_none());
+        assert_eq!(p.catching_up_for(), Some(MAX_CATCH_UP));
     }
 }

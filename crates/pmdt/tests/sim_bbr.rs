@@ -386,6 +386,7 @@ fn flows_of_different_controllers_share_one_endpoint() {
     })
     .unwrap();
     assert!(r.all_delivered && r.all_closed_gracefully);
+    assert_eq!(r.client_endpoints, 1, "the flows came from one endpoint");
     let used: Vec<CongestionKind> = r.flows.iter().map(|f| f.sender.congestion).collect();
     assert_eq!(used, kinds);
 }

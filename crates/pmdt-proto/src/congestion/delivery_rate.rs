@@ -45,7 +45,7 @@ pub(crate) struct SendSnapshot {
     /// Whether the packet is one of the initial window's train.
     pub(crate) in_train: bool,
     /// Sent ahead of the pacing schedule to make up for a sender that came
-    /// back late (off its core): how late. See [`RateSample::sent_catching_up`].
+    /// back late (off its core): the lateness it makes up for. See [`RateSample::sent_catching_up`].
     pub(crate) catching_up: Option<Duration>,
 }
 
@@ -93,8 +93,9 @@ pub(crate) struct RateSample {
     /// Bytes in flight now (after the ack and loss detection).
     pub(crate) bytes_in_flight: u64,
     /// The newest acknowledged packet was sent making up for a sender that
-    /// came back late, off its core for [`LATE_SEND`] or more: how late. Its
-    /// RTT shows the queue the sender's own absence drained, not the queue
+    /// came back late, off its core for [`LATE_SEND`] or more: the lateness
+    /// the catch-up makes up for (how late, up to the pacer's catch-up
+    /// limit). Its RTT shows the queue the sender's own absence drained, not the queue
     /// that stands.
     pub(crate) sent_catching_up: Option<Duration>,
 }

@@ -42,7 +42,6 @@ pub struct BulkScenario {
     /// With [`Self::flow_congestion`]: every flow from one client endpoint
     /// (each with its own controller), as `pmdt-send` runs flows of different
     /// controllers in one process: the flows are siblings on the path.
-    #[serde(default)]
     pub flows_share_endpoint: bool,
     /// Forward bottleneck rate changes: at each virtual time, the new rate.
     pub rate_changes: Vec<(Duration, Option<u64>)>,
@@ -141,6 +140,9 @@ pub struct BulkReport {
     pub reverse_link: ImpairStats,
     /// Server endpoint counters.
     pub server_endpoint: EndpointStats,
+    /// How many client endpoints the flows were sent from.
+    #[serde(default)]
+    pub client_endpoints: usize,
 }
 
 /// Jain's fairness index: 1 when all equal, 1/n when one takes everything.
@@ -514,6 +516,7 @@ pub fn run_bulk(sc: &BulkScenario) -> Result<BulkReport, ScenarioError> {
         .max()
         .unwrap_or(elapsed);
     Ok(BulkReport {
+        client_endpoints: clients.len(),
         all_delivered: flows.iter().all(|f| {
             f.report.verified
                 && f.report.bytes_received == sc.bytes_per_flow

@@ -882,6 +882,8 @@ impl Controller for Bbr {
         self.srtt = rtt.smoothed();
         self.latest_rtt = self.sample_rtt(rs);
         self.update_round(rs);
+        // Before a round's end decides on its queue: the newest absence counts.
+        self.note_absence(now, rs);
         if self.round_start {
             self.trace_round_end(now);
             let overflowed = self.round_lost_beyond_random();
@@ -909,7 +911,6 @@ impl Controller for Bbr {
             self.startup_unheld_round = Some(self.round_count);
         }
         self.round_max_tx_in_flight = self.round_max_tx_in_flight.max(rs.tx_in_flight);
-        self.note_absence(now, rs);
         let sample = self.sample_rtt(rs);
         if !sample.is_zero() && !self.paused_with_siblings(rs) {
             self.round_min_rtt = Some(self.round_min_rtt.map_or(sample, |m| m.min(sample)));

@@ -7,31 +7,43 @@ use super::Bbr;
 use crate::congestion::delivery_rate::RateSample;
 
 /// How long after an absence from its core ([`RateSample::sent_catching_up`])
-/// a flow still counts it. A sender sharing its core loses it every few
-/// hundred milliseconds at most: through `pmdt-wanem` on the 2-vCPU VM, a
-/// sender's absences of 1 ms or more came 5-1012 ms apart, half of them
-/// within 220-320 ms of the one before.
+/// a flow still counts it, from the last packet sent making up for it. A
+/// sender sharing its core loses it about once a second at least: through
+/// `pmdt-wanem` on the 2-vCPU VM, a sender's absences of 1 ms or more came
+/// 5-1012 ms apart, half of them within 220-320 ms of the one before.
 const ABSENCE_MEMORY: Duration = Duration::from_secs(2);
 
-/// How many absences are remembered: more than [`ABSENCE_MEMORY`] holds at
-/// the VM's pace.
+/// The most absences remembered. Only those no shorter than every absence
+/// after them are kept (a shorter, older one never decides the longest), so
+/// a few are enough; when all are taken, the shortest goes.
 const ABSENCES_KEPT: usize = 8;
 
 /// A queue up to this multiple of the sender's deepest recent absence is one
 /// its catch-ups build: a catch-up sends what the absence owed at once (the
-/// absence's worth of queue), on top of the pacer's bucket.
+/// absence's worth of queue, up to the pacer's catch-up limit, which is all
+/// [`RateSample::sent_catching_up`] reports), on top of the pacer's bucket.
 const OWN_QUEUE_PER_ABSENCE: u32 = 2;
+
+/// One absence, as a run of samples of packets sent catching up shows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Absence {
+    /// The last sample of the run: the absence counts until
+    /// [`ABSENCE_MEMORY`] after it.
+    last_seen: Instant,
+    /// How long the sender was away (the most any sample of the run showed).
+    away: Duration,
+}
 
 /// The sender's recent absences from its core, as the samples of packets
 /// sent catching up show them: one absence per run of such samples.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Absences {
-    /// The last [`ABSENCES_KEPT`] absences, newest first: when the run of
-    /// samples started, and how long the sender was away (the most any
-    /// sample of the run showed).
-    runs: [Option<(Instant, Duration)>; ABSENCES_KEPT],
+    /// Newest first, each longer than every one after it (a windowed
+    /// maximum: the first still within [`ABSENCE_MEMORY`] from the back is
+    /// the longest); at most [`ABSENCES_KEPT`].
+    runs: Vec<Absence>,
     /// Whether the last sample was of a packet sent catching up (a run is
-    /// under way).
+    /// under way, its absence at the front).
     in_run: bool,
 }
 
@@ -39,34 +51,54 @@ impl Absences {
     /// Notes a sample at `now`, of a packet sent `late` after its deadline
     /// (catching up), or on schedule.
     fn note(&mut self, now: Instant, late: Option<Duration>) {
-        match (late, self.in_run) {
-            (Some(late), true) => {
-                if let Some((_, away)) = &mut self.runs[0] {
-                    *away = (*away).max(late);
-                }
-            }
-            (Some(late), false) => {
-                tracing::trace!(
-                    late_us = late.as_micros() as u64,
-                    since_last_ms = self.runs[0]
-                        .map(|(t, _)| now.saturating_duration_since(t).as_millis() as u64),
-                    "bbr: the sender was away from its core"
-                );
-                self.runs.rotate_right(1);
-                self.runs[0] = Some((now, late));
-            }
-            (None, _) => {}
+        let Some(late) = late else {
+            self.in_run = false;
+            return;
+        };
+        if !self.in_run || self.runs.is_empty() {
+            tracing::trace!(
+                late_us = late.as_micros() as u64,
+                since_last_ms = self
+                    .runs
+                    .first()
+                    .map(|a| now.saturating_duration_since(a.last_seen).as_millis() as u64),
+                "bbr: the sender was away from its core"
+            );
+            self.runs.insert(
+                0,
+                Absence {
+                    last_seen: now,
+                    away: late,
+                },
+            );
         }
-        self.in_run = late.is_some();
+        self.in_run = true;
+        let newest = &mut self.runs[0];
+        newest.last_seen = now;
+        newest.away = newest.away.max(late);
+        let away = newest.away;
+        // Older absences no longer, or forgotten, never decide the longest.
+        let mut i = 1;
+        while i < self.runs.len() {
+            let a = self.runs[i];
+            if a.away <= away || now.saturating_duration_since(a.last_seen) >= ABSENCE_MEMORY {
+                self.runs.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        if self.runs.len() > ABSENCES_KEPT {
+            // The shortest but the newest: the one after it.
+            self.runs.remove(1);
+        }
     }
 
-    /// The longest absence that started within [`ABSENCE_MEMORY`] of `now`.
+    /// The longest absence seen within [`ABSENCE_MEMORY`] of `now`.
     fn longest(&self, now: Instant) -> Option<Duration> {
         self.runs
             .iter()
-            .flatten()
-            .filter(|(t, _)| now.saturating_duration_since(*t) < ABSENCE_MEMORY)
-            .map(|(_, away)| *away)
+            .filter(|a| now.saturating_duration_since(a.last_seen) < ABSENCE_MEMORY)
+            .map(|a| a.away)
             .max()
     }
 }
@@ -82,7 +114,7 @@ impl Bbr {
     /// another flow's queue lately) and a standing queue of `queue` (the
     /// round's smallest RTT over the minimum) is no deeper than its
     /// sender's catch-ups build ([`OWN_QUEUE_PER_ABSENCE`] times its
-    /// longest absence from its core within [`ABSENCE_MEMORY`]): it does not
+    /// longest absence from its core seen within [`ABSENCE_MEMORY`]): it does not
     /// yield to it ([`Self::yield_to_standing_queue`]).
     ///
     /// A sender that loses its core for a few milliseconds leaves the link
@@ -116,6 +148,72 @@ impl Bbr {
             && self
                 .absences
                 .longest(now)
-                .is_some_and(|away| queue <= away * OWN_QUEUE_PER_ABSENCE)
+                .is_some_and(|away| queue <= away.saturating_mul(OWN_QUEUE_PER_ABSENCE))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    /// The longest absence counts for [`ABSENCE_MEMORY`] after the last
+    /// packet sent making up for it, however long its run of samples.
+    #[test]
+    fn an_absence_counts_from_its_last_catch_up() {
+        let t0 = Instant::now();
+        let mut a = Absences::default();
+        assert_eq!(a.longest(t0), None);
+        // A run of catch-ups 3 s long (a sender that keeps losing its core).
+        for i in 0..=30 {
+            a.note(t0 + 100 * MS * i, Some(3 * MS));
+        }
+        let end = t0 + 3000 * MS;
+        assert_eq!(a.longest(end + ABSENCE_MEMORY - MS), Some(3 * MS));
+        assert_eq!(a.longest(end + ABSENCE_MEMORY), None);
+        // The run's longest sample is its absence.
+        a.note(end + 10 * MS, None);
+        a.note(end + 20 * MS, Some(2 * MS));
+        a.note(end + 21 * MS, Some(7 * MS));
+        a.note(end + 22 * MS, Some(MS));
+        assert_eq!(a.longest(end + 30 * MS), Some(7 * MS));
+    }
+
+    /// Many short absences after a long one do not push it out while it
+    /// counts; once it is forgotten the longest of the rest counts.
+    #[test]
+    fn short_absences_do_not_push_out_a_long_one() {
+        let t0 = Instant::now();
+        let mut a = Absences::default();
+        a.note(t0, Some(9 * MS));
+        a.note(t0 + MS, None);
+        for i in 1..=3 * ABSENCES_KEPT as u32 {
+            let t = t0 + 50 * MS * i;
+            a.note(t, Some(MS + (MS * i) / 100));
+            a.note(t + MS, None);
+        }
+        assert!(a.runs.len() <= ABSENCES_KEPT, "{:?}", a.runs);
+        let last = t0 + 50 * MS * 3 * ABSENCES_KEPT as u32;
+        assert_eq!(a.longest(last), Some(9 * MS));
+        // The 9 ms absence is forgotten; the longest short one is the last.
+        assert_eq!(
+            a.longest(t0 + ABSENCE_MEMORY),
+            Some(MS + (MS * 3 * ABSENCES_KEPT as u32) / 100)
+        );
+    }
+
+    /// Memory stays bounded when every absence is shorter than the one
+    /// before (none dominates another).
+    #[test]
+    fn ever_shorter_absences_keep_the_longest_within_the_bound() {
+        let t0 = Instant::now();
+        let mut a = Absences::default();
+        for i in 0..40u32 {
+            a.note(t0 + 10 * MS * i, Some(100 * MS - MS * i));
+            a.note(t0 + 10 * MS * i + MS, None);
+        }
+        assert_eq!(a.runs.len(), ABSENCES_KEPT);
+        assert_eq!(a.longest(t0 + 400 * MS), Some(100 * MS));
     }
 }

@@ -40,8 +40,8 @@ const SHARED_CUT_SIGMAS: f64 = 4.0;
 /// a bottleneck that slowed down) loses 10-14 % of a round, and is answered
 /// by the probe's bound and the short-term bounds, not by this cut. A shared
 /// queue's overflow costs each flow 0.2-3 % of a round, and a CUBIC flow's
-/// slow start joining it 6-7 % for two or three rounds: below 5 % (until
-/// session 84) BBR cut only after those rounds, each a loss event that cut
+/// slow start joining it 6-7 % for two or three rounds: with the bound at
+/// 5 % (until session 84) BBR cut only after those rounds, each a loss event that cut
 /// CUBIC again (three in 0.6 s left it a 405 KB window). Through
 /// `pmdt-wanem`, CUBIC joining BBR through 1 MiB at 1 Gbit/s × 40 ms, four
 /// alternated passes: BBR 78.3, 84.4, 82.9, 70.8 % of the link at 5 %,

@@ -529,6 +529,19 @@ fn a_flow_alone_whose_sender_loses_its_core_keeps_its_queue() {
         "a 1 ms absence kept a 4 ms queue"
     );
 
+    // Twice the absence: the queue its catch-ups build.
+    let (mut twice_away, mut t, mut d) = cruising(rate);
+    queued(
+        &mut twice_away,
+        &mut t,
+        &mut d,
+        Some(Duration::from_millis(2)),
+    );
+    assert!(
+        twice_away.queue_yield.is_none(),
+        "a 2 ms absence did not keep a 4 ms queue"
+    );
+
     let (mut siblings, mut t, mut d) = cruising(rate);
     siblings.on_path_siblings(1);
     queued(
