@@ -104,6 +104,13 @@ impl Controller for Cubic {
             (None, None) => Duration::ZERO,
         };
         if let Some(e) = self.epoch.as_mut() {
+            if !paused.is_zero() {
+                tracing::debug!(
+                    paused_us = paused.as_micros() as u64,
+                    window = self.window,
+                    "cubic: the epoch moves on by a pause"
+                );
+            }
             *e = (*e + paused).min(now);
         }
         let epoch = match self.epoch {

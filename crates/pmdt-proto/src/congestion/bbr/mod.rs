@@ -889,6 +889,7 @@ impl Controller for Bbr {
             let overflowed = self.round_lost_beyond_random();
             self.update_queue_depth(now);
             self.forget_a_verdict_the_path_fell_under(now);
+            self.overflow_says_another_flow(now);
             self.cut_for_shared_queue(now);
             self.end_round_loss();
             self.end_round_bounds();

@@ -145,10 +145,16 @@ impl Bbr {
     pub(super) fn keeps_own_absences_queue(&self, now: Instant, queue: Duration) -> bool {
         self.siblings == 0
             && !self.shares_the_bottleneck(now)
-            && self
-                .absences
-                .longest(now)
-                .is_some_and(|away| queue <= away.saturating_mul(OWN_QUEUE_PER_ABSENCE))
+            && self.own_absences_explain(now, queue)
+    }
+
+    /// Whether a standing queue of `queue` is no deeper than this flow's
+    /// sender's catch-ups build: [`OWN_QUEUE_PER_ABSENCE`] times its longest
+    /// absence from its core seen within [`ABSENCE_MEMORY`].
+    pub(super) fn own_absences_explain(&self, now: Instant, queue: Duration) -> bool {
+        self.absences
+            .longest(now)
+            .is_some_and(|away| queue <= away.saturating_mul(OWN_QUEUE_PER_ABSENCE))
     }
 }
 

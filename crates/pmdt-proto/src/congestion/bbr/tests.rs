@@ -1798,6 +1798,50 @@ fn a_joiners_overflow_is_cut_to_and_an_overshoot_is_not() {
     );
 }
 
+/// A flow that takes itself to be alone (no check found another flow's
+/// queue) and cruises at its estimate takes a round that overflows a queue
+/// standing through it for another flow's growth (a CUBIC flow's slow start
+/// joining it): another flow shares the bottleneck, and the shared cut
+/// follows in the same round. Not on a path whose rounds lose more than a
+/// loss-based flow can live with, nor for a round that loses as much as the
+/// flow's own overshoot, nor for a queue its sender's catch-ups explain.
+#[test]
+fn an_overflow_at_its_own_estimate_says_another_flow() {
+    let rate = 8_000_000;
+    let alone = |loss: f64| {
+        let (mut b, mut t, mut d) = cruising_with_random_loss(rate, loss);
+        lossy_rounds(&mut b, &mut t, &mut d, rate, loss, 2);
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+        assert!(!b.shares_the_bottleneck(t));
+        (b, t, d)
+    };
+    // 10 ms of queue, 7 % lost on a lossless path.
+    let (mut b, mut t, mut d) = alone(0.0);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.07, 2);
+    assert!(b.shares_the_bottleneck(t), "no other flow seen");
+    assert!(
+        b.shared_cut_round.is_some(),
+        "no cut to the shared overflow"
+    );
+    // The flow's own overshoot's loss.
+    let (mut b, mut t, mut d) = alone(0.0);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.12, 2);
+    assert!(!b.shares_the_bottleneck(t), "its own overshoot");
+    // A path that loses 1 % at random.
+    let (mut b, mut t, mut d) = alone(0.01);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.07, 2);
+    assert!(!b.shares_the_bottleneck(t), "on a lossy path");
+    // A queue twice a recent 5 ms absence of the sender's.
+    let (mut b, mut t, mut d) = alone(0.0);
+    let mut back = sample(rate, d, d + 1000, 100, rate / 10);
+    back.sent_catching_up = Some(Duration::from_millis(5));
+    t += Duration::from_millis(1);
+    d += 1000;
+    b.on_rate_sample(t, &back, &RttEstimator::new(Duration::from_millis(100)));
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.07, 2);
+    assert!(!b.shares_the_bottleneck(t), "its own catch-ups' queue");
+}
+
 /// Loss in a round whose queue is far from the deepest seen lately is not
 /// a full queue's overflow: one flow's own few milliseconds of queue
 /// beside random loss (100 Mbit/s × 100 ms at 1 %: the floor, a minimum,
