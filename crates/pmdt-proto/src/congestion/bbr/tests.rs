@@ -510,37 +510,18 @@ fn a_flow_alone_whose_sender_loses_its_core_keeps_its_queue() {
     );
     assert_eq!(b.pacing_rate, Some(rate));
 
-    let (mut on_its_core, mut t, mut d) = cruising(rate);
-    queued(&mut on_its_core, &mut t, &mut d, None);
-    assert!(
-        on_its_core.queue_yield.is_some(),
-        "no yield on its own core"
-    );
-
-    let (mut briefly_away, mut t, mut d) = cruising(rate);
-    queued(
-        &mut briefly_away,
-        &mut t,
-        &mut d,
-        Some(Duration::from_millis(1)),
-    );
-    assert!(
-        briefly_away.queue_yield.is_some(),
-        "a 1 ms absence kept a 4 ms queue"
-    );
-
-    // Twice the absence: the queue its catch-ups build.
-    let (mut twice_away, mut t, mut d) = cruising(rate);
-    queued(
-        &mut twice_away,
-        &mut t,
-        &mut d,
-        Some(Duration::from_millis(2)),
-    );
-    assert!(
-        twice_away.queue_yield.is_none(),
-        "a 2 ms absence did not keep a 4 ms queue"
-    );
+    // Whether it yields to its 4 ms queue after absences of each length:
+    // none, one under half the queue, and half the queue (what its
+    // catch-ups build).
+    for (away_ms, yields, case) in [
+        (None, true, "on its own core"),
+        (Some(1), true, "a 1 ms absence"),
+        (Some(2), false, "a 2 ms absence"),
+    ] {
+        let (mut b, mut t, mut d) = cruising(rate);
+        queued(&mut b, &mut t, &mut d, away_ms.map(Duration::from_millis));
+        assert_eq!(b.queue_yield.is_some(), yields, "{case}");
+    }
 
     let (mut siblings, mut t, mut d) = cruising(rate);
     siblings.on_path_siblings(1);
