@@ -529,8 +529,9 @@ impl Bbr {
     /// catch-ups build ([`Self::own_absences_explain`]), so a round that
     /// overflows one met another flow's growth: a loss-based flow's slow
     /// start joining it, or its window regrowing through the buffer. The
-    /// shared cut ([`Self::cut_for_shared_queue`]) follows in the same
-    /// round, and the probes wait as for another flow's queue.
+    /// shared cut ([`Self::cut_for_shared_queue`]) can follow in the same
+    /// round (where the queue was near full), and the probes wait as for
+    /// another flow's queue.
     ///
     /// The checks miss such a flow while its window is small: when this
     /// flow paces below its estimate, a window under its share of the pipe
