@@ -416,9 +416,8 @@ mod tests {
         assert_eq!(p.catching_up_for(), None);
         // Back 300 ms late: the catch-up makes up for 20 ms of it, and says so.
         let due = loop {
-            match p.try_send(now, 1250, rate / 2, MAX_CATCH_UP) {
-                None => {}
-                Some(t) => break t,
+            if let Some(t) = p.try_send(now, 1250, rate / 2, MAX_CATCH_UP) {
+                break t;
             }
         };
         now = due + Duration::from_millis(300);

@@ -568,18 +568,15 @@ impl Bbr {
             || !self
                 .typical_round_loss()
                 .is_some_and(|loss| loss < RENO_COEXISTENCE_MAX_LOSS)
-            || !self.round_lost_beyond_random()
+            || !self.round_lost_a_shared_overflow()
         {
-            return;
-        }
-        let (datagrams, lost) = self.round_loss_packets();
-        if lost > datagrams * (self.loss_floor + SHARED_CUT_MAX_EXCESS) {
             return;
         }
         let queued = self.queue_in(self.round_min_rtt);
         if self.own_absences_explain(now, queued) {
             return;
         }
+        let (datagrams, lost) = self.round_loss_packets();
         tracing::debug!(
             queued_us = queued.as_micros() as u64,
             datagrams,
@@ -649,10 +646,7 @@ impl Bbr {
         if queued.as_secs_f64() < self.deepest_queue().as_secs_f64() * SHARED_CUT_QUEUE_DEPTH {
             return;
         }
-        let (datagrams, lost) = self.round_loss_packets();
-        if !self.round_lost_beyond_random()
-            || lost > datagrams * (self.loss_floor + SHARED_CUT_MAX_EXCESS)
-        {
+        if !self.round_lost_a_shared_overflow() {
             return;
         }
         let bound = self.inflight_hi.unwrap_or(self.cwnd);
@@ -752,6 +746,17 @@ impl Bbr {
         let p = self.loss_floor;
         let noise = SHARED_CUT_SIGMAS * (datagrams * p * (1.0 - p)).sqrt();
         lost > datagrams * p + noise
+    }
+
+    /// Whether the round that is ending lost as a shared queue's overflow
+    /// does: more than random loss explains
+    /// ([`Self::round_lost_beyond_random`]), but no more than
+    /// [`SHARED_CUT_MAX_EXCESS`] beyond the path's random loss (a flow's own
+    /// overshoot loses more).
+    fn round_lost_a_shared_overflow(&self) -> bool {
+        let (datagrams, lost) = self.round_loss_packets();
+        self.round_lost_beyond_random()
+            && lost <= datagrams * (self.loss_floor + SHARED_CUT_MAX_EXCESS)
     }
 
     /// The round so far: datagrams acknowledged or lost, and those lost.
