@@ -1,0 +1,12 @@
+#!/bin/bash
+# session 86: EXP_HR=0/4 (bin-exp2) alternated, CUBIC joining BBR through 1 MiB
+cd /work/main; B=/tmp/s86/bin-exp2
+for i in $(seq ${2:-1} $1); do for x in ${ARMS:-0 1 2}; do
+  export EXP_HR=$x
+  timeout 400 $B/pmdt-bench --bin-dir $B --out /tmp/s86/ab4/cj-$x-$i --repeat 1 --only cubic-joins-shallow adapt > /dev/null 2>&1
+  python3 -c "
+import json
+d=json.load(open('/tmp/s86/ab4/cj-$x-$i/adapt.json'))
+for c in d['cells']: print('hr $x pass $i', c['name'], round(c['metrics']['max_share_pct']['median'],2), flush=True)
+"
+done; done
