@@ -36,7 +36,7 @@ struct Absence {
 
 /// The sender's recent absences from its core, as the samples of packets
 /// sent catching up show them: one absence per run of such samples.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(super) struct Absences {
     /// Newest first, each longer than every one after it (a windowed
     /// maximum: the first still within [`ABSENCE_MEMORY`] from the back is
@@ -45,6 +45,18 @@ pub(super) struct Absences {
     /// Whether the last sample was of a packet sent catching up (a run is
     /// under way, its absence at the front).
     in_run: bool,
+}
+
+impl Default for Absences {
+    /// Room for every absence kept and the one noted before the shortest
+    /// goes, made up front: the first absence comes in the middle of a
+    /// transfer, where the I/O loop must not allocate.
+    fn default() -> Self {
+        Self {
+            runs: Vec::with_capacity(ABSENCES_KEPT + 1),
+            in_run: false,
+        }
+    }
 }
 
 impl Absences {
