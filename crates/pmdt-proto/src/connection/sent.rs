@@ -53,15 +53,22 @@ pub(crate) struct SentPackets {
     lost: VecDeque<(u64, Instant)>,
     pub(crate) bytes_in_flight: u64,
     pub(crate) last_ack_eliciting: Option<Instant>,
+    /// Packet numbers the tracking makes room for at once when its first
+    /// room runs out (the connection's window): a flight past the first room
+    /// is a transfer's, and growing step by step would allocate again at
+    /// each new peak of it.
+    window: usize,
 }
 
 impl SentPackets {
-    /// Tracking with room for `packets` packet numbers and `lost` loss records
-    /// before it allocates.
-    pub(crate) fn with_capacity(packets: usize, lost: usize) -> Self {
+    /// Tracking with room for `first` packet numbers, then for `window` at
+    /// once when a flight outgrows them, and for `lost` loss records, before
+    /// it allocates (past `window`, as a flight grows).
+    pub(crate) fn with_capacity(first: usize, window: usize, lost: usize) -> Self {
         Self {
-            slots: VecDeque::with_capacity(packets),
+            slots: VecDeque::with_capacity(first.min(window)),
             lost: VecDeque::with_capacity(lost),
+            window,
             ..Self::default()
         }
     }
@@ -69,6 +76,11 @@ impl SentPackets {
     pub(crate) fn on_sent(&mut self, pn: u64, p: SentPacket) {
         if self.slots.is_empty() {
             self.base = pn;
+        }
+        let len_after = (pn - self.base + 1) as usize;
+        if len_after > self.slots.capacity() && self.slots.capacity() < self.window {
+            self.slots
+                .reserve_exact(self.window.max(len_after) - self.slots.len());
         }
         while self.base + (self.slots.len() as u64) < pn {
             self.slots.push_back(None);
@@ -146,5 +158,72 @@ impl SentPackets {
 
     pub(crate) fn forget_lost_before(&mut self, t: Instant) {
         self.lost.retain(|e| e.1 >= t);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::congestion::delivery_rate::SendSnapshot;
+
+    fn packet(now: Instant) -> SentPacket {
+        SentPacket {
+            time: now,
+            size: 1000,
+            chunk: None,
+            sending: Sending::First,
+            rate: SendSnapshot {
+                delivered: 0,
+                delivered_time: now,
+                first_sent_time: now,
+                app_limited: false,
+                credit_limited: false,
+                lost: 0,
+                tx_in_flight: 0,
+                in_train: false,
+                catching_up: None,
+            },
+        }
+    }
+
+    /// A connection with a few datagrams in flight keeps its first room
+    /// (room for a window up front cost 1000 connections on one sender 256
+    /// KiB each, touched as the ring turned); a flight past it gets the
+    /// window's room at once, so a transfer allocates no more until its
+    /// flight outgrows the window; past that, the room grows with it.
+    #[test]
+    fn tracking_makes_room_for_the_window_once_a_flight_outgrows_the_first() {
+        let now = Instant::now();
+        let mut s = SentPackets::with_capacity(64, 2048, 256);
+        // 10,000 packets, eight in flight at a time.
+        for pn in 0..10_000u64 {
+            s.on_sent(pn, packet(now));
+            if pn >= 8 {
+                assert!(s.take(pn - 8).is_some());
+            }
+        }
+        assert!(
+            (64..2048).contains(&s.slots.capacity()),
+            "{}",
+            s.slots.capacity()
+        );
+        // A flight of 73: room for the window.
+        for pn in 10_000..10_065 {
+            s.on_sent(pn, packet(now));
+        }
+        let room = s.slots.capacity();
+        assert!(room >= 2048, "{room}");
+        for pn in 10_065..12_000 {
+            s.on_sent(pn, packet(now));
+        }
+        assert_eq!(s.slots.capacity(), room, "allocated within the window");
+        assert_eq!(s.in_flight(), 2008);
+        // Past the window (one that autotuned up), as the flight grows.
+        for pn in 12_000..15_000 {
+            s.on_sent(pn, packet(now));
+        }
+        assert!(s.slots.capacity() >= 5008);
+        assert_eq!(s.in_flight(), 5008);
+        assert_eq!(s.tracked(), 9992..15_000);
     }
 }
