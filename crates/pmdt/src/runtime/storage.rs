@@ -38,7 +38,7 @@ impl ChunkSend {
     /// Storage for up to `cap` bytes; `pool` and `chunk` serve [`SendStorage::write`]
     /// (copying writes, used only when data does not arrive as buffers).
     ///
-    /// The queue of buffers starts with room for [`INITIAL_SEND_CHUNKS`], and
+    /// The queue of buffers starts with room for 64 of them, and
     /// for the whole of `cap` once it holds more.
     pub fn new(cap: u64, pool: BufferPool, chunk: usize) -> Self {
         let most = (cap as usize / chunk.max(1)).min(1 << 16) + 1;
