@@ -17,6 +17,11 @@ use pmdt_proto::{RecvStorage, SendStorage};
 /// 1000-flow sender's 560-580 MiB resident).
 const INITIAL_SEND_CHUNKS: usize = 64;
 
+/// Buffers `cap` bytes take in chunks of `chunk` (at most 65,537).
+fn chunks_for(cap: u64, chunk: usize) -> usize {
+    (cap as usize / chunk.max(1)).min(1 << 16) + 1
+}
+
 /// Unacknowledged stream bytes as a queue of whole buffers.
 pub struct ChunkSend {
     chunks: VecDeque<(u64, Buffer)>,
@@ -41,7 +46,7 @@ impl ChunkSend {
     /// The queue of buffers starts with room for 64 of them, and
     /// for the whole of `cap` once it holds more.
     pub fn new(cap: u64, pool: BufferPool, chunk: usize) -> Self {
-        let most = (cap as usize / chunk.max(1)).min(1 << 16) + 1;
+        let most = chunks_for(cap, chunk);
         Self {
             chunks: VecDeque::with_capacity(most.min(INITIAL_SEND_CHUNKS)),
             most,
@@ -108,9 +113,7 @@ impl SendStorage for ChunkSend {
     /// what a connection holds within its share of the pool.
     fn grow(&mut self, capacity: u64) -> u64 {
         self.cap = self.cap.max(capacity);
-        self.most = self
-            .most
-            .max((self.cap as usize / self.chunk.max(1)).min(1 << 16) + 1);
+        self.most = self.most.max(chunks_for(self.cap, self.chunk));
         self.cap
     }
     fn start(&self) -> u64 {
