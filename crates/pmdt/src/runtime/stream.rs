@@ -189,17 +189,19 @@ impl Stream {
     /// each what fits instead of producing data the stream cannot take.
     pub fn write_room(&self) -> io::Result<usize> {
         self.check_writable()?;
+        let held = self.shared.ring_bytes.held();
+        let share = self.shared.write_ahead.load(Ordering::Relaxed);
+        if !self.is_established() || held >= share {
+            return Ok(0);
+        }
+        // The pool's count last: it sums every lcore's cache
+        // (`rte_mempool_avail_count`), and a stream at its share needs none.
         let free = self.pool.available();
-        if !self.is_established() || free <= self.reserve {
+        if free <= self.reserve {
             return Ok(0);
         }
         let chunk = self.shared.chunk() as u64;
         let by_pool = ((free - self.reserve) as u64).saturating_mul(chunk);
-        let held = self.shared.ring_bytes.held();
-        let share = self.shared.write_ahead.load(Ordering::Relaxed);
-        if held >= share {
-            return Ok(0);
-        }
         let by_share = (share - held).div_ceil(chunk.max(1)).saturating_mul(chunk);
         let by_slots = (self.tx.slots() as u64).saturating_mul(chunk);
         Ok(by_share.min(by_slots).min(by_pool).min(usize::MAX as u64) as usize)
