@@ -1,6 +1,6 @@
 #!/bin/bash
 # Session 88: one pmdt-recv and one pmdt-send over memif, pinned as pmdt-bench's flows cells.
-# usage: pair.sh BIN N AMOUNT [perf-out-send [perf-out-recv]]
+# usage: pair.sh BIN N AMOUNT [perf-out-send [perf-out-recv]]   (BIN absolute; perf files land in /tmp/s88/p)
 #   AMOUNT: seconds (-t) or, with a unit, bytes (-n), e.g. 5 or 4G
 # env: EXTRA (both tools, e.g. --pipeline), SEXTRA / REXTRA (one tool), ZC (suffix of the
 #   sender's vdev, e.g. ",zero-copy=yes"), RL / SL (--lcores of receiver / sender).
