@@ -20,7 +20,46 @@ pub struct Ctx {
     pub repeat: usize,
     /// Upper bound on one cell's run, whatever its size (`--cell-timeout`).
     pub cell_timeout: Option<Duration>,
+    /// Whose CPU `pmdt-wanem` shares (`--wanem-beside`).
+    pub wanem_beside: WanemBeside,
     seq: AtomicU32,
+}
+
+/// Whose CPU `pmdt-wanem` shares on the two-CPU hosts the runner is made for,
+/// where the receiver runs on CPU 0 and the sender on CPU 1 (run to
+/// completion: each side's flow thread runs its I/O loop on its main lcore).
+///
+/// Beside the receiver, the default since session 89: a sender that shares its
+/// core loses it for milliseconds at a time (late for its pacing 14-20 % of a
+/// minute through `pmdt-wanem`, 5-7 % beside the receiver), and its pacer's
+/// catch-up after each absence is a burst into the emulated bottleneck, whose
+/// overflow cuts a loss-based flow sharing it. The sender's pacing is what
+/// the runner measures; a receiver that shares its core only acknowledges in
+/// batches. docs/RESULTS.md, "Session 89", has both placements side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum WanemBeside {
+    /// `pmdt-wanem` on CPU 0, with the receiver.
+    Receiver,
+    /// `pmdt-wanem` on CPU 1, with the sender (until session 88).
+    Sender,
+}
+
+impl WanemBeside {
+    /// The CPU `pmdt-wanem`'s lcore is pinned to.
+    pub fn cpu(self) -> u32 {
+        match self {
+            WanemBeside::Receiver => 0,
+            WanemBeside::Sender => 1,
+        }
+    }
+
+    /// The end it shares a CPU with, for the reports' notes.
+    pub fn end(self) -> &'static str {
+        match self {
+            WanemBeside::Receiver => "receiver",
+            WanemBeside::Sender => "sender",
+        }
+    }
 }
 
 impl Ctx {
@@ -38,8 +77,15 @@ impl Ctx {
             quick,
             repeat,
             cell_timeout,
+            wanem_beside: WanemBeside::Receiver,
             seq: AtomicU32::new(0),
         }
+    }
+
+    /// The same, with `pmdt-wanem` beside `end`.
+    pub fn with_wanem_beside(mut self, end: WanemBeside) -> Self {
+        self.wanem_beside = end;
+        self
     }
 
     /// A fresh number for a process pair (memif socket, file prefix, UDP port).

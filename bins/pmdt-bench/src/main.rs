@@ -58,6 +58,10 @@ struct Cli {
     /// Upper bound on one run of a cell, seconds (default: from its size).
     #[arg(long, global = true, value_parser = parse_secs)]
     cell_timeout: Option<f64>,
+    /// Whose CPU pmdt-wanem shares: the receiver's (CPU 0) or the sender's
+    /// (CPU 1, the placement until session 89).
+    #[arg(long, global = true, value_enum, default_value = "receiver")]
+    wanem_beside: ctx::WanemBeside,
     /// The README whose Performance section `readme` rewrites.
     #[arg(long, global = true, default_value = "README.md")]
     readme: PathBuf,
@@ -206,7 +210,8 @@ fn main() {
         quick,
         repeat,
         cli.cell_timeout.map(Duration::from_secs_f64),
-    );
+    )
+    .with_wanem_beside(cli.wanem_beside);
     let plan = cli.experiment.plan();
     for (name, _, (own, peers)) in &plan {
         if let Err(e) = ctx.require(own, peers) {
@@ -281,4 +286,23 @@ fn main() {
         let _ = std::fs::write(ctx.out.join("README.md"), index);
     }
     println!("pmdt-bench: {total_cells} cells, {failed_cells} failed");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pmdt-wanem shares the receiver's CPU unless told to share the sender's
+    /// (the sender, sharing its core, was late for its pacing 14-20 % of a
+    /// minute, beside the receiver 5-7 %: docs/RESULTS.md, "Session 89").
+    #[test]
+    fn pmdt_wanem_shares_the_receivers_cpu_unless_told_otherwise() {
+        let cli = Cli::try_parse_from(["pmdt-bench", "adapt"]).unwrap();
+        assert_eq!(cli.wanem_beside, ctx::WanemBeside::Receiver);
+        assert_eq!(cli.wanem_beside.cpu(), 0);
+        let cli = Cli::try_parse_from(["pmdt-bench", "--wanem-beside", "sender", "loss"]).unwrap();
+        assert_eq!(cli.wanem_beside, ctx::WanemBeside::Sender);
+        assert_eq!(cli.wanem_beside.cpu(), 1);
+        assert!(Cli::try_parse_from(["pmdt-bench", "--wanem-beside", "2", "loss"]).is_err());
+    }
 }

@@ -187,9 +187,10 @@ pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResu
             // The two ends on different CPUs. Run to completion (the tools'
             // default with one queue), each side's flow threads run the I/O
             // loop on its main lcore's CPU: the receiver's on CPU 0, the
-            // sender's on CPU 1 (beside pmdt-wanem's lcore, when there is
-            // one). In the pipeline the last lcore runs the I/O loop: the
-            // receiver's on CPU 1, the sender's on CPU 0.
+            // sender's on CPU 1; pmdt-wanem's lcore, when there is one,
+            // beside whichever `--wanem-beside` names (the receiver by
+            // default: `WanemBeside`). In the pipeline the last lcore runs
+            // the I/O loop: the receiver's on CPU 1, the sender's on CPU 0.
             recv.args(["--vdev", &memif_vdev(&rs, rrole, mtu)])
                 .args(["--lcores", "0@0,1@1", "--file-prefix", &prefixes.0[0]])
                 .args(["--ip", "10.88.0.2", "--udp-port", "9000"]);
@@ -202,7 +203,7 @@ pub fn run_pair(ctx: &Ctx, experiment: &str, spec: &PairSpec) -> Result<PairResu
             }
             if let Some(imp) = &spec.wanem {
                 let mut w = ctx.tool_cmd("pmdt-wanem");
-                w.args(["--json", "--lcores", "1"])
+                w.args(["--json", "--lcores", &ctx.wanem_beside.cpu().to_string()])
                     .args([
                         "--vdev",
                         &format!("net_memif0,role=server,socket={ss},id=0"),

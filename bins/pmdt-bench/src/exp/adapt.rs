@@ -277,6 +277,11 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
     }
     r.notes = vec![
         format!(
+            "Both ends run to completion (the tools' default), the receiver's flow thread on core 0 and the sender's on core 1; pmdt-wanem's forwarding lcore on core {} beside the {} (`--wanem-beside`; beside the sender until session 89: docs/RESULTS.md).",
+            ctx.wanem_beside.cpu(),
+            ctx.wanem_beside.end()
+        ),
+        format!(
             "drop-recover: pmdt-wanem at {} Mbit/s with a 1 MiB queue, RTT/2 each way, dropping to {} Mbit/s {down_at} s after its first frame and back {up_at} s after it (`--rate-at`); the sender runs {secs} s with default settings but `--cc`, reporting every {INTERVAL_S} s.",
             HIGH / 1e6,
             LOW / 1e6
