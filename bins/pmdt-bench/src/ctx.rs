@@ -31,11 +31,13 @@ pub struct Ctx {
 ///
 /// Beside the receiver, the default since session 89: a sender that shares its
 /// core loses it for milliseconds at a time (late for its pacing 14-20 % of a
-/// minute through `pmdt-wanem`, 5-7 % beside the receiver), and its pacer's
-/// catch-up after each absence is a burst into the emulated bottleneck, whose
-/// overflow cuts a loss-based flow sharing it. The sender's pacing is what
-/// the runner measures; a receiver that shares its core only acknowledges in
-/// batches. docs/RESULTS.md, "Session 89", has both placements side by side.
+/// minute through `pmdt-wanem`, 5-7 % beside the receiver), and its pacer
+/// catches up after each absence in a burst into the emulated bottleneck.
+/// Beside the sender BBR took more of a link it shared with a CUBIC flow in
+/// 10 of 13 alternated pairs, further from the simulator's figures. A
+/// receiver that shares its core delays acknowledgments instead (the fall of
+/// the bottleneck was followed later: 1.16-1.36 s at 40 ms, within the 2-s
+/// target). docs/RESULTS.md, "Session 89", has both placements side by side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum WanemBeside {
     /// `pmdt-wanem` on CPU 0, with the receiver.
