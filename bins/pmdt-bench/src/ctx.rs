@@ -38,9 +38,10 @@ pub struct Ctx {
 /// receiver that shares its core delays acknowledgments instead (the fall of
 /// the bottleneck was followed later: 1.16-1.36 s at 40 ms, within the 2-s
 /// target). docs/RESULTS.md, "Session 89", has both placements side by side.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum WanemBeside {
     /// `pmdt-wanem` on CPU 0, with the receiver.
+    #[default]
     Receiver,
     /// `pmdt-wanem` on CPU 1, with the sender (until session 88).
     Sender,
@@ -79,7 +80,7 @@ impl Ctx {
             quick,
             repeat,
             cell_timeout,
-            wanem_beside: WanemBeside::Receiver,
+            wanem_beside: WanemBeside::default(),
             seq: AtomicU32::new(0),
         }
     }

@@ -60,7 +60,7 @@ struct Cli {
     cell_timeout: Option<f64>,
     /// Whose CPU pmdt-wanem shares: the receiver's (CPU 0) or the sender's
     /// (CPU 1, the placement until session 89).
-    #[arg(long, global = true, value_enum, default_value = "receiver")]
+    #[arg(long, global = true, value_enum, default_value_t)]
     wanem_beside: ctx::WanemBeside,
     /// The README whose Performance section `readme` rewrites.
     #[arg(long, global = true, default_value = "README.md")]
