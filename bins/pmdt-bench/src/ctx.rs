@@ -43,7 +43,7 @@ pub enum WanemBeside {
     /// `pmdt-wanem` on CPU 0, with the receiver.
     #[default]
     Receiver,
-    /// `pmdt-wanem` on CPU 1, with the sender (until session 88).
+    /// `pmdt-wanem` on CPU 1, with the sender (the placement until session 89).
     Sender,
 }
 
