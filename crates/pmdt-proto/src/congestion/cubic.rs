@@ -1,6 +1,7 @@
 use std::time::{Duration, Instant};
 
-use super::Controller;
+use super::hystart::{HyStart, Verdict};
+use super::{Controller, RateSample};
 use crate::rtt::RttEstimator;
 
 /// CUBIC's window growth constant (RFC 9438 §4.1).
@@ -10,9 +11,10 @@ const BETA: f64 = 0.7;
 /// Minimum congestion window in datagrams (RFC 9002 §7.2: 2 × max_datagram_size).
 const MIN_WINDOW_PACKETS: u64 = 2;
 
-/// CUBIC (RFC 9438): slow start, then window growth as a cubic function of the time
-/// since the last reduction (fast far below the previous maximum, flat near it), a
-/// TCP-friendly (Reno-equivalent) floor, fast convergence, and a 0.7 decrease.
+/// CUBIC (RFC 9438): slow start (HyStart++, RFC 9406, as §4.10 says it should),
+/// then window growth as a cubic function of the time since the last reduction
+/// (fast far below the previous maximum, flat near it), a TCP-friendly
+/// (Reno-equivalent) floor, fast convergence, and a 0.7 decrease.
 #[derive(Debug, Clone)]
 pub(crate) struct Cubic {
     mss: u64,
@@ -34,6 +36,8 @@ pub(crate) struct Cubic {
     /// Since when acks arrive application-limited (the epoch is shifted by it).
     app_limited_since: Option<Instant>,
     acked: u64,
+    /// The first slow start's delay-based exit.
+    hystart: HyStart,
 }
 
 impl Cubic {
@@ -53,6 +57,7 @@ impl Cubic {
             last_ack: None,
             app_limited_since: None,
             acked: 0,
+            hystart: HyStart::default(),
         }
     }
 
@@ -92,7 +97,7 @@ impl Controller for Cubic {
             return;
         }
         if self.window < self.ssthresh {
-            self.window += bytes;
+            self.window += self.hystart.growth(bytes);
             return;
         }
         let srtt = rtt.smoothed().max(Duration::from_micros(1));
@@ -156,6 +161,7 @@ impl Controller for Cubic {
             return;
         }
         self.recovery_start = Some(now);
+        self.hystart.on_congestion();
         let cwnd = self.cwnd_mss();
         self.cwnd_prior = cwnd;
         // Fast convergence: release bandwidth when the maximum keeps shrinking.
@@ -174,6 +180,21 @@ impl Controller for Cubic {
         self.app_limited_since = None;
         if persistent {
             self.window = MIN_WINDOW_PACKETS * self.mss;
+        }
+    }
+
+    fn on_rate_sample(&mut self, _: Instant, rs: &RateSample, _: &RttEstimator) {
+        if self.window >= self.ssthresh {
+            return;
+        }
+        if self.hystart.on_rate_sample(rs) == Verdict::EnterCongestionAvoidance {
+            // Congestion avoidance with no reduction behind it: the curve
+            // starts at the window, convex from there (K = 0; Linux's CUBIC
+            // takes its origin point at the window when W_max is below it).
+            let cwnd = self.cwnd_mss();
+            self.ssthresh = self.window;
+            self.w_max = self.w_max.max(cwnd);
+            self.epoch = None;
         }
     }
 
@@ -232,6 +253,77 @@ mod tests {
         let t3 = t2 + Duration::from_millis(200);
         c.on_congestion_event(t3, t2 + Duration::from_millis(100), false, mss);
         assert!((c.w_max - w_at_second * 0.85).abs() < 1e-6, "{}", c.w_max);
+    }
+
+    /// RFC 9406 through CUBIC: the round trip rising by 10 ms in slow start
+    /// (a queue filling) slows the growth to a quarter, and five rounds later
+    /// congestion avoidance starts from the window with no loss: W_max is the
+    /// window, and the curve grows convex from it.
+    #[test]
+    fn a_delay_rise_leaves_slow_start_without_a_loss() {
+        use crate::congestion::hystart::tests::sample;
+        let mss = 1000;
+        let mut t = Instant::now();
+        let rtt = RttEstimator::new(Duration::from_millis(100));
+        let mut c = Cubic::new(mss);
+        let mut delivered = 0;
+        // A round: a window of acks, 10 samples, the first ending the last round.
+        let mut ack_round = |c: &mut Cubic, t: Instant, rtt_ms: u64| {
+            let w = c.window();
+            let start = delivered;
+            for i in 0..10 {
+                c.on_ack(t, t, w / 10, false, &rtt);
+                delivered += w / 10;
+                let prior = if i == 0 {
+                    start
+                } else {
+                    start.saturating_sub(1)
+                };
+                c.on_rate_sample(t, &sample(rtt_ms, prior, delivered), &rtt);
+            }
+            c.window()
+        };
+        t += Duration::from_millis(100);
+        assert_eq!(ack_round(&mut c, t, 100), 20_000, "slow start doubles");
+        t += Duration::from_millis(100);
+        assert_eq!(ack_round(&mut c, t, 100), 40_000);
+        t += Duration::from_millis(100);
+        // 110 ms ≥ 100 + 12.5 at the round's eighth sample: the rest of the
+        // round grows a quarter as fast.
+        let w = ack_round(&mut c, t, 113);
+        assert!((60_000..80_000).contains(&w), "{w}");
+        assert_eq!(c.ssthresh, u64::MAX, "still slow start (conservative)");
+        let before = c.window();
+        t += Duration::from_millis(100);
+        let w = ack_round(&mut c, t, 113);
+        assert_eq!(w - before, before / 4, "a quarter of a window per round");
+        for _ in 0..5 {
+            t += Duration::from_millis(100);
+            ack_round(&mut c, t, 113);
+        }
+        let at_exit = c.ssthresh;
+        assert!(
+            at_exit < u64::MAX && c.window() >= at_exit,
+            "congestion avoidance, no loss"
+        );
+        assert!(
+            (c.w_max - at_exit as f64 / mss as f64).abs() < 1e-9,
+            "W_max is the window at the exit"
+        );
+        // Convex growth from the exit window: slow at first, faster later.
+        let mut w = vec![at_exit];
+        for _ in 0..60 {
+            t += Duration::from_millis(100);
+            let win = c.window();
+            c.on_ack(t, t, win, false, &rtt);
+            w.push(c.window());
+        }
+        let first = w[20] - w[0];
+        let last = w[60] - w[40];
+        assert!(
+            w[60] > at_exit && last > first,
+            "convex: {first} then {last} bytes per 2 s"
+        );
     }
 
     /// One RTT of acks for a whole window at `t`.

@@ -11,6 +11,7 @@ mod cubic;
 pub(crate) mod delivery_rate;
 mod fixed;
 mod forward_delay;
+mod hystart;
 mod initial_train;
 mod jump_flight;
 mod new_reno;
