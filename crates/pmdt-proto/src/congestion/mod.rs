@@ -137,7 +137,8 @@ pub enum CongestionKind {
     },
     /// AIMD, TCP-friendly (RFC 6582 / RFC 9002 §7).
     NewReno,
-    /// CUBIC (RFC 9438): faster window recovery on high-BDP paths.
+    /// CUBIC (RFC 9438): faster window recovery on high-BDP paths; its first
+    /// slow start ends on a rise in the round trip (HyStart++, RFC 9406).
     Cubic,
     /// Model-based (BBR, draft-cardwell-ccwg-bbr): paces at the measured bottleneck
     /// bandwidth, bounds the data in flight to a multiple of the measured BDP, and
