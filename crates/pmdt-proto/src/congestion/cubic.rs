@@ -255,7 +255,7 @@ mod tests {
         assert!((c.w_max - w_at_second * 0.85).abs() < 1e-6, "{}", c.w_max);
     }
 
-    /// RFC 9406 through CUBIC: the round trip rising by 10 ms in slow start
+    /// RFC 9406 through CUBIC: the round trip rising by 13 ms in slow start
     /// (a queue filling) slows the growth to a quarter, and five rounds later
     /// congestion avoidance starts from the window with no loss: W_max is the
     /// window, and the curve grows convex from it.
@@ -288,7 +288,7 @@ mod tests {
         t += Duration::from_millis(100);
         assert_eq!(ack_round(&mut c, t, 100), 40_000);
         t += Duration::from_millis(100);
-        // 110 ms ≥ 100 + 12.5 at the round's eighth sample: the rest of the
+        // 113 ms ≥ 100 + 12.5 at the round's eighth sample: the rest of the
         // round grows a quarter as fast.
         let w = ack_round(&mut c, t, 113);
         assert!((60_000..80_000).contains(&w), "{w}");

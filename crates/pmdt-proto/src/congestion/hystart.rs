@@ -232,7 +232,8 @@ pub(super) mod tests {
             "1 ms is under the 5-ms threshold"
         );
         assert_eq!(h.growth(3000), 3000);
-        // 41 ms / 8: a round whose smallest RTT is 5.1 ms over the last one's.
+        // A round whose smallest RTT is 6 ms over the last one's (the
+        // threshold: 41 ms / 8 = 5.1 ms).
         round(&mut h, &mut d, 47, 10);
         assert!(matches!(h.phase(), Phase::Conservative { rounds: 0, .. }));
         assert_eq!(h.growth(3000), 3000 / CSS_GROWTH_DIVISOR);
