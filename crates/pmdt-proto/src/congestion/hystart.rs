@@ -129,11 +129,12 @@ impl HyStart {
                 self.phase = Phase::Conservative { baseline, rounds };
             }
         }
-        self.current_round_min = Some(self.current_round_min.map_or(rs.rtt, |m| m.min(rs.rtt)));
+        let current = self.current_round_min.map_or(rs.rtt, |m| m.min(rs.rtt));
+        self.current_round_min = Some(current);
         self.samples += 1;
-        let (Some(current), true) = (self.current_round_min, self.samples >= N_RTT_SAMPLE) else {
+        if self.samples < N_RTT_SAMPLE {
             return Verdict::Continue;
-        };
+        }
         match self.phase {
             Phase::SlowStart => {
                 if let Some(last) = self.last_round_min {
@@ -220,12 +221,20 @@ pub(super) mod tests {
             .collect()
     }
 
-    #[test]
-    fn a_delay_rise_starts_conservative_slow_start_and_five_rounds_end_it() {
+    /// A fresh state after a round of 10 samples at each of `rtts_ms`, and the
+    /// delivered count to go on from.
+    fn after_rounds(rtts_ms: &[u64]) -> (HyStart, u64) {
         let mut h = HyStart::default();
         let mut d = 0;
-        round(&mut h, &mut d, 40, 10);
-        round(&mut h, &mut d, 41, 10);
+        for &rtt in rtts_ms {
+            round(&mut h, &mut d, rtt, 10);
+        }
+        (h, d)
+    }
+
+    #[test]
+    fn a_delay_rise_starts_conservative_slow_start_and_five_rounds_end_it() {
+        let (mut h, mut d) = after_rounds(&[40, 41]);
         assert_eq!(
             h.phase(),
             Phase::SlowStart,
@@ -252,10 +261,7 @@ pub(super) mod tests {
 
     #[test]
     fn a_round_back_under_the_baseline_resumes_slow_start() {
-        let mut h = HyStart::default();
-        let mut d = 0;
-        round(&mut h, &mut d, 40, 10);
-        round(&mut h, &mut d, 50, 10);
+        let (mut h, mut d) = after_rounds(&[40, 50]);
         assert!(matches!(h.phase(), Phase::Conservative { .. }));
         round(&mut h, &mut d, 40, 10);
         assert_eq!(h.phase(), Phase::SlowStart, "the rise was jitter");
@@ -263,9 +269,7 @@ pub(super) mod tests {
 
     #[test]
     fn too_few_samples_or_a_loss_decide_nothing_or_end_it() {
-        let mut h = HyStart::default();
-        let mut d = 0;
-        round(&mut h, &mut d, 40, 10);
+        let (mut h, mut d) = after_rounds(&[40]);
         round(&mut h, &mut d, 90, N_RTT_SAMPLE - 1);
         assert_eq!(
             h.phase(),
@@ -286,15 +290,9 @@ pub(super) mod tests {
     #[test]
     fn the_threshold_is_an_eighth_within_4_and_16_ms() {
         for (base, under, over) in [(10, 13, 14), (200, 215, 216)] {
-            let mut h = HyStart::default();
-            let mut d = 0;
-            round(&mut h, &mut d, base, 10);
-            round(&mut h, &mut d, under, 10);
+            let (h, _) = after_rounds(&[base, under]);
             assert_eq!(h.phase(), Phase::SlowStart, "{base} → {under} ms");
-            let mut h = HyStart::default();
-            let mut d = 0;
-            round(&mut h, &mut d, base, 10);
-            round(&mut h, &mut d, over, 10);
+            let (h, _) = after_rounds(&[base, over]);
             assert!(
                 matches!(h.phase(), Phase::Conservative { .. }),
                 "{base} → {over} ms"
