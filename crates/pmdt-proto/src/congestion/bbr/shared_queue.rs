@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use super::loss::Overshoot;
 use super::{
-    Bbr, Mode, Phase, UpGrowth, BETA, CRUISE_ROUNDS, GENTLE_FIRST_STEP_PACKETS, INFLIGHT_HI_GROWTH,
-    MAX_SHARED_CRUISE_ROUNDS, OWN_CONGESTION_MEMORY, QUEUE_DEPTH_SLOT, QUEUE_DRAINED_MEMORY_RTTS,
-    QUEUE_RTT_FLOOR, RENO_COEXISTENCE_MAX_LOSS, STARTUP_QUEUE_RTT_FRACTION,
+    Bbr, Mode, Phase, UpGrowth, BETA, CRUISE_ROUNDS, GENTLE_FIRST_STEP_PACKETS, HIGH_LOSS_THRESH,
+    INFLIGHT_HI_GROWTH, MAX_SHARED_CRUISE_ROUNDS, OWN_CONGESTION_MEMORY, QUEUE_DEPTH_SLOT,
+    QUEUE_DRAINED_MEMORY_RTTS, QUEUE_RTT_FLOOR, RENO_COEXISTENCE_MAX_LOSS,
+    STARTUP_QUEUE_RTT_FRACTION,
 };
 use crate::congestion::queue_owner::{CheckPurpose, QueueOwner};
 
@@ -36,20 +37,24 @@ const SHARED_CUT_MIN_LOST_PACKETS: u64 = 2;
 /// deviations of its binomial noise in a round of that many datagrams before
 /// it counts as a shared queue's overflow (random loss alone must not cut).
 const SHARED_CUT_SIGMAS: f64 = 4.0;
-/// … and by at most this share of the round: a flow's own overshoot (a probe,
-/// a bottleneck that slowed down) loses 10-14 % of a round, and is answered
-/// by the probe's bound and the short-term bounds, not by this cut. A shared
-/// queue's overflow costs each flow 0.2-3 % of a round, and a CUBIC flow's
-/// slow start joining it 6-7 % for two or three rounds: with the bound at
-/// 5 % (until session 84) BBR cut only after those rounds, each a loss event that cut
-/// CUBIC again (three in 0.6 s left it a 405 KB window). Through
-/// `pmdt-wanem`, CUBIC joining BBR through 1 MiB at 1 Gbit/s × 40 ms, four
-/// alternated passes: BBR 78.3, 84.4, 82.9, 70.8 % of the link at 5 %,
-/// 75.6, 83.2, 72.6, 67.3 at 8 %; in the simulator (siblings, senders on
-/// their core 18 ms of 20, seeds 1-6) 78.3 % on average → 76.3. Four BBR
-/// flows joining 2 s apart, Jain: simulator 0.983 → 0.974 (seeds 1-3),
-/// `pmdt-wanem` 0.990, 0.982 → 0.961, 0.996 (two runs each).
-const SHARED_CUT_MAX_EXCESS: f64 = 0.08;
+/// … and by at most this share of the round, the high-loss threshold,
+/// above which a round's loss is this flow's own congestion whatever the
+/// queue shows ([`Bbr::inflight_too_high`]), answered by the short-term
+/// bounds. A shared queue's overflow costs each flow 0.2-3 % of a round,
+/// and a CUBIC flow's slow start joining it 6-18 % for two or three rounds.
+/// With the bound at 5 % (until session 84) BBR cut only after those
+/// rounds, each a loss event that cut CUBIC again; at 8 % (until session
+/// 91) a round that lost 10-18 % was taken for this flow's own overshoot
+/// and answered by nothing (under the high-loss threshold, in a queue too
+/// shallow to show in the RTT): through `pmdt-wanem`, CUBIC joining BBR
+/// through 1 MiB at 1 Gbit/s × 40 ms, BBR lost 10-18 % of a round and kept
+/// pacing into the full buffer; in 4 of 19 runs CUBIC lost in three rounds
+/// (1.30-1.45 → 0.41-0.46 MB), and each left BBR over 3/4 of the link from
+/// 15 s to 60 s (75.4-82.2 %). Between 8 % and the threshold, a flow in
+/// Cruise past its probe's flights (where
+/// [`Bbr::overflow_says_another_flow`] looks) has no overshoot of its
+/// own: it paces at its estimate.
+const SHARED_CUT_MAX_EXCESS: f64 = HIGH_LOSS_THRESH;
 /// A round's every RTT must show at least this share of the deepest queue
 /// that stood through a round lately ([`QUEUE_DEPTH_SLOT`]) for its loss to
 /// count as a shared queue's overflow: a drop-tail queue drops only when full. Four flows
@@ -526,9 +531,10 @@ impl Bbr {
     /// overflowed a queue standing through it, when no check found another
     /// flow's queue lately, found another flow all the same. Paced at its
     /// estimate, a flow alone keeps no standing queue but what its sender's
-    /// catch-ups build ([`Self::own_absences_explain`]), so a round that
-    /// overflows one met another flow's growth: a loss-based flow's slow
-    /// start joining it, or its window regrowing through the buffer. The
+    /// catch-ups build, and loses no more to it than a catch-up sends
+    /// ([`Self::own_absences_explain_overflow`]), so a round that overflows
+    /// one met another flow's growth: a loss-based flow's slow start joining
+    /// it, or its window regrowing through the buffer. The
     /// shared cut ([`Self::cut_for_shared_queue`]) can follow in the same
     /// round (where the queue was near full), and the probes wait as for
     /// another flow's queue.
@@ -573,7 +579,7 @@ impl Bbr {
             return;
         }
         let queued = self.queue_in(self.round_min_rtt);
-        if self.own_absences_explain(now, queued) {
+        if self.own_absences_explain_overflow(now, queued) {
             return;
         }
         let (datagrams, lost) = self.round_loss_packets();
@@ -698,8 +704,8 @@ impl Bbr {
     ///
     /// Through `pmdt-wanem`, four flows starting together:
     /// - steps that restarted only at a shared cut went on at 128 packets a
-    ///   round through rounds that lost 10 % (too much for a shared queue's
-    ///   overflow: congestion of each flow's own, which does not cut
+    ///   round through rounds that lost 10 % (then too much for a shared
+    ///   queue's overflow, and under the high-loss threshold: nothing cut
     ///   `inflight_hi`); three flows kept the queue overflowing and the
     ///   fourth fell to 2 Mbit/s (Jain 0.935, 90,476 datagrams retransmitted
     ///   in 20 s);
