@@ -50,7 +50,7 @@
 //! link through the next absence (`own_absence`).
 //!
 //! A queue that stands through a Cruise round near its deepest and loses more
-//! than random loss explains (but less than a flow's own overshoot) is a
+//! than random loss explains (up to the high-loss threshold) is a
 //! shared queue overflowing: `inflight_hi` is cut to 0.7 of the flight, and
 //! Cruise regrows it by the same small steps for every flow (multiplicative
 //! decrease, additive increase), which evens out flows that joined a busy

@@ -38,22 +38,28 @@ const SHARED_CUT_MIN_LOST_PACKETS: u64 = 2;
 /// it counts as a shared queue's overflow (random loss alone must not cut).
 const SHARED_CUT_SIGMAS: f64 = 4.0;
 /// … and by at most this share of the round, the high-loss threshold,
-/// above which a round's loss is this flow's own congestion whatever the
-/// queue shows ([`Bbr::inflight_too_high`]), answered by the short-term
+/// above which loss is this flow's own congestion whatever the queue shows
+/// ([`Bbr::inflight_too_high`], judged sample by sample: a round that
+/// overflows near the threshold can be both), answered by the short-term
 /// bounds. A shared queue's overflow costs each flow 0.2-3 % of a round,
-/// and a CUBIC flow's slow start joining it 6-18 % for two or three rounds.
+/// and a CUBIC flow's slow start joining it 6-19 % for two or three rounds.
 /// With the bound at 5 % (until session 84) BBR cut only after those
 /// rounds, each a loss event that cut CUBIC again; at 8 % (until session
-/// 91) a round that lost 10-18 % was taken for this flow's own overshoot
+/// 91) a round that lost 10-17 % was taken for this flow's own overshoot
 /// and answered by nothing (under the high-loss threshold, in a queue too
 /// shallow to show in the RTT): through `pmdt-wanem`, CUBIC joining BBR
-/// through 1 MiB at 1 Gbit/s × 40 ms, BBR lost 10-18 % of a round and kept
-/// pacing into the full buffer; in 4 of 19 runs CUBIC lost in three rounds
-/// (1.30-1.45 → 0.41-0.46 MB), and each left BBR over 3/4 of the link from
-/// 15 s to 60 s (75.4-82.2 %). Between 8 % and the threshold, a flow in
-/// Cruise past its probe's flights (where
-/// [`Bbr::overflow_says_another_flow`] looks) has no overshoot of its
-/// own: it paces at its estimate.
+/// through 1 MiB at 1 Gbit/s × 40 ms, BBR kept pacing into the full
+/// buffer; in 4 of the 19 runs read interval by interval, CUBIC was cut
+/// three times within 0.8 s (1.30-1.45 → 0.41-0.46 MB), and 3 of those 4
+/// left BBR over 3/4 of the link from 15 s to 60 s (74.8-81.5 %).
+///
+/// A flow in Cruise past its probe's flights (where
+/// [`Bbr::overflow_says_another_flow`] looks) paces at its estimate and
+/// has no overshoot of its own there; beside other flows a probe's
+/// overflow, shown in Down, is cut to as well. A flow alone whose
+/// bottleneck slows by less than the threshold behind a queue too shallow
+/// to show in the RTT takes the loss for another flow's too: its probes
+/// wait and its bound is cut to 0.7, then regrown.
 const SHARED_CUT_MAX_EXCESS: f64 = HIGH_LOSS_THRESH;
 /// A round's every RTT must show at least this share of the deepest queue
 /// that stood through a round lately ([`QUEUE_DEPTH_SLOT`]) for its loss to
@@ -89,7 +95,7 @@ const SHARED_CLIMB_MAX_STEP_PACKETS: u64 = 128;
 /// ([`Bbr::forget_a_verdict_the_path_fell_under`]). Through `pmdt-wanem`, 1 Gbit/s
 /// falling to 200 Mbit/s at 40 ms lost 52-58 % of the next rounds; a probe's
 /// overshoot loses 10-14 % of a round, a shared queue's overflow 0.2-3 % (a
-/// CUBIC joiner's slow start 6-7 %).
+/// CUBIC joiner's slow start 6-19 %).
 const PATH_FELL_ROUND_LOSS: f64 = 1.0 / 3.0;
 /// … in a round of at least this many datagrams (a small flight's loss is
 /// noise).
@@ -595,8 +601,10 @@ impl Bbr {
     /// At a round's end in Cruise or Down: a queue stood through the round (every
     /// RTT above the minimum by at least half the deepest queue seen lately:
     /// the queue was near full) and overflowed (the round lost at least
-    /// [`SHARED_CUT_MIN_LOST_PACKETS`], more than random loss explains, but
-    /// less than a flow's own overshoot does). That is a queue the flows
+    /// [`SHARED_CUT_MIN_LOST_PACKETS`], more than random loss explains, and
+    /// no more than [`SHARED_CUT_MAX_EXCESS`] beyond it: a probe's overflow
+    /// in Down is cut to as well, since every flow the full queue drops
+    /// cuts). That is a queue the flows
     /// sharing the bottleneck keep together; this flow cuts `inflight_hi` to
     /// [`BETA`] of what it had in flight (the bound, or the round's delivery
     /// if less), and regrows it in equal steps ([`Self::regrow_after_shared_cut`]).
@@ -757,8 +765,8 @@ impl Bbr {
     /// Whether the round that is ending lost as a shared queue's overflow
     /// does: more than random loss explains
     /// ([`Self::round_lost_beyond_random`]), but no more than
-    /// [`SHARED_CUT_MAX_EXCESS`] beyond the path's random loss (a flow's own
-    /// overshoot loses more).
+    /// [`SHARED_CUT_MAX_EXCESS`] beyond the path's random loss (more is this
+    /// flow's own congestion).
     fn round_lost_a_shared_overflow(&self) -> bool {
         let (datagrams, lost) = self.round_loss_packets();
         self.round_lost_beyond_random()

@@ -1759,8 +1759,8 @@ fn a_shared_queues_overflow_cuts_inflight_hi_and_random_loss_does_not() {
 }
 
 /// A CUBIC flow's slow start overflowing a shared queue costs each flow
-/// 6-17 % of a round: cut to at once, as to any shared overflow. A round
-/// that loses more than the high-loss threshold (25 %) is this flow's own
+/// 6-19 % of a round: cut to at once, as to any shared overflow. A round
+/// that loses 25 %, over the high-loss threshold (20 %), is this flow's own
 /// congestion, which the short-term bounds answer instead.
 #[test]
 fn a_joiners_overflow_is_cut_to_and_an_overshoot_is_not() {
@@ -1812,6 +1812,7 @@ fn an_overflow_at_its_own_estimate_says_another_flow() {
     let (mut b, mut t, mut d) = alone(0.0);
     lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.17, 2);
     assert!(b.shares_the_bottleneck(t), "a slow start's overflow");
+    assert!(b.shared_cut_round.is_some(), "no cut to the slow start's");
     // The flow's own overshoot's loss.
     let (mut b, mut t, mut d) = alone(0.0);
     lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.25, 2);
