@@ -173,10 +173,11 @@ impl Bbr {
     /// queue, by its depth alone (CUBIC's window went from 1.45 to 0.62 MB
     /// over those rounds).
     pub(super) fn own_absences_explain_overflow(&self, now: Instant, queue: Duration) -> bool {
-        self.absences.longest(now).is_some_and(|away| {
-            queue <= away.saturating_mul(OWN_QUEUE_PER_ABSENCE)
-                && self.round_lost as f64 <= self.bw() as f64 * away.as_secs_f64()
-        })
+        self.own_absences_explain(now, queue)
+            && self
+                .absences
+                .longest(now)
+                .is_some_and(|away| self.round_lost as f64 <= self.bw() as f64 * away.as_secs_f64())
     }
 
     /// Whether a standing queue of `queue` is no deeper than this flow's
