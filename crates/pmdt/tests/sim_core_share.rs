@@ -70,11 +70,12 @@ fn a_sender_sharing_its_core_fills_the_path() {
 /// flows share its I/O lcore), joining 1 Gbit/s × 40 ms 2 s apart through
 /// pmdt-wanem's 1 MiB queue (`pmdt-bench adapt`'s joining cell): the flows
 /// still share the link evenly (Jain over each flow's goodput in the last
-/// 10 s). The sender runs 14 ms, then is off its core for 6. On the VM, in
-/// the five of session 68's eight runs of that cell that failed, the first
-/// flow came back late for its pacer by 25-36 % of its time in total (the
-/// others 8-32 %); in the three that passed by 15-25 %, and in session 67's
-/// eight, which all did, by 12-17 % (the others 5-13 %).
+/// 10 s), over seeds 1-12: at least 0.95 on average and 0.85 in each. The
+/// sender runs 14 ms, then is off its core for 6. On the VM, in the five of
+/// session 68's eight runs of that cell that failed, the first flow came
+/// back late for its pacer by 25-36 % of its time in total (the others
+/// 8-32 %); in the three that passed by 15-25 %, and in session 67's eight,
+/// which all did, by 12-17 % (the others 5-13 %).
 ///
 /// All four flows stop while the sender is away, and the bottleneck drains
 /// the queue they keep: the first packets sent on its return see it that
@@ -84,6 +85,11 @@ fn a_sender_sharing_its_core_fills_the_path() {
 /// cuts, climbs or probe waits), and the flows kept the shares they joined
 /// with: Jain 0.68 (510, 72, 176 and 194 Mbit/s); 0.52-0.98 over seeds
 /// 1-12, mean 0.80. With it, 0.92-1.00, mean 0.97.
+///
+/// One seed (21, until session 93) is one draw of a spread: session 92's
+/// controller gave 0.889-0.996 over seeds 1-12 (mean 0.954; 0.966 at 21),
+/// session 93's, whose probes beside other flows queue half the deepest
+/// queue, 0.887-0.997 (mean 0.974; 0.885 at 21).
 #[test]
 fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
     const TICK: Duration = Duration::from_millis(100);
@@ -93,39 +99,49 @@ fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
         .with_rate_bps(Some(1_000_000_000))
         .with_queue_bytes(1 << 20);
     let reverse = ImpairConfig::default().with_delay(rtt / 2);
-    let sc = BulkScenario {
-        seed: 21,
-        flows: 4,
-        bytes_per_flow: 64 << 30,
-        forward,
-        reverse,
-        time_limit: Duration::from_secs(20),
-        sample_every: Some(TICK),
-        start_every: Duration::from_secs(2),
-        sender_core: Some(CoreShare {
-            on: Duration::from_millis(14),
-            off: Duration::from_millis(6),
-        }),
-        ..Default::default()
-    };
-    let r = run_bulk(&sc).expect("valid scenario");
-    // From 10 s: the ticks after the first hundred.
-    let goodput: Vec<f64> = r
-        .flows
-        .iter()
-        .map(|f| {
-            let t = &f.arrived_timeline;
-            (t[t.len() - 1] - t[99]) as f64 * 8.0 / 10.0
+    let jains: Vec<f64> = (1..=12)
+        .map(|seed| {
+            let sc = BulkScenario {
+                seed,
+                flows: 4,
+                bytes_per_flow: 64 << 30,
+                forward: forward.clone(),
+                reverse: reverse.clone(),
+                time_limit: Duration::from_secs(20),
+                sample_every: Some(TICK),
+                start_every: Duration::from_secs(2),
+                sender_core: Some(CoreShare {
+                    on: Duration::from_millis(14),
+                    off: Duration::from_millis(6),
+                }),
+                ..Default::default()
+            };
+            let r = run_bulk(&sc).expect("valid scenario");
+            assert!(r.flows.iter().all(|f| f.verified), "seed {seed}");
+            // From 10 s: the ticks after the first hundred.
+            let goodput: Vec<f64> = r
+                .flows
+                .iter()
+                .map(|f| {
+                    let t = &f.arrived_timeline;
+                    (t[t.len() - 1] - t[99]) as f64 * 8.0 / 10.0
+                })
+                .collect();
+            let jain = jain_index(&goodput);
+            println!(
+                "seed {seed}: flows {:?} Mbit/s, Jain {jain:.4}",
+                goodput
+                    .iter()
+                    .map(|g| (g / 1e6).round())
+                    .collect::<Vec<_>>()
+            );
+            jain
         })
         .collect();
-    let jain = jain_index(&goodput);
-    println!(
-        "flows {:?} Mbit/s, Jain {jain:.4}",
-        goodput
-            .iter()
-            .map(|g| (g / 1e6).round())
-            .collect::<Vec<_>>()
+    let mean = jains.iter().sum::<f64>() / jains.len() as f64;
+    assert!(mean >= 0.95, "mean Jain {mean:.4} over {jains:.4?}");
+    assert!(
+        jains.iter().all(|&j| j >= 0.85),
+        "a seed under 0.85: {jains:.4?}"
     );
-    assert!(r.flows.iter().all(|f| f.verified));
-    assert!(jain >= 0.9, "Jain {jain:.4}");
 }

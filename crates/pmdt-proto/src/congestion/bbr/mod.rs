@@ -40,6 +40,10 @@
 //! probing every few rounds took a CUBIC flow's share of a shallow buffer probe
 //! by probe. A probe keeps what it finds spare, not what its own queue takes: a
 //! rate measured while the probe's queue grows is scaled by how much it grew.
+//! Beside other flows a probe's round queues half the deepest queue seen
+//! lately (its gain below 1.2 where the buffer is shallow for the RTT), so
+//! it stops short of overflowing a buffer a loss-based flow shares and of
+//! taking what that flow lets go.
 //!
 //! A queue that stands in Cruise but drained lately is kept by flows that yield
 //! too (each paces a little above its share): each flow takes half the queue's
@@ -718,6 +722,8 @@ impl Bbr {
                     std::mem::replace(&mut self.rising_run, RisingRun::None) == RisingRun::GoesOn;
                 self.up_gain = if goes_on {
                     (PROBE_UP_PACING_GAIN * UP_GAIN_STEP).min(MAX_UP_PACING_GAIN)
+                } else if self.shares_the_bottleneck(now) {
+                    self.up_gain_beside_others()
                 } else {
                     PROBE_UP_PACING_GAIN
                 };
