@@ -70,7 +70,7 @@ fn a_sender_sharing_its_core_fills_the_path() {
 /// flows share its I/O lcore), joining 1 Gbit/s × 40 ms 2 s apart through
 /// pmdt-wanem's 1 MiB queue (`pmdt-bench adapt`'s joining cell): the flows
 /// still share the link evenly (Jain over each flow's goodput in the last
-/// 10 s), over seeds 1-12: at least 0.95 on average and 0.85 in each. The
+/// 10 s), over seeds 1-12: at least 0.95 on average and 0.9 in each. The
 /// sender runs 14 ms, then is off its core for 6. On the VM, in the five of
 /// session 68's eight runs of that cell that failed, the first flow came
 /// back late for its pacer by 25-36 % of its time in total (the others
@@ -90,7 +90,13 @@ fn a_sender_sharing_its_core_fills_the_path() {
 /// before session 93 (56bba43) gave 0.889-0.996 over seeds 1-12 (mean
 /// 0.954; 0.966 at 21), session 93's, whose probes beside other flows
 /// queue half the deepest queue, 0.887-0.997 (mean 0.974; 0.885 at 21).
-/// Both pass: the test guards against a collapse of the shares.
+/// Both passed the bounds until session 94 (each at least 0.85). At seed 7
+/// the last joiner, at 64 Mbit/s, lost 2.5 % of a sample in a shared
+/// overflow, which was taken for congestion of its own (the absences
+/// lengthen the RTT past a quarter of the minimum, where 2 % is), and it
+/// climbed no more for 4 s. Beside other flows such loss in Cruise is now the shared
+/// overflow (`Bbr::inflight_too_high`): 0.937-0.997 (mean 0.980; 0.956 at
+/// 21), and each seed at least 0.9.
 #[test]
 fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
     const TICK: Duration = Duration::from_millis(100);
@@ -142,7 +148,7 @@ fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
     let mean = jains.iter().sum::<f64>() / jains.len() as f64;
     assert!(mean >= 0.95, "mean Jain {mean:.4} over {jains:.4?}");
     assert!(
-        jains.iter().all(|&j| j >= 0.85),
-        "a seed under 0.85: {jains:.4?}"
+        jains.iter().all(|&j| j >= 0.9),
+        "a seed under 0.9: {jains:.4?}"
     );
 }

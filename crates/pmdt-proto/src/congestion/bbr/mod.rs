@@ -58,7 +58,9 @@
 //! shared queue overflowing: `inflight_hi` is cut to 0.7 of the flight, and
 //! Cruise regrows it by the same small steps for every flow (multiplicative
 //! decrease, additive increase), which evens out flows that joined a busy
-//! link at different times.
+//! link at different times. Beside other flows such loss in Cruise is not
+//! congestion of the flow's own, however deep the queue looks: which flow's
+//! datagrams a full queue drops is chance.
 //!
 //! A sender that loses its core stops all its flows, and the bottleneck drains
 //! their queue meanwhile: beside sibling flows (other connections of its
@@ -930,7 +932,7 @@ impl Controller for Bbr {
         self.update_min_rtt(now, rs);
         self.bw_latest = self.bw_latest.max(rs.delivery_rate);
         self.inflight_latest = self.inflight_latest.max(rs.delivered);
-        if self.inflight_too_high(rs) {
+        if self.inflight_too_high(now, rs) {
             self.on_inflight_too_high(now, rs);
         } else if self.probe_overflowed(rs) {
             self.on_probe_overflow(now);

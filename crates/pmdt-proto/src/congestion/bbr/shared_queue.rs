@@ -430,7 +430,7 @@ impl Bbr {
     /// the simulator's four flows joining 1 Gbit/s × 40 ms: 8 of 40 seeds
     /// changed, Jain mean 0.9745 → 0.9695).
     pub(super) fn forget_a_verdict_it_overran(&mut self, now: Instant) {
-        if !self.recent_peak.far_above(now, self.max_bw) || !self.another_flow.path_fell(now) {
+        if !self.may_have_overrun_a_single_verdict(now) || !self.another_flow.path_fell(now) {
             return;
         }
         tracing::debug!(
@@ -444,6 +444,16 @@ impl Bbr {
         self.cruise_rounds = self
             .cruise_rounds
             .min(self.rounds_in_phase() + CRUISE_ROUNDS);
+    }
+
+    /// Whether congestion of this flow's own would say its single verdict
+    /// of another flow's queue was wrong ([`Self::forget_a_verdict_it_overran`]):
+    /// the flow is far below its recent peak and no second verdict confirmed
+    /// the first.
+    pub(super) fn may_have_overrun_a_single_verdict(&self, now: Instant) -> bool {
+        self.recent_peak.far_above(now, self.max_bw)
+            && self.another_flow.remembers(now)
+            && !self.another_flow.confirmed(now)
     }
 
     /// At a round's end: a round that lost [`PATH_FELL_ROUND_LOSS`] of its

@@ -900,7 +900,8 @@ fn after_its_own_congestion_a_flow_drains_a_standing_queue_and_judges_nothing() 
 /// scheduling fooled climbed beside the flow it took to be there until its
 /// own queue overflowed): the verdict is forgotten, the Cruise waits no
 /// longer than a flow alone's, and the next probe grows the bound as a flow
-/// alone's does. Near the peak, or with the verdict confirmed, it stands.
+/// alone's does. Near the peak, or with the verdict confirmed, it stands
+/// (and the loss is the shared queue's overflow).
 #[test]
 fn congestion_of_its_own_far_below_its_peak_forgets_a_single_verdict() {
     let rate = 8_000_000;
@@ -922,7 +923,9 @@ fn congestion_of_its_own_far_below_its_peak_forgets_a_single_verdict() {
         queued_rounds(&mut b, &mut t, &mut d, rate, 100, 1);
         assert!(b.cruise_rounds >= 20, "{case}: {} rounds", b.cruise_rounds);
         lose_with_a_queue(&mut b, &mut t, d, rate);
-        assert!(b.congested_at.is_some(), "{case}: no congestion");
+        // Near the peak, or with the verdict confirmed, the loss is the
+        // shared queue's overflow, not congestion of the flow's own.
+        assert_eq!(b.congested_at.is_some(), forgotten, "{case}");
         if forgotten {
             assert_eq!(b.another_flow, AnotherFlow::Unseen, "{case}");
             assert_eq!(b.up_growth, UpGrowth::Fast, "{case}");
@@ -2315,4 +2318,32 @@ fn beside_other_flows_up_queues_half_the_deepest_queue() {
     assert_eq!(b.up_gain_beside_others(), PROBE_UP_PACING_GAIN);
     b.queue_depth = [Duration::ZERO; 2];
     assert_eq!(b.up_gain_beside_others(), PROBE_UP_PACING_GAIN);
+}
+
+/// Beside other flows, a Cruise round that loses 5 % behind a queue deeper
+/// than a quarter of the minimum RTT (where alone 2 % is congestion of the
+/// flow's own) is the shared queue's overflow: no short-term bounds, no
+/// pause in the climb, and the round's end cuts `inflight_hi`. A flow alone
+/// answers the same round as its own congestion.
+#[test]
+fn beside_other_flows_cruise_loss_behind_a_deep_queue_is_the_shared_overflow() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = sharing_a_queue(rate);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 130, 0.05, 2);
+    assert!(b.bw_lo.is_none(), "taken for its own congestion");
+    assert!(!b.congested_lately(t), "its climb paused");
+    assert!(
+        b.shared_cut_round.is_some(),
+        "no cut to the shared overflow"
+    );
+
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    assert!(!b.shares_the_bottleneck(t));
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 130, 0.05, 1);
+    assert!(
+        b.bw_lo.is_some(),
+        "alone, not answered as its own congestion"
+    );
+    assert!(b.congested_lately(t));
 }
