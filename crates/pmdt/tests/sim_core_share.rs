@@ -92,9 +92,10 @@ fn a_sender_sharing_its_core_fills_the_path() {
 /// queue half the deepest queue, 0.887-0.997 (mean 0.974; 0.885 at 21).
 /// Both passed the bounds until session 94 (each at least 0.85). At seed 7
 /// the last joiner, at 64 Mbit/s, lost 2.5 % of a sample in a shared
-/// overflow, which was taken for congestion of its own (the absences
-/// lengthen the RTT past a quarter of the minimum, where 2 % is), and it
-/// climbed no more for 4 s. Beside other flows such loss in Cruise is now the shared
+/// overflow. The sample read 51 ms, over a quarter above the 40-ms minimum
+/// (where 2 % loss is congestion of the flow's own; the round's smallest
+/// RTT was 46.8 ms), and the joiner was held at 61-64 Mbit/s until its next
+/// probe, while the others cut and climbed. Beside other flows such loss in Cruise is now the shared
 /// overflow (`Bbr::inflight_too_high`): 0.937-0.997 (mean 0.980; 0.956 at
 /// 21), and each seed at least 0.9.
 #[test]

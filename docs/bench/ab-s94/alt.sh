@@ -6,7 +6,7 @@
 n=$1; f=$2; m=$3
 for i in $(seq 1 "$n"); do
   for b in head new; do
-    d=/tmp/s94/bin; [ $b = head ] && d=/tmp/s93/bin
+    d=${NEW:-/tmp/s94/bin}; [ $b = head ] && d=/tmp/s93/bin
     o=/tmp/s94/alt/$b-$f-$i
     $d/pmdt-bench --bin-dir $d --out $o --repeat 1 --only $f adapt > $o.log 2>&1
     grep -h ",$m," $o/adapt.csv | awk -F, -v b=$b -v i=$i -v f=$f '{print f, b, i, $0}'

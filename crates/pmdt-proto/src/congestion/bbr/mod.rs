@@ -58,9 +58,10 @@
 //! shared queue overflowing: `inflight_hi` is cut to 0.7 of the flight, and
 //! Cruise regrows it by the same small steps for every flow (multiplicative
 //! decrease, additive increase), which evens out flows that joined a busy
-//! link at different times. Beside other flows such loss in Cruise is not
-//! congestion of the flow's own, however deep the queue looks: which flow's
-//! datagrams a full queue drops is chance.
+//! link at different times. Beside other flows, Cruise's loss up to that
+//! threshold is not congestion of the flow's own, however deep the queue
+//! looks (which flow's datagrams a full queue drops is chance), unless the
+//! flow is far below its recent peak on a single verdict of another flow.
 //!
 //! A sender that loses its core stops all its flows, and the bottleneck drains
 //! their queue meanwhile: beside sibling flows (other connections of its
