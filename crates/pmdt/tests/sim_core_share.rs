@@ -95,9 +95,9 @@ fn a_sender_sharing_its_core_fills_the_path() {
 /// overflow. The sample read 51 ms, over a quarter above the 40-ms minimum
 /// (where 2 % loss is congestion of the flow's own; the round's smallest
 /// RTT was 46.8 ms), and the joiner was held at 61-64 Mbit/s until its next
-/// probe, while the others cut and climbed. Beside other flows such loss in Cruise is now the shared
-/// overflow (`Bbr::inflight_too_high`): 0.937-0.997 (mean 0.980; 0.956 at
-/// 21), and each seed at least 0.9.
+/// probe, while the others cut and climbed. Beside other flows such loss
+/// in Cruise is now the shared overflow (`Bbr::inflight_too_high`):
+/// 0.937-0.997 (mean 0.980; 0.956 at 21), and each seed at least 0.9.
 #[test]
 fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
     const TICK: Duration = Duration::from_millis(100);
