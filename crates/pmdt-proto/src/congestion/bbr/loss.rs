@@ -73,7 +73,9 @@ impl Bbr {
     ///
     /// Beside other flows (a check found another flow's queue lately), a
     /// Cruise sample's loss up to the high-loss threshold above the path's
-    /// random loss is the shared queue's overflow, whatever the RTT shows:
+    /// random loss (up to a third once a second check confirmed them:
+    /// [`Self::shared_overflow_max_excess`], a joiner's Startup) is the
+    /// shared queue's overflow, whatever the RTT shows:
     /// the round's end cuts `inflight_hi` to it where the queue stood near
     /// its deepest and the round lost more than random loss explains
     /// ([`Self::cut_for_shared_queue`]), as for every flow that lost there,
@@ -120,7 +122,7 @@ impl Bbr {
             && self.shares_the_bottleneck(now)
             && !self.may_have_overrun_a_single_verdict(now);
         let mut thresh = if shared_overflow {
-            self.loss_floor + HIGH_LOSS_THRESH
+            self.loss_floor + self.shared_overflow_max_excess(now)
         } else if self.queue_visible(standing) && !credit_burst {
             LOSS_THRESH
         } else {

@@ -2347,3 +2347,29 @@ fn beside_other_flows_cruise_loss_behind_a_deep_queue_is_the_shared_overflow() {
     );
     assert!(b.congested_lately(t));
 }
+
+/// Beside other flows a second check confirmed, a Cruise round that loses a
+/// quarter of its datagrams behind a deep queue (a joiner's Startup filling
+/// the shared queue at twice the link's rate) is the shared queue's
+/// overflow: no short-term bounds, and the round's end cuts `inflight_hi`.
+/// With a single verdict the same round is congestion of the flow's own, and
+/// beyond a third (the path fell under the flow's rate) it is with a
+/// confirmed one too.
+#[test]
+fn beside_confirmed_flows_a_joiners_overflow_of_a_quarter_is_shared() {
+    let rate = 8_000_000;
+    for (verdicts, loss, own) in [(2, 0.25, false), (1, 0.25, true), (2, 0.45, true)] {
+        let case = format!("{verdicts} verdict(s), {loss} lost");
+        let (mut b, mut t, mut d) = sharing_a_queue(rate);
+        b.another_flow = AnotherFlow::Unseen;
+        for _ in 0..verdicts {
+            b.another_flow.verdict(t);
+        }
+        assert_eq!(b.another_flow.confirmed(t), verdicts == 2, "{case}");
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise), "{case}");
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 130, loss, 2);
+        assert_eq!(b.bw_lo.is_some(), own, "{case}: short-term bounds");
+        assert_eq!(b.congested_lately(t), own, "{case}: own congestion");
+        assert_eq!(b.shared_cut_round.is_some(), !own, "{case}: shared cut");
+    }
+}
