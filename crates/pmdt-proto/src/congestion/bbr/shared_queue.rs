@@ -64,16 +64,18 @@ const SHARED_CUT_MAX_EXCESS: f64 = HIGH_LOSS_THRESH;
 /// … and by at most this share once a second check confirmed another
 /// flow's queue ([`AnotherFlow::confirmed`]): under a joiner's Startup, which
 /// sends up to twice the link's rate into the full queue for a round, the
-/// flows already there lose a fifth to a quarter of a sample, and a small
-/// flow's round is a small sample. More than a third is the path falling
+/// flows already there lose a fifth to over a quarter of a sample, and a
+/// small flow's round is a small sample. More than a third is the path falling
 /// under this flow's rate ([`PATH_FELL_ROUND_LOSS`]; a fall from 1 Gbit/s
 /// to 200 Mbit/s loses 52-58 % of the next rounds), congestion of its own
 /// whatever the verdicts say.
 ///
 /// Through `pmdt-wanem`, four flows joining 1 Gbit/s × 40 ms 2 s apart (the
 /// adapt suite's cell), the fourth flow's Startup cost the flows already
-/// there 20.1-27.3 % of a sample (six samples of three flows in one run,
-/// two of the second flow in another). Taken for congestion of their own,
+/// there 20.0-27.0 % of a sample in session 94's two logged runs
+/// (`docs/bench/ab-s94/dbg4j`: six samples of three flows in one, two of
+/// the second flow in the other), and 20.0-43.4 % in 15 samples of four
+/// of this session's six logged runs. Taken for congestion of their own,
 /// they held the short-term bounds and neither climbed nor cut for up to
 /// 2 s: one flow stayed at 23 Mbit/s from 7 s to 9.2 s, under a tenth of
 /// its share. Ten runs alternated with the bound at the high-loss
