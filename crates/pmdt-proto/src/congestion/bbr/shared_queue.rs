@@ -71,18 +71,18 @@ const SHARED_CUT_MAX_EXCESS: f64 = HIGH_LOSS_THRESH;
 /// whatever the verdicts say.
 ///
 /// Through `pmdt-wanem`, four flows joining 1 Gbit/s × 40 ms 2 s apart (the
-/// adapt suite's cell), the fourth flow's Startup cost the flows already
+/// adapt suite's cell): the fourth flow's Startup cost the flows already
 /// there 20.0-27.0 % of a sample in session 94's two logged runs
-/// (`docs/bench/ab-s94/dbg4j`: six samples of three flows in one, two of
-/// the second flow in the other), and 20.0-43.4 % in 15 samples of four
-/// of this session's six logged runs. Taken for congestion of their own,
-/// they held the short-term bounds and neither climbed nor cut for up to
-/// 2 s: one flow stayed at 23 Mbit/s from 7 s to 9.2 s, under a tenth of
-/// its share. Ten runs alternated with the bound at the high-loss
-/// threshold (`docs/bench/ab-s95`): Jain 0.931-0.996 (mean 0.980) with
-/// this bound, 0.866-0.994 (mean 0.964) without; better in 7 of the 10
-/// pairs. The simulator's cells, whose overflows cost a sample less, did
-/// not change.
+/// (`docs/bench/ab-s94/dbg4j`), and the joiners' Startups 20.0-43.4 % in
+/// 14 samples of four of this session's six logged runs (one sample, at
+/// 43.4 %, is beyond even this bound). Taken for congestion of their own,
+/// the flows held the short-term bounds and did not climb or cut to the
+/// shared overflows for 2 s or more: one flow's estimate stayed at 23-24
+/// Mbit/s for over 2 s, a tenth of its share. Ten runs alternated with the
+/// bound at the high-loss threshold (`docs/bench/ab-s95`): Jain
+/// 0.931-0.996 (mean 0.980) with this bound, 0.866-0.994 (mean 0.964)
+/// without; better in 8 of the 10 pairs. The simulator's cells, whose
+/// overflows cost a sample less, did not change.
 const CONFIRMED_SHARED_MAX_EXCESS: f64 = PATH_FELL_ROUND_LOSS;
 /// A round's every RTT must show at least this share of the deepest queue
 /// that stood through a round lately ([`QUEUE_DEPTH_SLOT`]) for its loss to
