@@ -642,7 +642,7 @@ impl Bbr {
     /// RTT above the minimum by at least half the deepest queue seen lately:
     /// the queue was near full) and overflowed (the round lost at least
     /// [`SHARED_CUT_MIN_LOST_PACKETS`], more than random loss explains, and
-    /// no more than [`SHARED_CUT_MAX_EXCESS`] beyond it: a probe's overflow
+    /// no more than [`Self::shared_overflow_max_excess`] beyond it: a probe's overflow
     /// in Down is cut to as well, since every flow the full queue drops
     /// cuts). That is a queue the flows
     /// sharing the bottleneck keep together; this flow cuts `inflight_hi` to
@@ -805,8 +805,8 @@ impl Bbr {
     /// Whether the round that is ending lost as a shared queue's overflow
     /// does: more than random loss explains
     /// ([`Self::round_lost_beyond_random`]), but no more than
-    /// [`SHARED_CUT_MAX_EXCESS`] beyond the path's random loss (more is this
-    /// flow's own congestion).
+    /// [`Self::shared_overflow_max_excess`] beyond the path's random loss
+    /// (more is this flow's own congestion).
     fn round_lost_a_shared_overflow(&self, now: Instant) -> bool {
         let (datagrams, lost) = self.round_loss_packets();
         self.round_lost_beyond_random()
