@@ -801,11 +801,16 @@ impl Bbr {
     /// eight rounds hold one, and any round that lost two passed for an
     /// overflow. Through `pmdt-wanem` (100 Mbit/s × 200 ms, 0.1 % loss), a
     /// flow alone with the few milliseconds of queue its sender's
-    /// catch-ups leave took 2-3 datagrams lost in a round for another
+    /// catch-ups leave took 2-6 datagrams lost in a round for another
     /// flow's growth ([`Self::overflow_says_another_flow`]) in 5 of 12
     /// transfers, and in two of them cut `inflight_hi` to 0.7 of its
     /// round: 84.8 and 92.1 % of the link in steady state, against 93.7 in
-    /// the resumed transfers without a cut.
+    /// the resumed transfers without a cut. With the median (one or two
+    /// datagrams of such a round), a round must lose five to eight to count;
+    /// none of 12 transfers then took random loss for an overflow. The
+    /// median, not the mean: a probe's overflow in a round without a
+    /// standing queue counts among these rounds, and would lift the mean
+    /// for eight rounds.
     pub(super) fn round_lost_beyond_random(&self) -> bool {
         if self.round_lost < SHARED_CUT_MIN_LOST_PACKETS * self.mss {
             return false;

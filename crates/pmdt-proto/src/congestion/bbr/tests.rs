@@ -1841,13 +1841,13 @@ fn an_overflow_at_its_own_estimate_says_another_flow() {
     assert!(after_absence(0.07), "more than its catch-ups overflow");
 }
 
-/// On a path that loses 0.1 % at random, rounds of 800 datagrams lose none
-/// to a few: the floor (the rounds' least loss) reads zero, and a round of
-/// the path's random loss is not a queue's overflow. Measured against the
+/// On a path that loses about 0.1 % at random, rounds of 800 datagrams lose
+/// none to a few: the floor (the rounds' least loss) reads zero, and a round
+/// of the path's random loss is not a queue's overflow. Measured against the
 /// floor, a flow alone took two datagrams lost in a round with a few
 /// milliseconds of its own queue for another flow, cut `inflight_hi` to 0.7
-/// of its flight and kept 76-88 % of the link for the rest of the run
-/// (`pmdt-wanem`, 100 Mbit/s × 200 ms, 0.1 % loss). A slow start's
+/// of the round's delivery and kept 66-88 % of the link for the rest of the
+/// run (`pmdt-wanem`, 100 Mbit/s × 200 ms, 0.1 % loss). A slow start's
 /// overflow beside it still says another flow.
 #[test]
 fn random_loss_on_a_path_whose_rounds_may_lose_none_is_no_overflow() {
