@@ -44,6 +44,22 @@ use std::time::Duration;
 /// drained nothing measurable, half of them found "another flow's" queue, and
 /// the flow probed every 2-3 s instead of every 0.7-0.9 s.
 const CHECKED_QUEUE_RTT_FRACTION: f64 = 0.05;
+/// … but never more than this, whatever the RTT: the scheduling that lifts
+/// RTTs is a few milliseconds, and so is a buffer (`pmdt-wanem`'s 1 MiB
+/// holds 8.4 ms at 1 Gbit/s), at 200 ms as at 100. At 200 ms the share alone
+/// asked for 10 ms, more than that buffer holds, and a flow alone never
+/// checked its own queue: where no probe's overflow had bounded
+/// `inflight_hi` near the BDP, its estimate a little above the link's rate
+/// built the queue a millisecond or so a round until the buffer overflowed
+/// with 5.8 ms showing in the round's RTTs, and the overflow was taken for
+/// another flow's (`Bbr::overflow_says_another_flow`): `inflight_hi` cut
+/// from 37.4 to 17.7 MB (the BDP is 25 MB), 65.5 % of the link over the run
+/// (session 96, 1 Gbit/s × 200 ms × 0.1 %). Capped, through `pmdt-wanem`
+/// at 1 Gbit/s × 200 ms (lossless, 0.1 % and 1 % loss), 34 checks in 22
+/// runs started at 5.1-8.1 ms (the larger of the RTT's queue and the
+/// flight's), and the 32 that came to a verdict before the run ended found
+/// the flow's own.
+const CHECKED_QUEUE_MAX: Duration = Duration::from_millis(5);
 /// The check takes this many times the queue's share of the minimum RTT off
 /// the pacing rate.
 const DRAIN_QUEUE_MULTIPLE: f64 = 1.0;
@@ -146,7 +162,8 @@ pub(super) enum QueueOwner {
 impl QueueOwner {
     /// A queue of `queue` over a minimum RTT of `min_rtt` stood in the round
     /// that ended as `round` began: unless it is under `floor` or
-    /// [`CHECKED_QUEUE_RTT_FRACTION`] of `min_rtt`, `min_rtt` is not known, or
+    /// [`CHECKED_QUEUE_RTT_FRACTION`] of `min_rtt` (at most
+    /// [`CHECKED_QUEUE_MAX`]), `min_rtt` is not known, or
     /// a check is under way or found another flow's queue in this Cruise, the
     /// check drains it during `round`, for `purpose`.
     pub(super) fn ask(
@@ -157,7 +174,10 @@ impl QueueOwner {
         min_rtt: Duration,
         floor: Duration,
     ) {
-        let least = min_rtt.mul_f64(CHECKED_QUEUE_RTT_FRACTION).max(floor);
+        let least = min_rtt
+            .mul_f64(CHECKED_QUEUE_RTT_FRACTION)
+            .min(CHECKED_QUEUE_MAX)
+            .max(floor);
         if !matches!(self, QueueOwner::Unknown | QueueOwner::Own)
             || min_rtt.is_zero()
             || queue < least
@@ -446,5 +466,24 @@ mod tests {
         let mut q = QueueOwner::Unknown;
         q.ask(CheckPurpose::Whose, 1, MS, Duration::ZERO, Duration::ZERO);
         assert_eq!(q, QueueOwner::Unknown, "no minimum RTT yet");
+    }
+
+    /// At a long round trip the least queue worth checking is
+    /// [`CHECKED_QUEUE_MAX`], not a share of the RTT that a buffer of a few
+    /// milliseconds never holds.
+    #[test]
+    fn at_a_long_round_trip_a_queue_of_a_few_milliseconds_is_checked() {
+        let mut q = QueueOwner::Unknown;
+        q.ask(CheckPurpose::Whose, 1, 5 * MS, 200 * MS, 2 * MS);
+        assert!((q.pacing_gain(1) - 0.975).abs() < 1e-9, "{q:?}");
+        // Drained to a millisecond: this flow's own.
+        q.judge(3, MS);
+        assert_eq!(q, QueueOwner::Own);
+        let mut q = QueueOwner::Unknown;
+        q.ask(CheckPurpose::Whose, 1, 4 * MS, 200 * MS, 2 * MS);
+        assert_eq!(q, QueueOwner::Unknown, "4 ms of 200: jitter");
+        // At 100 ms, 5 % of the RTT as before.
+        q.ask(CheckPurpose::Whose, 1, 4900 * MS / 1000, 100 * MS, 2 * MS);
+        assert_eq!(q, QueueOwner::Unknown);
     }
 }

@@ -1889,6 +1889,81 @@ fn random_loss_on_a_path_whose_rounds_may_lose_none_is_no_overflow() {
     assert!(b.shares_the_bottleneck(t), "a slow start's overflow");
 }
 
+/// One round at a 200 ms minimum RTT delivering `rate`, whose every RTT
+/// shows `queue` and whose flight holds it, losing `lost_share`.
+fn round_at_200ms(
+    b: &mut Bbr,
+    t: &mut Instant,
+    d: &mut u64,
+    rate: u64,
+    queue: Duration,
+    lost_share: f64,
+) {
+    let min = Duration::from_millis(200);
+    let rtt = min + queue;
+    *t += rtt;
+    let prior = *d;
+    let delivered = rate / 5;
+    *d += delivered;
+    let flight = (rate as f64 * rtt.as_secs_f64()) as u64;
+    let mut s = sample(rate, prior, *d, 200, flight);
+    s.delivered = delivered;
+    s.newly_acked = delivered;
+    s.interval = rtt;
+    s.rtt = rtt;
+    s.standing_rtt = rtt;
+    s.raw_rtt = rtt;
+    s.newly_lost = (delivered as f64 * lost_share / (1.0 - lost_share)) as u64;
+    s.lost = s.newly_lost;
+    b.on_rate_sample(*t, &s, &RttEstimator::new(min));
+}
+
+/// A flow alone at 1 Gbit/s × 200 ms, its estimate a little above the
+/// link's rate, builds its own queue by about a millisecond a round; the
+/// buffer (pmdt-wanem's 1 MiB: 8.4 ms) overflows while a round's earliest
+/// RTTs show about 7. The check of whose queue it is must come before:
+/// at 5 % of this RTT (10 ms) none came, the overflow was taken for
+/// another flow's, and `inflight_hi` was cut under the BDP (65.5 % of the
+/// link over a run). Checked at 5 ms, the queue drains under the check and
+/// is this flow's own.
+#[test]
+fn at_a_long_round_trip_a_flow_alone_checks_its_queue_before_the_buffer_overflows() {
+    let rate = 125_000_000;
+    let ms = Duration::from_millis;
+    let (mut b, mut t, mut d) = (Bbr::new(1000), Instant::now(), 0);
+    for _ in 0..2 * LOSS_FLOOR_ROUNDS + 12 {
+        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
+    }
+    while b.mode != Mode::ProbeBw(Phase::Cruise) {
+        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
+    }
+    assert!(!b.shares_the_bottleneck(t));
+    // The queue each round's RTTs show: a millisecond more than the round
+    // before's, less what the round's packets paced below the estimate
+    // drained (one sample a round: it counts in the round after, whose
+    // RTTs are those of this round's packets).
+    let mut queue = Duration::ZERO;
+    let mut checked_at = None;
+    while b.mode == Mode::ProbeBw(Phase::Cruise) {
+        let gain = b.queue_owner.pacing_gain(b.round_count);
+        queue = (queue + ms(1)).saturating_sub(ms(200).mul_f64(1.0 - gain));
+        let lost = if queue >= ms(7) { 0.006 } else { 0.0 };
+        round_at_200ms(&mut b, &mut t, &mut d, rate, queue, lost);
+        if checked_at.is_none() && b.queue_owner.checking().is_some() {
+            checked_at = Some(queue);
+        }
+    }
+    assert!(
+        !b.shares_the_bottleneck(t),
+        "its own queue's overflow taken for another flow's"
+    );
+    let checked_at = checked_at.expect("the queue was never checked");
+    assert!(checked_at <= ms(6), "checked at {checked_at:?}");
+    let found = b.model().queue_verdicts;
+    assert!(found.own >= 1 && found.another == 0, "{found:?}");
+    assert!(b.shared_cut_round.is_none(), "cut to its own queue");
+}
+
 /// Loss in a round whose queue is far from the deepest seen lately is not
 /// a full queue's overflow: one flow's own few milliseconds of queue
 /// beside random loss (100 Mbit/s × 100 ms at 1 %: the floor, a minimum,
