@@ -60,8 +60,9 @@ const CHECKED_QUEUE_RTT_FRACTION: f64 = 0.05;
 /// at 1 Gbit/s × 200 ms (lossless, 0.1 % and 1 % loss), 34 checks in 16 of
 /// 22 runs started at 5.1-8.1 ms (the larger of the RTT's queue and the
 /// flight's), and the 32 that came to a verdict before the run ended found
-/// the flow's own. A check that starts late still meets the overflow: the
-/// verdict on an overflow does not wait for it. The cap also sets the queue
+/// the flow's own. A check that starts late still meets the overflow: one
+/// that loses what a flow alone's queue can waits for the check's verdict
+/// (`Bbr::overflow_says_another_flow`). The cap also sets the queue
 /// under which a check's verdict is "own", and applies to the drain after
 /// the flow's own congestion.
 const CHECKED_QUEUE_MAX: Duration = Duration::from_millis(5);

@@ -486,6 +486,9 @@ pub(crate) struct Bbr {
     shared_queue: bool,
     /// Whose queue stands in this Cruise (see [`QueueOwner`]).
     queue_owner: QueueOwner,
+    /// A Cruise round overflowed a standing queue under a check of whose it
+    /// is, and waits for its verdict (see `Bbr::overflow_says_another_flow`).
+    overflow_awaits_check: bool,
     /// When this flow's loss last said its rate overshot the path.
     congested_at: Option<Instant>,
     /// What checks found about another flow's queue lately
@@ -616,6 +619,7 @@ impl Bbr {
             probe_base_rtt: None,
             shared_queue: false,
             queue_owner: QueueOwner::Unknown,
+            overflow_awaits_check: false,
             congested_at: None,
             another_flow: AnotherFlow::Unseen,
             queue_verdicts: QueueVerdicts::default(),
@@ -772,6 +776,7 @@ impl Bbr {
                 // A per-flow, deterministic draw (no RNG in the controller).
                 let jitter = (self.next_round_delivered / self.mss) % (CRUISE_JITTER_ROUNDS + 1);
                 self.queue_owner = QueueOwner::Unknown;
+                self.overflow_awaits_check = false;
                 let slowed = self.slowed_alone(now);
                 if slowed {
                     tracing::debug!(

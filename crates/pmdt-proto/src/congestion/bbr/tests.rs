@@ -1967,6 +1967,101 @@ fn at_a_long_round_trip_a_flow_alone_checks_its_queue_before_the_buffer_overflow
     assert!(b.shared_cut_round.is_none(), "cut to its own queue");
 }
 
+/// A flow alone at 1 Gbit/s × 200 ms in Cruise, its queue growing a
+/// millisecond a round (as above), up to the round that starts a check of
+/// whose queue stands: that round's sample carries the loss of the check's
+/// drain round (one sample a round, counted in the round after), whose RTTs
+/// are still those of packets sent before the check, with the buffer full
+/// behind them: `lost_share` of the round.
+fn overflow_under_a_check_at_200ms(lost_share: f64) -> (Bbr, Instant, u64, Duration) {
+    let rate = 125_000_000;
+    let ms = Duration::from_millis;
+    let (mut b, mut t, mut d) = (Bbr::new(1000), Instant::now(), 0);
+    for _ in 0..2 * LOSS_FLOOR_ROUNDS + 12 {
+        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
+    }
+    while b.mode != Mode::ProbeBw(Phase::Cruise) {
+        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
+    }
+    let mut queue = Duration::ZERO;
+    loop {
+        queue += ms(1);
+        assert!(queue < ms(20), "no check: {:?}", b.queue_owner);
+        let lost = if queue >= ms(6) { lost_share } else { 0.0 };
+        round_at_200ms(&mut b, &mut t, &mut d, rate, queue, lost);
+        if b.queue_owner.checking().is_some() {
+            assert!(lost > 0.0, "checked at {queue:?}, before the overflow");
+            assert!(!b.shares_the_bottleneck(t));
+            return (b, t, d, queue);
+        }
+    }
+}
+
+/// Through `pmdt-wanem` at 1 Gbit/s × 200 ms, 11 of 34 checks started with
+/// 7.1-8.1 ms of the flow's own queue standing, against an 8.4 ms buffer:
+/// the buffer can overflow in the check's drain round. An overflow that
+/// loses a share of the round a flow alone's own queue can (here 0.6 %)
+/// waits for the check's verdict, which finds the flow's own queue: no
+/// "another flow" verdict, no cut. Taken for another flow's, such an
+/// overflow cut `inflight_hi` under the BDP (session 96: 65.5 % of the link).
+#[test]
+fn at_a_long_round_trip_an_overflow_under_a_check_waits_for_its_verdict() {
+    let rate = 125_000_000;
+    let (mut b, mut t, mut d, queue) = overflow_under_a_check_at_200ms(0.006);
+    // The check drained the queue; it builds again, and overflows again
+    // under the next check.
+    let mut queue = queue;
+    while b.mode == Mode::ProbeBw(Phase::Cruise) {
+        let gain = b.queue_owner.pacing_gain(b.round_count);
+        queue = (queue + Duration::from_millis(1))
+            .saturating_sub(Duration::from_millis(200).mul_f64(1.0 - gain));
+        let lost = if queue >= Duration::from_millis(6) {
+            0.006
+        } else {
+            0.0
+        };
+        round_at_200ms(&mut b, &mut t, &mut d, rate, queue, lost);
+        assert!(
+            !b.shares_the_bottleneck(t),
+            "its own queue's overflow under the check taken for another flow's"
+        );
+    }
+    let found = b.model().queue_verdicts;
+    assert!(found.own >= 2 && found.another == 0, "{found:?}");
+    assert!(b.shared_cut_round.is_none(), "cut to its own queue");
+}
+
+/// An overflow that waited for a check which came to no verdict (here the
+/// delivery fell under half of what the check paced) is taken for another
+/// flow's growth, as it is with no check under way.
+#[test]
+fn an_overflow_under_a_check_without_a_verdict_is_another_flows() {
+    let rate = 125_000_000;
+    let (mut b, mut t, mut d, queue) = overflow_under_a_check_at_200ms(0.006);
+    assert!(!b.shares_the_bottleneck(t), "the overflow did not wait");
+    round_at_200ms(&mut b, &mut t, &mut d, rate / 4, queue, 0.0);
+    round_at_200ms(&mut b, &mut t, &mut d, rate / 4, queue, 0.0);
+    assert!(b.queue_owner.checking().is_none(), "{:?}", b.queue_owner);
+    assert_eq!(b.model().queue_verdicts.none, 1);
+    assert!(b.shares_the_bottleneck(t), "the overflow was forgotten");
+}
+
+/// A loss-based flow's slow start joining costs a round 6-19 %: more than a
+/// flow alone's own queue can overflow. Under a check, such an overflow is
+/// taken for another flow's at once: the check would miss that flow, which
+/// backs off and leaves the queue drained under it.
+#[test]
+fn a_slow_starts_overflow_under_a_check_does_not_wait() {
+    let rate = 125_000_000;
+    let (mut b, mut t, mut d, _) = overflow_under_a_check_at_200ms(0.08);
+    round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::from_millis(1), 0.0);
+    assert!(b.shares_the_bottleneck(t), "a slow start's overflow waited");
+    // The same overflow losing what a flow alone's own queue can: waits.
+    let (mut b, mut t, mut d, _) = overflow_under_a_check_at_200ms(0.006);
+    round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::from_millis(1), 0.0);
+    assert!(!b.shares_the_bottleneck(t));
+}
+
 /// Loss in a round whose queue is far from the deepest seen lately is not
 /// a full queue's overflow: one flow's own few milliseconds of queue
 /// beside random loss (100 Mbit/s × 100 ms at 1 %: the floor, a minimum,
