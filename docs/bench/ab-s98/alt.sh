@@ -7,7 +7,8 @@
 # the cell's figures (loss: whole-run and steady-state % of the link; adapt: the
 # cell's target metric), then counts from the senders' logs: `verdict` (a Cruise
 # round's overflow taken for another flow's), `cut` (inflight_hi cut to a shared
-# overflow), `checks` (checks of whose queue stands), `own`, `another` (verdicts).
+# overflow), `checks` (checks of whose queue stands), `own`, `another` (verdicts),
+# `waited` (an overflow that waited for a check under way).
 P=$1; O=$2; E=$3; T=$4; shift 4
 B=${BIN:-/tmp/s98/bin}
 mkdir -p "$O"

@@ -7,6 +7,6 @@ for p in $(seq 1 $1); do
     o=/tmp/s98/dbgab/$m-$p
     if [ $m = dbg ]; then export RUST_LOG=pmdt_proto::congestion::bbr=debug; else unset RUST_LOG; fi
     $B/pmdt-bench --bin-dir $B --out $o --repeat 1 --only bbr-vs-cubic-cubic-joins adapt > $o.log 2>&1
-    echo "$m $p $(grep ',max_share_pct,' $o/adapt.csv | cut -d, -f5)"
+    echo "$m $p $(grep ',max_share_pct,' $o/adapt.csv | cut -d, -f6)"
   done
 done

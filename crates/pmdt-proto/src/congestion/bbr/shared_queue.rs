@@ -33,8 +33,9 @@ const SHARED_PROBE_WAIT_JITTER: u64 = 8;
 /// round's loss when it overflows the buffer: a flow pacing at its
 /// estimate, a little above the link's rate (0.5-0.8 % through
 /// `pmdt-wanem`), loses about that excess once the buffer is full (session
-/// 96's run at 1 Gbit/s × 200 ms: 98 of 17,291 datagrams, 0.56 %). A
-/// loss-based flow's slow start joining costs 6-19 % of a round. An overflow
+/// 96's run at 1 Gbit/s × 200 ms: 98 of 17,291 datagrams, 0.57 %). A
+/// loss-based flow's slow start joining costs 6-19 % of a round (see
+/// [`SHARED_CUT_MAX_EXCESS`]). An overflow
 /// under a check of whose queue stands that loses no more waits for the
 /// check's verdict ([`Bbr::overflow_says_another_flow`]).
 const OWN_OVERFLOW_MAX_EXCESS: f64 = 0.02;
@@ -635,8 +636,10 @@ impl Bbr {
     /// a flow alone's own queue can ([`OWN_OVERFLOW_MAX_EXCESS`] beyond the
     /// typical round's loss), waits for the check's verdict
     /// (`overflow_awaits_check`): "own" drops it, "another" is the check's
-    /// own verdict, and a check that comes to none leaves it another flow's,
-    /// as it is with no check under way. A flow alone at 1 Gbit/s × 200 ms
+    /// own verdict, and a check that comes to none leaves it another flow's
+    /// (without the shared cut of the overflow's own round). A check that a
+    /// Cruise's end cuts short forgets it (the probe waits for the verdict,
+    /// so that is rare). A flow alone at 1 Gbit/s × 200 ms
     /// through `pmdt-wanem`'s 1 MiB (8.4 ms) started 11 of its 34 checks with
     /// 7.1-8.1 ms of its own queue standing (session 97), where the buffer
     /// can overflow in the check's drain round; taken for another flow's,
