@@ -1918,6 +1918,19 @@ fn round_at_200ms(
     b.on_rate_sample(*t, &s, &RttEstimator::new(min));
 }
 
+/// A flow alone at `rate` × 200 ms without loss or queue, past its loss
+/// floor's rounds, at the start of a Cruise.
+fn cruising_alone_at_200ms(rate: u64) -> (Bbr, Instant, u64) {
+    let (mut b, mut t, mut d) = (Bbr::new(1000), Instant::now(), 0);
+    for _ in 0..2 * LOSS_FLOOR_ROUNDS + 12 {
+        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
+    }
+    while b.mode != Mode::ProbeBw(Phase::Cruise) {
+        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
+    }
+    (b, t, d)
+}
+
 /// A flow alone at 1 Gbit/s × 200 ms, its estimate a little above the
 /// link's rate, builds its own queue by about a millisecond a round. Here a
 /// round whose RTTs show 7 ms overflows the buffer (pmdt-wanem's 1 MiB,
@@ -1933,13 +1946,7 @@ fn round_at_200ms(
 fn at_a_long_round_trip_a_flow_alone_checks_its_queue_before_the_buffer_overflows() {
     let rate = 125_000_000;
     let ms = Duration::from_millis;
-    let (mut b, mut t, mut d) = (Bbr::new(1000), Instant::now(), 0);
-    for _ in 0..2 * LOSS_FLOOR_ROUNDS + 12 {
-        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
-    }
-    while b.mode != Mode::ProbeBw(Phase::Cruise) {
-        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
-    }
+    let (mut b, mut t, mut d) = cruising_alone_at_200ms(rate);
     assert!(!b.shares_the_bottleneck(t));
     // The queue each round's RTTs show: a millisecond more than the round
     // before's, less what the round's packets paced below the estimate
@@ -1976,13 +1983,7 @@ fn at_a_long_round_trip_a_flow_alone_checks_its_queue_before_the_buffer_overflow
 fn overflow_under_a_check_at_200ms(lost_share: f64) -> (Bbr, Instant, u64, Duration) {
     let rate = 125_000_000;
     let ms = Duration::from_millis;
-    let (mut b, mut t, mut d) = (Bbr::new(1000), Instant::now(), 0);
-    for _ in 0..2 * LOSS_FLOOR_ROUNDS + 12 {
-        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
-    }
-    while b.mode != Mode::ProbeBw(Phase::Cruise) {
-        round_at_200ms(&mut b, &mut t, &mut d, rate, Duration::ZERO, 0.0);
-    }
+    let (mut b, mut t, mut d) = cruising_alone_at_200ms(rate);
     let mut queue = Duration::ZERO;
     loop {
         queue += ms(1);
