@@ -13,6 +13,7 @@ pub mod doc_gen;
 pub mod eal_args;
 pub mod eal_argv;
 pub mod entry;
+pub mod flow_drops;
 pub mod flow_error;
 pub mod frame_capture;
 pub mod interrupt;

@@ -8,10 +8,13 @@ use std::time::Instant;
 
 use dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TxQueue};
 use pmdt::link::delay_line::DelayLine;
-use pmdt::link::impair_model::{BitFlip, ImpairConfigError, ImpairModel, ImpairStats};
+use pmdt::link::impair_model::{
+    BitFlip, DropCause, Fate, ImpairConfigError, ImpairModel, ImpairStats,
+};
 use serde::Serialize;
 
 use crate::arrival_spread::ArrivalSpread;
+use crate::flow_drops::{Episode, FlowDrops};
 use crate::frame_capture::FrameCapture;
 
 /// The most frames one poll takes from the ingress ring (a backlog left by a
@@ -35,6 +38,8 @@ pub struct PathStats {
     pub lost: u64,
     /// Dropped by the rate limiter's full queue.
     pub queue_drops: u64,
+    /// Those drops by flow (UDP ends and pmdt connection).
+    pub queue_drops_by_flow: FlowDrops,
     /// Duplicated.
     pub duplicated: u64,
     /// Held back out of order.
@@ -83,6 +88,9 @@ pub struct WanPath {
     backlog: Vec<Mbuf>,
     arrivals: ArrivalSpread,
     tx_batch: MbufBatch<32>,
+    /// Overflow episodes over, kept for [`WanPath::take_overflows`] (None: not
+    /// kept).
+    overflows: Option<Vec<Episode>>,
     /// Counters.
     pub stats: PathStats,
 }
@@ -101,7 +109,35 @@ impl WanPath {
             backlog: Vec::with_capacity(MAX_BACKLOG),
             arrivals: ArrivalSpread::default(),
             tx_batch: MbufBatch::default(),
+            overflows: None,
             stats: PathStats::default(),
+        }
+    }
+
+    /// Keeps the overflow episodes of the bottleneck's queue from now on, for
+    /// [`WanPath::take_overflows`] (see `flow_drops`).
+    pub fn keep_overflows(&mut self) {
+        self.overflows.get_or_insert_with(Vec::new);
+    }
+
+    /// Ends the overflow episode under way, if any (at the end of a run): the
+    /// next [`WanPath::take_overflows`] has it.
+    pub fn end_overflow(&mut self) {
+        let ep = self.stats.queue_drops_by_flow.close();
+        self.overflow_over(ep);
+    }
+
+    /// The overflow episodes over since the last call (none unless kept).
+    pub fn take_overflows(&mut self) -> Vec<Episode> {
+        self.overflows
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
+    fn overflow_over(&mut self, ep: Option<Episode>) {
+        if let (Some(ep), Some(kept)) = (ep, self.overflows.as_mut()) {
+            kept.push(ep);
         }
     }
 
@@ -180,6 +216,12 @@ impl WanPath {
                 continue;
             }
             let fate = model.decide_seen_late(arrived, now, m.pkt_len());
+            let full = matches!(fate, Fate::Dropped(DropCause::QueueFull));
+            let over = self
+                .stats
+                .queue_drops_by_flow
+                .offered(arrived, m.data(), full);
+            self.overflow_over(over);
             let mut copies = fate.deliveries().iter();
             let (Some(first), second) = (copies.next(), copies.next()) else {
                 continue; // dropped: the model counted why
@@ -210,6 +252,8 @@ impl WanPath {
         if let Some(model) = &self.model {
             self.stats.update_from(model.stats());
         }
+        let over = self.stats.queue_drops_by_flow.close_if_over(now);
+        self.overflow_over(over);
         self.backlog = backlog;
         // Everything due, as far as the egress port takes it (what it refuses
         // stays held, in order, for the next pass).

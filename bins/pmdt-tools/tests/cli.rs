@@ -306,14 +306,26 @@ fn through_wanem_the_rate_changes_under_a_transfer() {
 
 /// `--cc bbr,cubic -P 2`: the flows take the listed controllers in turn and
 /// share one emulated bottleneck; each arrives intact and says which
-/// controller paced it.
+/// controller paced it. The bottleneck's queue (32 KiB) is too shallow for the
+/// flows' start-ups, and pmdt-wanem says whose frames it dropped
+/// (`--log-overflows`, `queue_drops_by_flow`).
 #[test]
 fn through_wanem_flows_of_two_controllers_share_the_path() {
     let _g = serial();
     let d = tmp("wanem-cc-list");
     let (so, ro, wo) = through_wanem(
         &d,
-        &["--rate", "200mbit", "--delay-ms", "2", "--loss", "0.001"],
+        &[
+            "--rate",
+            "200mbit",
+            "--delay-ms",
+            "2",
+            "--loss",
+            "0.001",
+            "--queue-bytes",
+            "32K",
+            "--log-overflows",
+        ],
         &["-N", "2"],
         &["-n", "8M", "-P", "2", "--cc", "bbr,cubic"],
     );
@@ -329,6 +341,32 @@ fn through_wanem_flows_of_two_controllers_share_the_path() {
     }
     assert!(wj["a_to_b"]["forwarded"].as_u64().unwrap() > 0, "{wj}");
     assert!(stderr(&so).contains("(cubic)"), "{}", stderr(&so));
+    // Every queue drop is a flow's: the sender's UDP ends and a connection id.
+    let drops = wj["a_to_b"]["queue_drops"].as_u64().unwrap();
+    assert!(drops > 0, "a 32 KiB queue overflows: {wj}");
+    let by_flow = wj["a_to_b"]["queue_drops_by_flow"].as_array().unwrap();
+    let per_flow: u64 = by_flow
+        .iter()
+        .map(|f| f["queue_drops"].as_u64().unwrap())
+        .sum();
+    assert_eq!(per_flow, drops, "{wj}");
+    for f in by_flow {
+        let name = f["flow"].as_str().unwrap();
+        assert!(name.contains(">") && name.contains(" cid "), "{f}");
+    }
+    // A line per overflow, its frames accounted for by flow.
+    let wanem_err = stderr(&wo);
+    let lines: Vec<&str> = wanem_err
+        .lines()
+        .filter(|l| l.starts_with("pmdt-wanem: A->B overflow at "))
+        .collect();
+    assert!(!lines.is_empty(), "{wanem_err}");
+    let dropped: u64 = lines
+        .iter()
+        .flat_map(|l| l.split(" dropped ").skip(1))
+        .map(|p| p.split(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(dropped, drops, "{wanem_err}");
 }
 
 /// A random file of `len` bytes sent (`-F`) through pmdt-wanem with `impair` and

@@ -319,7 +319,10 @@ fn sharing_pair(secs: f64, flows: usize, extra: &[&str]) -> PairSpec {
         Duration::from_secs_f64(secs + 0.08),
     );
     pair.connections = flows;
-    pair.wanem = Some(wanem_args(40, &[]));
+    let mut wanem = wanem_args(40, &[]);
+    // Whose frames each overflow of the shared queue dropped, in the log.
+    wanem.push("--log-overflows".into());
+    pair.wanem = Some(wanem);
     pair
 }
 

@@ -24,6 +24,7 @@ use pmdt_tools::cli_error::{self, CliError};
 use pmdt_tools::doc_gen::DocArgs;
 use pmdt_tools::eal_args::EalArgs;
 use pmdt_tools::entry::ToolCli;
+use pmdt_tools::flow_drops::Episode;
 use pmdt_tools::frame_capture::FrameCapture;
 use pmdt_tools::interrupt::Interrupt;
 use pmdt_tools::pool_watch::{PoolUse, PoolWatch};
@@ -172,6 +173,12 @@ struct Cli {
     /// Print one JSON summary object on stdout at the end.
     #[arg(long, help_heading = "Output")]
     json: bool,
+    /// Print a line per overflow of the bottleneck's queue (drops no more than
+    /// 20 ms apart): when, from the first frame, how long, and for each flow
+    /// (UDP ends and pmdt connection) the frames it offered meanwhile and how
+    /// many were dropped. DPDK mode.
+    #[arg(long, conflicts_with = "udp_listen", help_heading = "Output")]
+    log_overflows: bool,
     /// Check the options, print the EAL arguments and the impairment as JSON on
     /// stdout, and exit without starting.
     #[arg(long, help_heading = "Output")]
@@ -338,6 +345,13 @@ trait Forwarder {
     fn pool_use(&self) -> Option<PoolUse> {
         None
     }
+    /// The bottleneck's overflow episodes over since the last call, by direction
+    /// ("A->B", "B->A"); none unless `--log-overflows` (DPDK mode).
+    fn take_overflows(&mut self) -> Vec<(&'static str, Episode)> {
+        Vec::new()
+    }
+    /// Ends the overflow episodes under way (at the end of the run).
+    fn end_overflows(&mut self) {}
 }
 
 /// DPDK mode: two ports, an optional capture of what is forwarded.
@@ -375,6 +389,15 @@ impl Forwarder for DpdkPaths {
     }
     fn pool_use(&self) -> Option<PoolUse> {
         Some(self.pool_watch.usage())
+    }
+    fn end_overflows(&mut self) {
+        self.ab.end_overflow();
+        self.ba.end_overflow();
+    }
+    fn take_overflows(&mut self) -> Vec<(&'static str, Episode)> {
+        let ab = self.ab.take_overflows().into_iter().map(|e| ("A->B", e));
+        let ba = self.ba.take_overflows().into_iter().map(|e| ("B->A", e));
+        ab.chain(ba).collect()
     }
 }
 
@@ -510,13 +533,17 @@ fn run(cli: Cli) -> Result<i32, CliError> {
     let (rx_a, tx_a, _port_a) = open_port(&eal, &names[0], &pool)?;
     let (rx_b, tx_b, _port_b) = open_port(&eal, &names[1], &pool)?;
     let (model_ab, model_ba) = models(&cli, &imp)?;
-    let paths = DpdkPaths {
+    let mut paths = DpdkPaths {
         ab: WanPath::new(rx_a, tx_b, Some(model_ab), pool.clone()),
         ba: WanPath::new(rx_b, tx_a, model_ba, pool.clone()),
         capture,
         pool_watch: PoolWatch::new(pool.capacity()),
         pool,
     };
+    if cli.log_overflows {
+        paths.ab.keep_overflows();
+        paths.ba.keep_overflows();
+    }
     let name = format!("{} <-> {}", names[0], names[1]);
     forward(&cli, imp, paths, &name)
 }
@@ -584,6 +611,7 @@ fn forward<F: Forwarder>(
                 rate_bps: rate,
             });
         }
+        print_overflows(&mut paths, traffic_start.unwrap_or(started));
         if now >= next_print {
             next_print += Duration::from_secs(1);
             let (ab, ba) = paths.stats();
@@ -602,6 +630,8 @@ fn forward<F: Forwarder>(
             );
         }
     }
+    paths.end_overflows();
+    print_overflows(&mut paths, traffic_start.unwrap_or(started));
     if let Some(n) = paths.finish_capture() {
         let n = n.map_err(|e| cli_error::from_io("--pcap", &e))?;
         eprintln!("{PROG}: {n} frames written to the pcap file");
@@ -633,6 +663,14 @@ fn forward<F: Forwarder>(
         );
     }
     Ok(if stop.is_set() { 130 } else { 0 })
+}
+
+/// A line per overflow episode over (`--log-overflows`), its time from `origin`
+/// (the first frame).
+fn print_overflows<F: Forwarder>(paths: &mut F, origin: Instant) {
+    for (dir, ep) in paths.take_overflows() {
+        eprintln!("{PROG}: {dir} {}", ep.describe(origin));
+    }
 }
 
 fn main() {

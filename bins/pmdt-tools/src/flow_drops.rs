@@ -1,0 +1,274 @@
+//! Which flows a bottleneck's full queue drops. Drop-tail treats every frame
+//! alike, so when several flows share the queue the question after a run is
+//! whose frames it dropped, and whose burst filled it. Counted per flow: a flow
+//! is a UDP 4-tuple, and for pmdt packets also the receiver's connection id (the
+//! flows of one `pmdt-send -P` share a 4-tuple). The first [`MAX_FLOWS`] flows
+//! are counted by name, the rest together, so the memory is bounded whatever
+//! the traffic.
+//!
+//! An overflow episode is a run of queue drops no more than [`EPISODE_GAP`]
+//! apart. Each gets a report: when it began and ended, and for every flow the
+//! frames it offered from the first drop to the last and how many were dropped.
+//! Frames are read (parsed) only on a drop and while an episode is open.
+
+use std::fmt;
+use std::net::{IpAddr, SocketAddr};
+use std::time::{Duration, Instant};
+
+use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+use serde::Serialize;
+
+/// Flows counted by name; drops of any flow beyond them count as "other".
+pub const MAX_FLOWS: usize = 16;
+
+/// Drops further apart than this belong to different overflow episodes.
+pub const EPISODE_GAP: Duration = Duration::from_millis(20);
+
+/// A flow: UDP source and destination, and the pmdt connection id the packets
+/// are for when they are pmdt's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowKey {
+    /// Source address and port.
+    pub src: SocketAddr,
+    /// Destination address and port.
+    pub dst: SocketAddr,
+    /// The receiver's pmdt connection id (None: not a pmdt packet, or an Init,
+    /// which has none yet).
+    pub cid: Option<u64>,
+}
+
+impl FlowKey {
+    /// The flow of an Ethernet frame, if it carries UDP over IPv4 or IPv6
+    /// (behind VLAN tags too).
+    pub fn of_frame(frame: &[u8]) -> Option<FlowKey> {
+        let p = SlicedPacket::from_ethernet(frame).ok()?;
+        let (src, dst): (IpAddr, IpAddr) = match p.net? {
+            NetSlice::Ipv4(ip) => (
+                ip.header().source_addr().into(),
+                ip.header().destination_addr().into(),
+            ),
+            NetSlice::Ipv6(ip) => (
+                ip.header().source_addr().into(),
+                ip.header().destination_addr().into(),
+            ),
+            NetSlice::Arp(_) => return None,
+        };
+        let TransportSlice::Udp(udp) = p.transport? else {
+            return None;
+        };
+        let cid = pmdt::proto::wire::peek_header(udp.payload())
+            .ok()
+            .map(|(h, _)| h.dst_cid)
+            .filter(|&c| c != 0);
+        Some(FlowKey {
+            src: SocketAddr::new(src, udp.source_port()),
+            dst: SocketAddr::new(dst, udp.destination_port()),
+            cid,
+        })
+    }
+}
+
+impl fmt::Display for FlowKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}>{}", self.src, self.dst)?;
+        if let Some(c) = self.cid {
+            write!(f, " cid {c:x}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One flow's queue drops over the run, for the JSON summary.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FlowDropCount {
+    /// The flow ([`FlowKey`]'s form), or "other" for flows beyond [`MAX_FLOWS`]
+    /// and frames that are not UDP.
+    pub flow: String,
+    /// Frames of it the full queue dropped.
+    pub queue_drops: u64,
+}
+
+/// What one flow did in an overflow episode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EpisodeShare {
+    /// Frames it offered the queue from the episode's first drop to its last.
+    pub offered: u64,
+    /// Of them, dropped.
+    pub dropped: u64,
+}
+
+/// An overflow episode, once over.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Episode {
+    /// Its first drop.
+    pub first: Instant,
+    /// Its last drop.
+    pub last: Instant,
+    /// Each flow that offered frames in it ([`None`]: "other").
+    pub flows: Vec<(Option<FlowKey>, EpisodeShare)>,
+}
+
+impl Episode {
+    /// `overflow at 12.345 s for 3.2 ms: <flow> dropped 12 of 340; ...`, the
+    /// time from `origin`.
+    pub fn describe(&self, origin: Instant) -> String {
+        let at = self.first.saturating_duration_since(origin).as_secs_f64();
+        let lasted = (self.last - self.first).as_secs_f64() * 1e3;
+        let flows: Vec<String> = self
+            .flows
+            .iter()
+            .map(|(k, s)| {
+                let name = k.map_or("other".to_string(), |k| k.to_string());
+                format!("{name} dropped {} of {}", s.dropped, s.offered)
+            })
+            .collect();
+        format!(
+            "overflow at {at:.3} s for {lasted:.1} ms: {}",
+            flows.join("; ")
+        )
+    }
+}
+
+/// The episode under way: shares committed up to the last drop, and frames
+/// offered since (committed by the next drop, forgotten if none comes).
+#[derive(Debug, Clone)]
+struct OpenEpisode {
+    first: Instant,
+    last: Instant,
+    flows: Vec<(Option<FlowKey>, EpisodeShare, u64)>,
+}
+
+impl OpenEpisode {
+    fn entry(&mut self, key: Option<FlowKey>) -> &mut (Option<FlowKey>, EpisodeShare, u64) {
+        let i = match self.flows.iter().position(|(k, ..)| *k == key) {
+            Some(i) => i,
+            None if self.flows.len() < MAX_FLOWS => {
+                self.flows.push((key, EpisodeShare::default(), 0));
+                self.flows.len() - 1
+            }
+            None => match self.flows.iter().position(|(k, ..)| k.is_none()) {
+                Some(i) => i,
+                None => {
+                    self.flows.push((None, EpisodeShare::default(), 0));
+                    self.flows.len() - 1
+                }
+            },
+        };
+        &mut self.flows[i]
+    }
+
+    fn close(self) -> Episode {
+        Episode {
+            first: self.first,
+            last: self.last,
+            flows: self
+                .flows
+                .into_iter()
+                .map(|(k, s, _)| (k, s))
+                .filter(|(_, s)| s.offered > 0)
+                .collect(),
+        }
+    }
+}
+
+/// Queue drops per flow and overflow episodes, for one direction of the path.
+/// Serialized (and debug-printed) as the list of [`FlowDropCount`]s.
+#[derive(Clone, Default)]
+pub struct FlowDrops {
+    totals: Vec<(Option<FlowKey>, u64)>,
+    open: Option<OpenEpisode>,
+}
+
+impl FlowDrops {
+    /// A frame reached the queue at `at` and was `dropped` or not. Returns the
+    /// episode this frame showed to be over (the frame came more than
+    /// [`EPISODE_GAP`] after its last drop).
+    pub fn offered(&mut self, at: Instant, frame: &[u8], dropped: bool) -> Option<Episode> {
+        let over = self.close_if_over(at);
+        if !dropped && self.open.is_none() {
+            return over;
+        }
+        let key = FlowKey::of_frame(frame);
+        if dropped {
+            self.count_drop(key);
+        }
+        let ep = self.open.get_or_insert_with(|| OpenEpisode {
+            first: at,
+            last: at,
+            flows: Vec::new(),
+        });
+        ep.entry(key).2 += 1;
+        if dropped {
+            ep.last = at;
+            ep.entry(key).1.dropped += 1;
+            for (_, share, pending) in &mut ep.flows {
+                share.offered += std::mem::take(pending);
+            }
+        }
+        over
+    }
+
+    /// The open episode, if its last drop is more than [`EPISODE_GAP`] before
+    /// `now` (call when no frame comes, to end it on time).
+    pub fn close_if_over(&mut self, now: Instant) -> Option<Episode> {
+        let over = self
+            .open
+            .as_ref()
+            .is_some_and(|e| now.saturating_duration_since(e.last) > EPISODE_GAP);
+        if over {
+            self.open.take().map(OpenEpisode::close)
+        } else {
+            None
+        }
+    }
+
+    /// The open episode, over or not (at the end of a run).
+    pub fn close(&mut self) -> Option<Episode> {
+        self.open.take().map(OpenEpisode::close)
+    }
+
+    fn count_drop(&mut self, key: Option<FlowKey>) {
+        if let Some((_, n)) = self.totals.iter_mut().find(|(k, _)| *k == key) {
+            *n += 1;
+            return;
+        }
+        let named = self.totals.iter().filter(|(k, _)| k.is_some()).count();
+        let key = if key.is_some() && named >= MAX_FLOWS {
+            None
+        } else {
+            key
+        };
+        match self.totals.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, n)) => *n += 1,
+            None => self.totals.push((key, 1)),
+        }
+    }
+
+    /// Drops per flow so far, in the order the flows were first dropped.
+    pub fn totals(&self) -> Vec<FlowDropCount> {
+        self.totals
+            .iter()
+            .map(|(k, n)| FlowDropCount {
+                flow: k.map_or("other".to_string(), |k| k.to_string()),
+                queue_drops: *n,
+            })
+            .collect()
+    }
+}
+
+impl fmt::Debug for FlowDrops {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.totals().into_iter().map(|c| (c.flow, c.queue_drops)))
+            .finish()
+    }
+}
+
+impl Serialize for FlowDrops {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.totals())
+    }
+}
+
+#[cfg(test)]
+mod tests;
