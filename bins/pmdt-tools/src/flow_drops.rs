@@ -7,15 +7,20 @@
 //! the traffic.
 //!
 //! An overflow episode is a run of queue drops no more than [`EPISODE_GAP`]
-//! apart. Each gets a report: when it began and ended, and for every flow the
-//! frames it offered from the first drop to the last and how many were dropped.
-//! Frames are read (parsed) only on a drop and while an episode is open.
+//! apart. When episodes are kept ([`FlowDrops::with_episodes`]), each gets a
+//! report: when it began and ended, and for every flow the frames it offered
+//! from the first drop to the last and how many were dropped. An episode
+//! names the first [`MAX_FLOWS`] flows it sees, so a flow counted as "other"
+//! in the run's totals may be named in an episode, and the other way round.
+//! Frames are read (parsed) only on a drop, and while an episode is open if
+//! episodes are kept. Only the first segment of a frame is read: the headers
+//! are there, and a jumbo frame's chain is parsed from them alone.
 
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+use etherparse::{LaxNetSlice, LaxSlicedPacket, TransportSlice};
 use serde::Serialize;
 
 /// Flows counted by name; drops of any flow beyond them count as "other".
@@ -39,19 +44,20 @@ pub struct FlowKey {
 
 impl FlowKey {
     /// The flow of an Ethernet frame, if it carries UDP over IPv4 or IPv6
-    /// (behind VLAN tags too).
+    /// (behind VLAN tags too). `frame` may be cut short (a jumbo frame's first
+    /// segment): its headers are enough.
     pub fn of_frame(frame: &[u8]) -> Option<FlowKey> {
-        let p = SlicedPacket::from_ethernet(frame).ok()?;
+        let p = LaxSlicedPacket::from_ethernet(frame).ok()?;
         let (src, dst): (IpAddr, IpAddr) = match p.net? {
-            NetSlice::Ipv4(ip) => (
+            LaxNetSlice::Ipv4(ip) => (
                 ip.header().source_addr().into(),
                 ip.header().destination_addr().into(),
             ),
-            NetSlice::Ipv6(ip) => (
+            LaxNetSlice::Ipv6(ip) => (
                 ip.header().source_addr().into(),
                 ip.header().destination_addr().into(),
             ),
-            NetSlice::Arp(_) => return None,
+            LaxNetSlice::Arp(_) => return None,
         };
         let TransportSlice::Udp(udp) = p.transport? else {
             return None;
@@ -113,7 +119,11 @@ impl Episode {
     /// time from `origin`.
     pub fn describe(&self, origin: Instant) -> String {
         let at = self.first.saturating_duration_since(origin).as_secs_f64();
-        let lasted = (self.last - self.first).as_secs_f64() * 1e3;
+        let lasted = self
+            .last
+            .saturating_duration_since(self.first)
+            .as_secs_f64()
+            * 1e3;
         let flows: Vec<String> = self
             .flows
             .iter()
@@ -171,28 +181,51 @@ impl OpenEpisode {
     }
 }
 
-/// Queue drops per flow and overflow episodes, for one direction of the path.
-/// Serialized (and debug-printed) as the list of [`FlowDropCount`]s.
+/// Whether overflow episodes are followed.
+#[derive(Debug, Clone, Default)]
+enum Episodes {
+    /// Only the totals are counted.
+    #[default]
+    Untracked,
+    /// Followed; the one under way, if any.
+    Tracked(Option<OpenEpisode>),
+}
+
+/// Queue drops per flow, and overflow episodes if kept, for one direction of
+/// the path. Serialized as the list of [`FlowDropCount`]s, debug-printed as a
+/// map from flow to drops.
 #[derive(Clone, Default)]
 pub struct FlowDrops {
     totals: Vec<(Option<FlowKey>, u64)>,
-    open: Option<OpenEpisode>,
+    episodes: Episodes,
 }
 
 impl FlowDrops {
+    /// Counts drops per flow and also follows the overflow episodes.
+    pub fn with_episodes() -> Self {
+        Self {
+            totals: Vec::new(),
+            episodes: Episodes::Tracked(None),
+        }
+    }
+
     /// A frame reached the queue at `at` and was `dropped` or not. Returns the
     /// episode this frame showed to be over (the frame came more than
     /// [`EPISODE_GAP`] after its last drop).
     pub fn offered(&mut self, at: Instant, frame: &[u8], dropped: bool) -> Option<Episode> {
         let over = self.close_if_over(at);
-        if !dropped && self.open.is_none() {
-            return over;
-        }
+        let open = match &mut self.episodes {
+            Episodes::Untracked if !dropped => return None,
+            Episodes::Tracked(None) if !dropped => return over,
+            Episodes::Untracked => None,
+            Episodes::Tracked(open) => Some(open),
+        };
         let key = FlowKey::of_frame(frame);
-        if dropped {
+        let Some(open) = open else {
             self.count_drop(key);
-        }
-        let ep = self.open.get_or_insert_with(|| OpenEpisode {
+            return None;
+        };
+        let ep = open.get_or_insert_with(|| OpenEpisode {
             first: at,
             last: at,
             flows: Vec::new(),
@@ -204,6 +237,7 @@ impl FlowDrops {
             for (_, share, pending) in &mut ep.flows {
                 share.offered += std::mem::take(pending);
             }
+            self.count_drop(key);
         }
         over
     }
@@ -211,12 +245,14 @@ impl FlowDrops {
     /// The open episode, if its last drop is more than [`EPISODE_GAP`] before
     /// `now` (call when no frame comes, to end it on time).
     pub fn close_if_over(&mut self, now: Instant) -> Option<Episode> {
-        let over = self
-            .open
+        let Episodes::Tracked(open) = &mut self.episodes else {
+            return None;
+        };
+        if open
             .as_ref()
-            .is_some_and(|e| now.saturating_duration_since(e.last) > EPISODE_GAP);
-        if over {
-            self.open.take().map(OpenEpisode::close)
+            .is_some_and(|e| now.saturating_duration_since(e.last) > EPISODE_GAP)
+        {
+            open.take().map(OpenEpisode::close)
         } else {
             None
         }
@@ -224,7 +260,10 @@ impl FlowDrops {
 
     /// The open episode, over or not (at the end of a run).
     pub fn close(&mut self) -> Option<Episode> {
-        self.open.take().map(OpenEpisode::close)
+        match &mut self.episodes {
+            Episodes::Tracked(open) => open.take().map(OpenEpisode::close),
+            Episodes::Untracked => None,
+        }
     }
 
     fn count_drop(&mut self, key: Option<FlowKey>) {

@@ -38,8 +38,10 @@ pub struct PathStats {
     pub lost: u64,
     /// Dropped by the rate limiter's full queue.
     pub queue_drops: u64,
-    /// Those drops by flow (UDP ends and pmdt connection).
-    pub queue_drops_by_flow: FlowDrops,
+    /// Those drops by flow (UDP ends and pmdt connection); DPDK mode only
+    /// (the kernel-UDP relay has no frames to read them from).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_drops_by_flow: Option<FlowDrops>,
     /// Duplicated.
     pub duplicated: u64,
     /// Held back out of order.
@@ -110,20 +112,29 @@ impl WanPath {
             arrivals: ArrivalSpread::default(),
             tx_batch: MbufBatch::default(),
             overflows: None,
-            stats: PathStats::default(),
+            stats: PathStats {
+                queue_drops_by_flow: Some(FlowDrops::default()),
+                ..PathStats::default()
+            },
         }
     }
 
-    /// Keeps the overflow episodes of the bottleneck's queue from now on, for
-    /// [`WanPath::take_overflows`] (see `flow_drops`).
+    /// Follows the overflow episodes of the bottleneck's queue and keeps them
+    /// for [`WanPath::take_overflows`] (see `flow_drops`). Call before the
+    /// first frame: the drops counted so far are forgotten.
     pub fn keep_overflows(&mut self) {
+        self.stats.queue_drops_by_flow = Some(FlowDrops::with_episodes());
         self.overflows.get_or_insert_with(Vec::new);
     }
 
     /// Ends the overflow episode under way, if any (at the end of a run): the
     /// next [`WanPath::take_overflows`] has it.
-    pub fn end_overflow(&mut self) {
-        let ep = self.stats.queue_drops_by_flow.close();
+    pub fn end_overflows(&mut self) {
+        let ep = self
+            .stats
+            .queue_drops_by_flow
+            .as_mut()
+            .and_then(FlowDrops::close);
         self.overflow_over(ep);
     }
 
@@ -220,7 +231,8 @@ impl WanPath {
             let over = self
                 .stats
                 .queue_drops_by_flow
-                .offered(arrived, m.data(), full);
+                .as_mut()
+                .and_then(|d| d.offered(arrived, m.data(), full));
             self.overflow_over(over);
             let mut copies = fate.deliveries().iter();
             let (Some(first), second) = (copies.next(), copies.next()) else {
@@ -252,7 +264,11 @@ impl WanPath {
         if let Some(model) = &self.model {
             self.stats.update_from(model.stats());
         }
-        let over = self.stats.queue_drops_by_flow.close_if_over(now);
+        let over = self
+            .stats
+            .queue_drops_by_flow
+            .as_mut()
+            .and_then(|d| d.close_if_over(now));
         self.overflow_over(over);
         self.backlog = backlog;
         // Everything due, as far as the egress port takes it (what it refuses

@@ -391,8 +391,8 @@ impl Forwarder for DpdkPaths {
         Some(self.pool_watch.usage())
     }
     fn end_overflows(&mut self) {
-        self.ab.end_overflow();
-        self.ba.end_overflow();
+        self.ab.end_overflows();
+        self.ba.end_overflows();
     }
     fn take_overflows(&mut self) -> Vec<(&'static str, Episode)> {
         let ab = self.ab.take_overflows().into_iter().map(|e| ("A->B", e));

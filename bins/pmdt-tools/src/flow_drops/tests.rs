@@ -74,7 +74,7 @@ fn drops_are_counted_per_flow() {
 #[test]
 fn flows_past_the_bound_count_together() {
     let t0 = Instant::now();
-    let mut d = FlowDrops::default();
+    let mut d = FlowDrops::with_episodes();
     for c in 1..=(MAX_FLOWS as u64 + 5) {
         d.offered(t0, &frame(9001, Some(c)), true);
     }
@@ -89,12 +89,60 @@ fn flows_past_the_bound_count_together() {
         t.iter().map(|c| c.queue_drops).sum::<u64>(),
         MAX_FLOWS as u64 + 5
     );
+    // The episode is bounded the same way.
+    let ep = d.close().expect("the episode under way");
+    assert_eq!(ep.flows.len(), MAX_FLOWS + 1);
+    let (_, other) = ep.flows.iter().find(|(k, _)| k.is_none()).expect("other");
+    assert_eq!((other.offered, other.dropped), (5, 5));
+}
+
+#[test]
+fn without_episodes_only_the_drops_are_counted() {
+    let t0 = Instant::now();
+    let mut d = FlowDrops::default();
+    let a = frame(9001, Some(1));
+    assert_eq!(d.offered(t0, &a, true), None);
+    assert_eq!(d.offered(ms(t0, 1), &a, false), None);
+    assert_eq!(d.offered(ms(t0, 100), &a, true), None);
+    assert_eq!(d.close_if_over(ms(t0, 1000)), None);
+    assert_eq!(d.close(), None);
+    assert_eq!(d.totals()[0].queue_drops, 2);
+}
+
+#[test]
+fn the_episode_under_way_closes_at_the_end() {
+    let t0 = Instant::now();
+    let mut d = FlowDrops::with_episodes();
+    let a = frame(9001, Some(1));
+    d.offered(t0, &a, false);
+    d.offered(ms(t0, 1), &a, true);
+    d.offered(ms(t0, 2), &a, false);
+    assert_eq!(d.close_if_over(ms(t0, 2)), None, "not over yet");
+    let ep = d.close().expect("closed at the end");
+    assert_eq!((ep.first, ep.last), (ms(t0, 1), ms(t0, 1)));
+    assert_eq!((ep.flows[0].1.offered, ep.flows[0].1.dropped), (1, 1));
+    assert_eq!(d.close(), None, "once");
+}
+
+#[test]
+fn a_jumbo_frames_first_segment_names_its_flow() {
+    // An 8000-byte datagram in 2 KiB mbufs: the first segment holds the
+    // headers, not the whole datagram the IP and UDP lengths announce.
+    let mut f = frame(9001, Some(7));
+    let header = f.len();
+    f.resize(header + 8000, 0);
+    let (ip_len, udp_len) = ((f.len() - 14) as u16, (f.len() - 34) as u16);
+    f[16..18].copy_from_slice(&ip_len.to_be_bytes());
+    f[38..40].copy_from_slice(&udp_len.to_be_bytes());
+    let k = FlowKey::of_frame(&f[..2048]).expect("a UDP frame cut short");
+    assert_eq!(k.cid, Some(7));
+    assert_eq!(k.src, "10.0.0.1:9001".parse().unwrap());
 }
 
 #[test]
 fn an_episode_holds_what_each_flow_offered_from_its_first_drop_to_its_last() {
     let t0 = Instant::now();
-    let mut d = FlowDrops::default();
+    let mut d = FlowDrops::with_episodes();
     let (a, b) = (frame(9001, Some(1)), frame(9001, Some(2)));
     // Before the first drop nothing is counted.
     assert_eq!(d.offered(ms(t0, 0), &a, false), None);
@@ -127,7 +175,7 @@ fn an_episode_holds_what_each_flow_offered_from_its_first_drop_to_its_last() {
 #[test]
 fn a_frame_after_the_gap_ends_the_episode_and_may_begin_the_next() {
     let t0 = Instant::now();
-    let mut d = FlowDrops::default();
+    let mut d = FlowDrops::with_episodes();
     let a = frame(9001, Some(1));
     d.offered(ms(t0, 0), &a, true);
     let later = ms(t0, EPISODE_GAP.as_millis() as u64 + 1);
