@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """One line per CUBIC-joining-BBR run directory (pmdt-bench --out DIR): BBR's
-share, CUBIC's window 1 s after its start-up overflow (the cj timeline of
-send.out, at 3 s), its most, the overflow episodes pmdt-wanem logged after 5 s
+share, CUBIC's window at 3 s (a second after it starts; send.out's interval
+reports), its most, the overflow episodes pmdt-wanem logged after 5 s
 and how many of them dropped CUBIC's frames. Usage: run-summary.py DIR..."""
 import glob
 import json
