@@ -139,34 +139,36 @@ impl Episode {
     }
 }
 
-/// The episode under way: shares committed up to the last drop, and frames
-/// offered since (committed by the next drop, forgotten if none comes).
+/// `key`'s counters in `slots`: its own among the first [`MAX_FLOWS`] flows
+/// named, else the shared "other" (`None`) ones, added when first needed.
+fn slot<T: Default>(slots: &mut Vec<(Option<FlowKey>, T)>, key: Option<FlowKey>) -> &mut T {
+    let named = slots.iter().filter(|(k, _)| k.is_some()).count();
+    let key = match slots.iter().position(|(k, _)| *k == key) {
+        Some(_) => key,
+        None if key.is_some() && named >= MAX_FLOWS => None,
+        None => key,
+    };
+    let i = match slots.iter().position(|(k, _)| *k == key) {
+        Some(i) => i,
+        None => {
+            slots.push((key, T::default()));
+            slots.len() - 1
+        }
+    };
+    &mut slots[i].1
+}
+
+/// The episode under way: each flow's share committed up to the last drop,
+/// and the frames it offered since (committed by the next drop, forgotten if
+/// none comes).
 #[derive(Debug, Clone)]
 struct OpenEpisode {
     first: Instant,
     last: Instant,
-    flows: Vec<(Option<FlowKey>, EpisodeShare, u64)>,
+    flows: Vec<(Option<FlowKey>, (EpisodeShare, u64))>,
 }
 
 impl OpenEpisode {
-    fn entry(&mut self, key: Option<FlowKey>) -> &mut (Option<FlowKey>, EpisodeShare, u64) {
-        let i = match self.flows.iter().position(|(k, ..)| *k == key) {
-            Some(i) => i,
-            None if self.flows.len() < MAX_FLOWS => {
-                self.flows.push((key, EpisodeShare::default(), 0));
-                self.flows.len() - 1
-            }
-            None => match self.flows.iter().position(|(k, ..)| k.is_none()) {
-                Some(i) => i,
-                None => {
-                    self.flows.push((None, EpisodeShare::default(), 0));
-                    self.flows.len() - 1
-                }
-            },
-        };
-        &mut self.flows[i]
-    }
-
     fn close(self) -> Episode {
         Episode {
             first: self.first,
@@ -174,7 +176,7 @@ impl OpenEpisode {
             flows: self
                 .flows
                 .into_iter()
-                .map(|(k, s, _)| (k, s))
+                .map(|(k, (s, _))| (k, s))
                 .filter(|(_, s)| s.offered > 0)
                 .collect(),
         }
@@ -230,11 +232,12 @@ impl FlowDrops {
             last: at,
             flows: Vec::new(),
         });
-        ep.entry(key).2 += 1;
+        let (share, pending) = slot(&mut ep.flows, key);
+        *pending += 1;
         if dropped {
+            share.dropped += 1;
             ep.last = at;
-            ep.entry(key).1.dropped += 1;
-            for (_, share, pending) in &mut ep.flows {
+            for (_, (share, pending)) in &mut ep.flows {
                 share.offered += std::mem::take(pending);
             }
             self.count_drop(key);
@@ -267,20 +270,7 @@ impl FlowDrops {
     }
 
     fn count_drop(&mut self, key: Option<FlowKey>) {
-        if let Some((_, n)) = self.totals.iter_mut().find(|(k, _)| *k == key) {
-            *n += 1;
-            return;
-        }
-        let named = self.totals.iter().filter(|(k, _)| k.is_some()).count();
-        let key = if key.is_some() && named >= MAX_FLOWS {
-            None
-        } else {
-            key
-        };
-        match self.totals.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, n)) => *n += 1,
-            None => self.totals.push((key, 1)),
-        }
+        *slot(&mut self.totals, key) += 1;
     }
 
     /// Drops per flow so far, in the order the flows were first dropped.
