@@ -6,7 +6,8 @@
 set -euo pipefail
 
 PKGS=(dpdk dpdk-dev libdpdk-dev pkg-config clang libclang-dev iproute2 build-essential
-      libfontconfig1-dev fonts-dejavu-core curl ca-certificates iputils-ping tcpdump iperf3 sockperf)
+      libfontconfig1-dev fonts-dejavu-core curl ca-certificates iputils-ping tcpdump iperf3 sockperf
+      ethtool util-linux)
 HUGEPAGES=${PMDT_HUGEPAGES:-1024}
 
 is_root() { [ "$(id -u)" = 0 ]; }
@@ -18,6 +19,7 @@ command -v dpdk-testpmd >/dev/null 2>&1 || need_install=1
 command -v ip >/dev/null 2>&1 || need_install=1
 pkg-config --exists fontconfig 2>/dev/null || need_install=1
 command -v iperf3 >/dev/null 2>&1 && command -v sockperf >/dev/null 2>&1 || need_install=1
+command -v ethtool >/dev/null 2>&1 || need_install=1
 
 if [ "$need_install" = 1 ]; then
   if ! is_root; then

@@ -6,10 +6,11 @@
 use std::time::Duration;
 
 use crate::adaptation::{self, sender_time, settle_s};
-use crate::cell::CellSpec;
+use crate::cell::{CellSpec, Sample};
 use crate::ctx::Ctx;
 use crate::exp::{pmdt_cell, secs_arg};
 use crate::machine::Machine;
+use crate::peer::linux_tcp_path;
 use crate::pmdt_pair::{jain, num, Link, PairSpec};
 use crate::queueing;
 use crate::report::Report;
@@ -275,6 +276,7 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
             },
         ));
     }
+    linux_cells(ctx, &mut r, share_secs);
     r.notes = vec![
         format!(
             "Both ends run to completion (the tools' default), the receiver's flow thread on core 0 and the sender's on core 1; pmdt-wanem's forwarding lcore on core {} beside the {} (`--wanem-beside`; beside the sender until session 89: docs/RESULTS.md).",
@@ -297,9 +299,83 @@ pub fn run(ctx: &Ctx, m: &Machine) -> Report {
         format!("joining: -P 4 --stagger {stagger} for {share_secs} s through the same path, the flows starting {stagger} s apart; jain over each flow's goodput from {from} s to the end (every flow running), last_flow_pct the last flow's share of the link."),
         format!("bbr-vs-cubic: -P 2 --cc bbr,cubic for {share_secs} s through 1 Gbit/s × 40 ms (BDP 5 MB) with a 1 MiB or a 5 MiB queue; bbr_pct, cubic_pct: each flow's goodput from {} s to the end, % of the link; max_share_pct the larger.", share_secs / 4.0),
         "bbr-vs-cubic-*-joins-*: the same two flows, the second starting 2 s after the first (`--stagger 2`): CUBIC joining BBR through the 1 MiB queue for 60 s (CUBIC's cubic growth after a slow start that met a full pipe takes about a minute to reach a share), BBR joining CUBIC through the 5 MiB queue for 30 s; shares from a quarter of the run to its end.".into(),
+        format!("linux-tcp-*: the reference for the bbr-vs-cubic cells: Linux's own TCP BBR (v1, the kernel's `bbr`) and CUBIC, one iperf3 flow each (`-C`), through the same pmdt-wanem path, the same queues, runs and windows ({share_secs} s together; joining 2 s apart, 60 s through 1 MiB and 30 s through 5 MiB). Two network namespaces, each joined to one of pmdt-wanem's ports (DPDK's af_packet PMD) by a veth pair, offloads off; the receiving iperf3 on CPU 0, the sending on CPU 1; TCP buffers up to 64 MiB. Shares from each client's one-second intervals; retransmitted: segments. Root only; not in --quick."),
         "Target (issue #14): the rate follows within 2 s each way, no stall, no timeout; four flows Jain ≥ 0.95; beside one CUBIC flow neither takes more than 75% of the link.".into(),
     ];
     r
+}
+
+/// Linux's TCP BBR and CUBIC through the sharing cells' paths
+/// ([`linux_tcp_path`]): what the kernel's own controllers do there, the
+/// reference for pmdt's. Named apart from the `vs-cubic` cells so their
+/// target (pmdt's acceptance) does not apply.
+fn linux_cells(ctx: &Ctx, r: &mut Report, share_secs: f64) {
+    if ctx.quick {
+        return;
+    }
+    let cells: [(&str, [&str; 2], &str, f64, f64); 4] = [
+        ("shallow-queue", ["bbr", "cubic"], "1M", share_secs, 0.0),
+        ("deep-queue", ["bbr", "cubic"], "5M", share_secs, 0.0),
+        (
+            "cubic-joins-shallow-queue",
+            ["bbr", "cubic"],
+            "1M",
+            60.0,
+            2.0,
+        ),
+        ("bbr-joins-deep-queue", ["cubic", "bbr"], "5M", 30.0, 2.0),
+    ];
+    for (what, ccs, queue, secs, stagger) in cells {
+        let mut wanem = wanem_args(40, &[]);
+        wanem.extend(["--queue-bytes".into(), queue.into()]);
+        let spec = linux_tcp_path::Spec {
+            flows: vec![
+                linux_tcp_path::Flow {
+                    cc: ccs[0].into(),
+                    start_s: 0.0,
+                },
+                linux_tcp_path::Flow {
+                    cc: ccs[1].into(),
+                    start_s: stagger,
+                },
+            ],
+            secs,
+            wanem,
+        };
+        let bbr = ccs.iter().position(|&c| c == "bbr").unwrap_or(0);
+        let mut cell = CellSpec::new(
+            format!("linux-tcp-bbr-and-cubic-{what}-rtt40"),
+            "max_share_pct",
+        )
+        .param("cc", ccs.join(","))
+        .param("rtt_ms", 40)
+        .param("queue", queue);
+        if stagger > 0.0 {
+            cell = cell.param("stagger_s", stagger);
+        }
+        r.cells.push(cell.run(ctx.repeat, |_| {
+            let run = linux_tcp_path::run(ctx, "adapt", &spec)?;
+            let mut s = Sample {
+                commands: run.commands.clone(),
+                ..Default::default()
+            };
+            let share = |i| run.goodput_bps(i, secs / 4.0, secs) / HIGH * 100.0;
+            let (b, c) = (share(bbr), share(1 - bbr));
+            s.set("bbr_pct", b)
+                .set("cubic_pct", c)
+                .set("max_share_pct", b.max(c))
+                .set("of_link_pct", b + c)
+                .set("retransmitted", run.retransmits.iter().sum());
+            if let Some(d) = run
+                .wanem
+                .as_ref()
+                .and_then(|w| num(w, "a_to_b.queue_drops"))
+            {
+                s.set("wan_queue_drops", d);
+            }
+            Ok(s)
+        }));
+    }
 }
 
 /// `flows` flows (`-P`) sending for `secs` through pmdt-wanem at [`HIGH`] × 40
