@@ -14,6 +14,12 @@
 //! draining a queue, checking whose queue it is), what the sender still owed is
 //! forgiven, or the catch-up would send the old rate's data into the round meant
 //! to send less.
+//!
+//! And lateness is owed only as far as the link lost it: a queue that stood at
+//! the bottleneck all of the last round carried the link through that much of
+//! the absence, and a catch-up that made it up too would only overflow that
+//! queue (the caller says how much queue stood; for a flow alone, none: see
+//! `Connection::queue_kept_through_an_absence`).
 
 use std::time::{Duration, Instant};
 
@@ -121,13 +127,17 @@ impl Pacer {
 
     /// When a packet of `bytes` may be sent at `rate` bytes/s: `None` = now (and
     /// the schedule moves on), `Some(t)` = not before `t`. A sender back late for
-    /// its deadline may make up to `catch_up` of lateness.
+    /// its deadline may make up to `catch_up` of lateness, less `kept_queue`:
+    /// the queue the bottleneck kept all of the last round, which carried the
+    /// link through that much of the sender's absence (a catch-up into a queue
+    /// that stayed full only overflows it: see the module's docs).
     pub(crate) fn try_send(
         &mut self,
         now: Instant,
         bytes: u64,
         rate: u64,
         catch_up: Duration,
+        kept_queue: Duration,
     ) -> Option<Instant> {
         if rate == 0 {
             return None;
@@ -155,7 +165,8 @@ impl Pacer {
                 // Counted even when forgiven: the sender was late all the same.
                 self.late_total += late;
                 if !fell {
-                    let credit = late.min(catch_up).as_nanos() as i128 * 1000;
+                    let owed = late.saturating_sub(kept_queue).min(catch_up);
+                    let credit = owed.as_nanos() as i128 * 1000;
                     self.catch_up = Some(CatchUp {
                         floor_ps: now_ps - span(self.capacity) - credit,
                         late: late.min(catch_up),
@@ -201,7 +212,7 @@ mod tests {
         let mut now = t0;
         let mut sent = 0u64;
         while now < t0 + Duration::from_secs(1) {
-            match p.try_send(now, 1000, rate, MIN_CATCH_UP) {
+            match p.try_send(now, 1000, rate, MIN_CATCH_UP, Duration::ZERO) {
                 None => sent += 1000,
                 Some(t) => now = t,
             }
@@ -218,7 +229,7 @@ mod tests {
         let mut p = Pacer::new(3 * 1500, 3 * 1500);
         let (mut now, mut sent) = (t0, 0u64);
         while now < t0 + Duration::from_secs(1) {
-            match p.try_send(now, 1500, GBIT, catch_up) {
+            match p.try_send(now, 1500, GBIT, catch_up, Duration::ZERO) {
                 None => {
                     sent += 1500;
                     now += per_packet;
@@ -277,12 +288,17 @@ mod tests {
     /// each packet taking 100 ns. Bytes sent in those 100 ms, and the lateness
     /// the pacer counted.
     fn back_late_at(rate: u64) -> (u64, Duration) {
+        back_late_beside(rate, Duration::ZERO)
+    }
+
+    /// As [`back_late_at`], the bottleneck having kept `kept_queue` all round.
+    fn back_late_beside(rate: u64, kept_queue: Duration) -> (u64, Duration) {
         let t0 = Instant::now();
         let mut p = Pacer::new(3 * 1500, 3 * 1500);
         let catch_up = catch_up_limit(Duration::from_millis(100));
         let mut now = t0;
         let due = loop {
-            match p.try_send(now, 1500, GBIT, catch_up) {
+            match p.try_send(now, 1500, GBIT, catch_up, Duration::ZERO) {
                 None => now += Duration::from_nanos(100),
                 Some(t) => break t,
             }
@@ -291,7 +307,7 @@ mod tests {
         let end = now + Duration::from_millis(100);
         let mut sent = 0;
         while now < end {
-            match p.try_send(now, 1500, rate, catch_up) {
+            match p.try_send(now, 1500, rate, catch_up, kept_queue) {
                 None => {
                     sent += 1500;
                     now += Duration::from_nanos(100);
@@ -313,6 +329,22 @@ mod tests {
         assert!(sent >= rate / 10 - 1500, "{sent}");
         // Forgiven, but counted: the sender was late.
         assert_eq!(late, Duration::from_millis(20));
+    }
+
+    #[test]
+    fn a_queue_that_stood_all_round_covers_that_much_of_an_absence() {
+        // 20 ms away; the bottleneck kept 15 ms of queue all the last round:
+        // the link stayed busy through 15 ms of the absence, and 5 are made up
+        // (on top of 100 ms at the rate and the bucket).
+        let (sent, late) = back_late_beside(GBIT, Duration::from_millis(15));
+        assert!(sent >= GBIT / 1000 * 105 - 1500, "{sent}");
+        assert!(sent <= GBIT / 1000 * 105 + 3 * 1500 + 1500, "{sent}");
+        assert_eq!(late, Duration::from_millis(20));
+        // A queue deeper than the absence: nothing is made up (a catch-up
+        // into a queue that stayed full only overflows it).
+        let (sent, _) = back_late_beside(GBIT, Duration::from_millis(25));
+        assert!(sent <= GBIT / 10 + 3 * 1500 + 1500, "{sent}");
+        assert!(sent >= GBIT / 10 - 1500, "{sent}");
     }
 
     #[test]
@@ -340,17 +372,22 @@ mod tests {
         let mut p = Pacer::new(3 * 1500, 3 * 1500);
         let mut now = t0;
         let due = loop {
-            if let Some(t) = p.try_send(now, 1500, rate, MIN_CATCH_UP) {
+            if let Some(t) = p.try_send(now, 1500, rate, MIN_CATCH_UP, Duration::ZERO) {
                 break t;
             }
         };
         // 500 µs late: about 41 packets of catch-up; one is sent, then the window
         // blocks. Later, only the bucket remains.
         now = due + Duration::from_micros(500);
-        assert!(p.try_send(now, 1500, rate, MIN_CATCH_UP).is_none());
+        assert!(p
+            .try_send(now, 1500, rate, MIN_CATCH_UP, Duration::ZERO)
+            .is_none());
         p.forget_due();
         let mut burst = 0;
-        while p.try_send(now, 1500, rate, MIN_CATCH_UP).is_none() {
+        while p
+            .try_send(now, 1500, rate, MIN_CATCH_UP, Duration::ZERO)
+            .is_none()
+        {
             burst += 1;
         }
         assert_eq!(burst, 3);
@@ -362,12 +399,18 @@ mod tests {
         let rate = 125_000_000;
         let mut p = Pacer::new(3 * 1500, 3 * 1500);
         let mut now = t0;
-        while p.try_send(now, 1500, rate, MIN_CATCH_UP).is_none() {}
+        while p
+            .try_send(now, 1500, rate, MIN_CATCH_UP, Duration::ZERO)
+            .is_none()
+        {}
         // Blocked by the window instead: 10 ms later only the bucket is there.
         p.forget_due();
         now += Duration::from_millis(10);
         let mut burst = 0;
-        while p.try_send(now, 1500, rate, MIN_CATCH_UP).is_none() {
+        while p
+            .try_send(now, 1500, rate, MIN_CATCH_UP, Duration::ZERO)
+            .is_none()
+        {
             burst += 1;
         }
         assert_eq!(burst, 3);
@@ -377,10 +420,18 @@ mod tests {
     fn burst_is_bounded() {
         let t0 = Instant::now();
         let mut p = Pacer::new(3000, 3000);
-        assert!(p.try_send(t0, 1000, 1000, MIN_CATCH_UP).is_none());
-        assert!(p.try_send(t0, 1000, 1000, MIN_CATCH_UP).is_none());
-        assert!(p.try_send(t0, 1000, 1000, MIN_CATCH_UP).is_none());
-        let next = p.try_send(t0, 1000, 1000, MIN_CATCH_UP).unwrap();
+        assert!(p
+            .try_send(t0, 1000, 1000, MIN_CATCH_UP, Duration::ZERO)
+            .is_none());
+        assert!(p
+            .try_send(t0, 1000, 1000, MIN_CATCH_UP, Duration::ZERO)
+            .is_none());
+        assert!(p
+            .try_send(t0, 1000, 1000, MIN_CATCH_UP, Duration::ZERO)
+            .is_none());
+        let next = p
+            .try_send(t0, 1000, 1000, MIN_CATCH_UP, Duration::ZERO)
+            .unwrap();
         assert_eq!(next - t0, Duration::from_secs(1));
     }
 
@@ -394,7 +445,7 @@ mod tests {
         let mut p = Pacer::new(2500, 2500);
         let mut now = t0;
         let due = loop {
-            match p.try_send(now, 1250, rate, MAX_CATCH_UP) {
+            match p.try_send(now, 1250, rate, MAX_CATCH_UP, Duration::ZERO) {
                 None => assert_eq!(p.catching_up_for(), None),
                 Some(t) => break t,
             }
@@ -403,25 +454,34 @@ mod tests {
         // Back 5 ms late: 500 packets are owed, sent at once.
         now = due + Duration::from_millis(5);
         let mut caught_up = 0;
-        while p.try_send(now, 1250, rate, MAX_CATCH_UP).is_none() {
+        while p
+            .try_send(now, 1250, rate, MAX_CATCH_UP, Duration::ZERO)
+            .is_none()
+        {
             assert_eq!(p.catching_up_for(), Some(Duration::from_millis(5)));
             caught_up += 1;
         }
         assert!((500..=503).contains(&caught_up), "{caught_up}");
         assert_eq!(p.catching_up_for(), None);
         // Late again, but at a rate that fell: nothing is owed.
-        let due = p.try_send(now, 1250, rate, MAX_CATCH_UP).expect("paced");
+        let due = p
+            .try_send(now, 1250, rate, MAX_CATCH_UP, Duration::ZERO)
+            .expect("paced");
         now = due + Duration::from_millis(5);
-        assert!(p.try_send(now, 1250, rate / 2, MAX_CATCH_UP).is_none());
+        assert!(p
+            .try_send(now, 1250, rate / 2, MAX_CATCH_UP, Duration::ZERO)
+            .is_none());
         assert_eq!(p.catching_up_for(), None);
         // Back 300 ms late: the catch-up makes up for 20 ms of it, and says so.
         let due = loop {
-            if let Some(t) = p.try_send(now, 1250, rate / 2, MAX_CATCH_UP) {
+            if let Some(t) = p.try_send(now, 1250, rate / 2, MAX_CATCH_UP, Duration::ZERO) {
                 break t;
             }
         };
         now = due + Duration::from_millis(300);
-        assert!(p.try_send(now, 1250, rate / 2, MAX_CATCH_UP).is_none());
+        assert!(p
+            .try_send(now, 1250, rate / 2, MAX_CATCH_UP, Duration::ZERO)
+            .is_none());
         assert_eq!(p.catching_up_for(), Some(MAX_CATCH_UP));
     }
 }

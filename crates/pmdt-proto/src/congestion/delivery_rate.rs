@@ -127,6 +127,11 @@ pub(crate) struct DeliveryRateSampler {
     newest_one_way: Option<(Instant, u32)>,
     /// The samples' smallest of the last few milliseconds.
     standing: StandingRtt,
+    /// The samples' smallest of the last round (a window of the minimum RTT).
+    round: StandingRtt,
+    /// The last sample's queue that stood all round (the round's smallest
+    /// RTT less the minimum), and when it was taken.
+    kept_queue: Option<(Instant, Duration)>,
 }
 
 impl DeliveryRateSampler {
@@ -257,6 +262,19 @@ impl DeliveryRateSampler {
         self.lost_since_sample += bytes;
     }
 
+    /// The queue the bottleneck kept all of the last round, as the newest
+    /// sample read it: the round's smallest RTT less the minimum (the path
+    /// RTTs, so a sender reading acks late adds none). Zero without a sample
+    /// in the last round, `round` long, before `now`: the queue may have
+    /// drained since. A sender away for less than this left the link busy
+    /// (with its own queue or other flows'), so it has nothing to make up.
+    pub(crate) fn kept_queue(&self, now: Instant, round: Duration) -> Duration {
+        match self.kept_queue {
+            Some((at, q)) if now.saturating_duration_since(at) <= round => q,
+            _ => Duration::ZERO,
+        }
+    }
+
     /// Builds the sample for the acks since the last call (draft §3.3,
     /// "GenerateRateSample"); `None` when no packet was newly acknowledged. Intervals
     /// shorter than `min_rtt` give a zero rate (they cannot be trusted, §3.3.4).
@@ -293,6 +311,8 @@ impl DeliveryRateSampler {
         let standing_rtt = self
             .standing
             .update(now, path_rtt, standing_rtt::window(min_rtt));
+        let round_floor = self.round.update(now, path_rtt, min_rtt);
+        self.kept_queue = Some((now, round_floor.saturating_sub(min_rtt)));
         let s = RateSample {
             delivery_rate,
             delivered,
@@ -404,6 +424,39 @@ mod tests {
             assert_eq!(rtt, ms * (100 + late));
             assert_eq!(standing, ms * 100);
         }
+    }
+
+    /// A queue that stood all round is kept; one that drained within the
+    /// round is not; none is read once the newest sample is a round old.
+    #[test]
+    fn the_kept_queue_is_the_rounds_smallest() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis(1);
+        let round = ms * 100;
+        let mut s = DeliveryRateSampler::default();
+        acked_rtt(&mut s, t0, t0 + ms * 100, 50_000);
+        assert_eq!(s.kept_queue(t0 + ms * 100, round), Duration::ZERO);
+        // 6-9 ms of queue in every sample of the next round (the first of
+        // them over a round after the unqueued one): 6 ms kept.
+        for (i, q) in [9u32, 6, 8, 7].into_iter().enumerate() {
+            let sent = t0 + ms * (120 + 25 * i as u32);
+            acked_rtt(&mut s, sent, sent + ms * (100 + q), 50_000 + q * 1000);
+        }
+        let last = t0 + ms * (195 + 107);
+        assert_eq!(s.kept_queue(last, round), ms * 6);
+        // A sample with no queue (read 4 ms late by the sender, as the
+        // one-way delay shows): the queue drained, none is kept.
+        let sent = last - ms * 100;
+        acked_rtt(&mut s, sent, last + ms * 4, 50_000);
+        assert_eq!(s.kept_queue(last + ms * 4, round), Duration::ZERO);
+        // A queue of 3 ms a round later: the round still holds the drained one.
+        acked_rtt(&mut s, last, last + ms * 103, 53_000);
+        assert_eq!(s.kept_queue(last + ms * 103, round), Duration::ZERO);
+        // A round without a sample: the queue may have drained since.
+        let (t, q) = (last + ms * 300, 7u32);
+        acked_rtt(&mut s, t - ms * 107, t, 50_000 + q * 1000);
+        assert_eq!(s.kept_queue(t, round), ms * 7);
+        assert_eq!(s.kept_queue(t + round + ms, round), Duration::ZERO);
     }
 
     #[test]
