@@ -59,8 +59,10 @@ struct CatchUp {
     /// when the lateness was seen, so the clock moving during the burst does
     /// not cut it short).
     floor_ps: i128,
-    /// The lateness it makes up for: how late the sender came back, at most
-    /// the catch-up allowed (a longer absence's excess is forgiven, not sent).
+    /// How late the sender came back, at most the catch-up allowed (a longer
+    /// absence's excess is forgiven, not sent). The burst makes up this less
+    /// the queue that stood ([`Pacer::try_send`]'s `kept_queue`), and may
+    /// make up nothing.
     late: Duration,
 }
 
@@ -112,10 +114,11 @@ impl Pacer {
     }
 
     /// While the sender makes up for a late wake-up (the packets
-    /// [`Self::try_send`] lets go ahead of the schedule): the lateness it
-    /// makes up for, that is how late it came back but at most the catch-up
-    /// [`Self::try_send`] allowed (the burst sends no more than that much
-    /// of the rate). `None` once it caught up.
+    /// [`Self::try_send`] lets go ahead of the schedule): how late it came
+    /// back, at most the catch-up [`Self::try_send`] allowed (the burst sends
+    /// no more than that much of the rate, less the queue that stood; with a
+    /// queue as deep, only the bucket goes out before the schedule is met).
+    /// `None` once it caught up.
     pub(crate) fn catching_up_for(&self) -> Option<Duration> {
         self.catch_up.map(|c| c.late)
     }
@@ -127,10 +130,11 @@ impl Pacer {
 
     /// When a packet of `bytes` may be sent at `rate` bytes/s: `None` = now (and
     /// the schedule moves on), `Some(t)` = not before `t`. A sender back late for
-    /// its deadline may make up to `catch_up` of lateness, less `kept_queue`:
-    /// the queue the bottleneck kept all of the last round, which carried the
-    /// link through that much of the sender's absence (a catch-up into a queue
-    /// that stayed full only overflows it: see the module's docs).
+    /// its deadline may make up its lateness less `kept_queue`, at most
+    /// `catch_up` of it. `kept_queue` is the queue the bottleneck kept all of
+    /// the last round, which carried the link through that much of the
+    /// sender's absence (a catch-up into a queue that stayed full only
+    /// overflows it: see the module's docs).
     pub(crate) fn try_send(
         &mut self,
         now: Instant,

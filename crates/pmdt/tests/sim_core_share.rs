@@ -173,7 +173,10 @@ fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
 /// took over 3/4 in seven runs of eight, session 101). With the queue that
 /// stood all round taken off the catch-up of a sender with flows on the
 /// path (`Connection::queue_kept_through_an_absence` in pmdt-proto): BBR
-/// 23.5-24.0 %, CUBIC 68.2-68.6 % at seeds 1-3.
+/// 23.5-24.0 %, CUBIC 68.2-68.6 % at seeds 1-3. BBR is then the flow under
+/// a quarter: the simulator moves further than the tools, where BBR took
+/// 66.6-88.3 % with the change; the test holds the direction and the 3/4
+/// bound.
 #[test]
 fn cubic_joining_bbr_from_a_sender_sharing_its_core_gets_a_share() {
     const TICK: Duration = Duration::from_millis(100);
