@@ -11,21 +11,27 @@
 #           alone, `--only bbr-1gbit loss`) and the four-flow sharing cells
 #           (`--only bbr-share-4 adapt`)
 #   rtt10   the loss grid's 1 Gbit/s × 10 ms cells (`--only bbr-1gbit-rtt10- loss`)
+#   runs    the runs given after N, each "<only> <experiment>", their output
+#           directories named by the `--only` (session 101's share-ab.txt:
+#           ARMS="0 1" catchup-ab.sh runs B O 2 "bbr-share-4 adapt"
+#           "bbr-vs-cubic adapt", with docs/bench/ab-s101's toggle)
 # One line per cell and run.
 set -uo pipefail
-WHAT=$1; BIN=$2; OUT=$3; N=$4; ARMS=${ARMS:-0 8}
+WHAT=$1; BIN=$2; OUT=$3; N=$4; ARMS=${ARMS:-0 8}; shift 4
+NAME=2 # the output directories: by experiment, or by `--only` (runs)
 case $WHAT in
   cj) RUNS=("bbr-vs-cubic-cubic-joins adapt") ;;
   others) RUNS=("bbr-1gbit loss" "bbr-share-4 adapt") ;;
   rtt10) RUNS=("bbr-1gbit-rtt10- loss") ;;
-  *) echo "catchup-ab.sh: cj, others or rtt10, not $WHAT" >&2; exit 2 ;;
+  runs) RUNS=("$@"); NAME=1 ;;
+  *) echo "catchup-ab.sh: cj, others, rtt10 or runs, not $WHAT" >&2; exit 2 ;;
 esac
 mkdir -p "$OUT"
 for p in $(seq 1 "$N"); do
   for x in $ARMS; do
     for run in "${RUNS[@]}"; do
       set -- $run
-      o="$OUT/xp$x-p$p-$2"
+      o="$OUT/xp$x-p$p-${!NAME}"
       PMDT_XP=$x "$BIN/pmdt-bench" --bin-dir "$BIN" --out "$o" --repeat 1 --only "$1" "$2" > "$o.log" 2>&1
       python3 - "$o" "$2" "$x" "$p" <<'PY'
 import csv, glob, re, sys
