@@ -3,6 +3,7 @@
 
 use std::time::{Duration, Instant};
 
+use super::join_overflow::JOIN_MAX_EXCESS;
 use super::startup::{MAX_SMALL_FLIGHT_PACKETS, MIN_STARTUP_LOSS_SAMPLE};
 use super::{
     Bbr, Mode, Phase, ProbeFeedback, UpGrowth, BETA, CRUISE_ROUNDS, HIGH_LOSS_THRESH,
@@ -95,7 +96,9 @@ impl Bbr {
     /// verdict of another flow's queue: there the loss may say that verdict
     /// was wrong (the path fell, [`Self::forget_a_verdict_it_overran`]).
     /// Where no queue shows, the high-loss threshold counts above the
-    /// path's random loss here, as the shared cut's bound does.
+    /// path's random loss here, as the shared cut's bound does; for a flow
+    /// alone cruising on a clean path, [`JOIN_MAX_EXCESS`] above it (less
+    /// is another flow's overflow: [`Self::join_overflow_says_another_flow`]).
     pub(super) fn inflight_too_high(&self, now: Instant, rs: &RateSample) -> bool {
         if rs.lost < MIN_LOSS_PACKETS * self.mss {
             return false;
@@ -125,6 +128,10 @@ impl Bbr {
             self.loss_floor + self.shared_overflow_max_excess(now)
         } else if self.queue_visible(standing) && !credit_burst {
             LOSS_THRESH
+        } else if self.alone_cruising_clean(now) && self.overshoot.is_behind(rs) {
+            // Less is another flow's overflow, which the round's end judges
+            // (`join_overflow_says_another_flow`).
+            self.loss_floor + JOIN_MAX_EXCESS
         } else {
             HIGH_LOSS_THRESH
         };
@@ -284,6 +291,7 @@ impl Bbr {
                 "bbr: congestion of its own"
             );
             self.forget_a_verdict_it_overran(now);
+            self.undo_a_join_cut();
             // The path fell under this flow's rate: a Cruise waiting for a
             // loss-based flow to regrow probes soon instead, to find the
             // path's new rate (the bounds cut below it: 1 Gbit/s falling to

@@ -79,7 +79,10 @@
 //! which is what the model tracks. Loss counts only when it is high in the flight it
 //! hit: above [`LOSS_THRESH`] (the draft's 2 %) while the RTT shows a standing queue
 //! (a drop-tail queue overflowing), or above [`HIGH_LOSS_THRESH`] regardless (a
-//! shallow buffer overflowing, whose queue the RTT cannot show). Then, as in BBRv3,
+//! shallow buffer overflowing, whose queue the RTT cannot show; for a flow alone
+//! cruising on a clean path, above a quarter: less there is another flow's
+//! overflow, a loss-based flow's slow start joining, answered by the shared
+//! queue's cut, `join_overflow`). Then, as in BBRv3,
 //! the data in flight is capped (`inflight_hi`) and the rate and window are bounded
 //! from below the model (`bw_lo`, `inflight_lo`) until the next probe.
 //!
@@ -101,7 +104,8 @@
 //! Here: the state, the gains of each mode and the [`Controller`] entry points;
 //! `cycle` (the transitions between modes and phases), `startup` (its seeds and
 //! exits), `model` (the filters, pacing and window), `loss` (what loss says)
-//! `shared_queue` (a queue another flow keeps), `sibling_pause` (RTTs a
+//! `shared_queue` (a queue another flow keeps), `join_overflow` (another
+//! flow's overflow that a flow alone's RTT cannot show), `sibling_pause` (RTTs a
 //! sender's absence from its core drained), `own_absence` (the queue a
 //! flow alone keeps through them) and `sample_rtt` (which RTT of a sample
 //! shows a queue).
@@ -117,11 +121,13 @@ use crate::rtt::RttEstimator;
 use crate::saved_path::Jump;
 use crate::stats::{ControllerState, QueueVerdicts};
 use cycle::QueuedSamples;
+use join_overflow::JoinCut;
 use loss::Overshoot;
 use own_absence::Absences;
 use recent_peak::RecentPeak;
 
 mod cycle;
+mod join_overflow;
 mod loss;
 mod model;
 mod own_absence;
@@ -502,6 +508,9 @@ pub(crate) struct Bbr {
     queue_depth_slot_start: Option<Instant>,
     /// The round of the last cut to a shared queue's overflow.
     shared_cut_round: Option<u64>,
+    /// A cut a flow alone took for another flow's overflow with no queue
+    /// showing ([`JoinCut`]), undone if the path fell instead.
+    join_cut: Option<JoinCut>,
     /// After a cut to a shared queue (or once another flow's queue stood),
     /// Cruise regrows `inflight_hi` by this many bytes next round (see
     /// [`Bbr::regrow_after_shared_cut`]).
@@ -624,6 +633,7 @@ impl Bbr {
             another_flow: AnotherFlow::Unseen,
             queue_verdicts: QueueVerdicts::default(),
             shared_cut_round: None,
+            join_cut: None,
             queue_depth: [Duration::ZERO; 2],
             queue_depth_slot_start: None,
             shared_regrow_step: None,
@@ -903,6 +913,7 @@ impl Controller for Bbr {
             let overflowed = self.round_lost_beyond_random();
             self.update_queue_depth(now);
             self.forget_a_verdict_the_path_fell_under(now);
+            self.join_overflow_says_another_flow(now);
             self.overflow_says_another_flow(now);
             self.cut_for_shared_queue(now);
             self.end_round_loss();

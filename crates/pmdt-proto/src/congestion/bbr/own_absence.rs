@@ -113,6 +113,17 @@ impl Absences {
             .map(|a| a.away)
             .max()
     }
+
+    /// The longest absence whose catch-ups were still being acknowledged at
+    /// or after `since` (an older, shorter one may have been dropped: never
+    /// the longest since).
+    pub(super) fn longest_since(&self, since: Instant) -> Option<Duration> {
+        self.runs
+            .iter()
+            .filter(|a| a.last_seen >= since)
+            .map(|a| a.away)
+            .max()
+    }
 }
 
 impl Bbr {
@@ -210,6 +221,8 @@ mod tests {
         let end = t0 + 3000 * MS;
         assert_eq!(a.longest(end + ABSENCE_MEMORY - MS), Some(3 * MS));
         assert_eq!(a.longest(end + ABSENCE_MEMORY), None);
+        assert_eq!(a.longest_since(end), Some(3 * MS));
+        assert_eq!(a.longest_since(end + MS), None);
         // The run's longest sample is its absence.
         a.note(end + 10 * MS, None);
         a.note(end + 20 * MS, Some(2 * MS));

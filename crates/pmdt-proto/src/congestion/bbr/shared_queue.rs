@@ -136,10 +136,10 @@ pub(super) const UP_GAIN_BESIDE_OTHERS_MIN: f64 = 1.03;
 /// falling to 200 Mbit/s at 40 ms lost 52-58 % of the next rounds; a probe's
 /// overshoot loses 10-14 % of a round, a shared queue's overflow 0.2-3 % (a
 /// CUBIC joiner's slow start 6-19 %).
-const PATH_FELL_ROUND_LOSS: f64 = 1.0 / 3.0;
+pub(super) const PATH_FELL_ROUND_LOSS: f64 = 1.0 / 3.0;
 /// … in a round of at least this many datagrams (a small flight's loss is
 /// noise).
-const PATH_FELL_MIN_DATAGRAMS: f64 = 16.0;
+pub(super) const PATH_FELL_MIN_DATAGRAMS: f64 = 16.0;
 /// Fewest rounds between two cuts to a shared queue: the round after a cut
 /// still carries the flight sent before it (its loss is the old flight's).
 const SHARED_CUT_EVERY_ROUNDS: u64 = 2;
@@ -754,6 +754,14 @@ impl Bbr {
         if !self.round_lost_a_shared_overflow(now) {
             return;
         }
+        self.take_shared_cut();
+    }
+
+    /// Cuts `inflight_hi` to [`BETA`] of what the round had in flight (the
+    /// bound, or the round's delivery if less), as every flow whose packets
+    /// a full shared queue drops does, and regrows it in equal steps
+    /// ([`Self::regrow_after_shared_cut`]).
+    pub(super) fn take_shared_cut(&mut self) {
         let bound = self.inflight_hi.unwrap_or(self.cwnd);
         let hi = ((bound.min(self.round_acked) as f64 * BETA) as u64).max(self.min_cwnd());
         tracing::debug!(
@@ -899,7 +907,7 @@ impl Bbr {
     }
 
     /// The round so far: datagrams acknowledged or lost, and those lost.
-    fn round_loss_packets(&self) -> (f64, f64) {
+    pub(super) fn round_loss_packets(&self) -> (f64, f64) {
         let mss = self.mss as f64;
         (
             (self.round_acked + self.round_lost) as f64 / mss,

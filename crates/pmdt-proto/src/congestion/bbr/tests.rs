@@ -2599,3 +2599,79 @@ fn beside_confirmed_flows_a_joiners_overflow_of_a_quarter_is_shared() {
         assert_eq!(b.shared_cut_round.is_some(), !own, "{case}: shared cut");
     }
 }
+
+/// A flow alone cruising on a clean path whose round loses more than a
+/// twentieth beyond the typical round's, and less than a quarter, with no
+/// queue showing, met another flow's overflow (a loss-based flow's slow
+/// start through a buffer too shallow for the RTT to show): it cuts
+/// `inflight_hi` as to a shared queue's overflow, and the loss is not
+/// congestion of its own. A round that loses half its datagrams is (the
+/// path fell); one that loses 3 % is neither; on a path that loses 1 % at
+/// random, such a round is left to the high-loss threshold.
+#[test]
+fn a_flow_alone_cuts_to_another_flows_overflow_where_no_queue_shows() {
+    let rate = 8_000_000;
+    let after = |random: f64, loss: f64| {
+        let (mut b, mut t, mut d) = cruising_with_random_loss(rate, random);
+        lossy_rounds(&mut b, &mut t, &mut d, rate, random, 2);
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+        assert!(b.rounds_in_phase() >= 2);
+        assert!(!b.shares_the_bottleneck(t));
+        let before = b.inflight_hi.unwrap_or(u64::MAX);
+        lossy_rounds(&mut b, &mut t, &mut d, rate, loss, 1);
+        lossy_rounds(&mut b, &mut t, &mut d, rate, random, 1);
+        (b, t, before)
+    };
+    for loss in [0.1, 0.2] {
+        let (b, t, before) = after(0.0, loss);
+        assert!(b.shared_cut_round.is_some(), "{loss}: no cut");
+        assert!(
+            b.inflight_hi
+                .is_some_and(|hi| hi < before && hi <= rate / 10),
+            "{loss}: {:?}",
+            b.inflight_hi
+        );
+        assert!(!b.congested_lately(t), "{loss}: taken for its own");
+        assert!(
+            !b.shares_the_bottleneck(t),
+            "{loss}: a verdict without a check"
+        );
+    }
+    let (b, t, _) = after(0.0, 0.5);
+    assert!(b.congested_lately(t), "the path fell");
+    assert!(b.shared_cut_round.is_none(), "cut when the path fell");
+    let (b, t, _) = after(0.0, 0.03);
+    assert!(
+        b.shared_cut_round.is_none() && !b.congested_lately(t),
+        "3 %"
+    );
+    let (b, t, _) = after(0.01, 0.1);
+    assert!(
+        b.shared_cut_round.is_none() && !b.congested_lately(t),
+        "on a lossy path"
+    );
+}
+
+/// A path that falls under a flow alone's rate loses, in its first round,
+/// as another flow's overflow does: the cut taken for one is undone when
+/// the next round's loss says congestion of the flow's own, and the
+/// short-term bounds answer the fall as they would have.
+#[test]
+fn congestion_of_its_own_after_a_joins_cut_undoes_the_cut() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.0, 2);
+    let before = b.inflight_hi;
+    let up_growth = b.up_growth;
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.15, 1);
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.0, 1);
+    assert!(b.shared_cut_round.is_some(), "no cut for the join");
+    assert!(b.inflight_hi < before.or(Some(u64::MAX)));
+    // The fall: the next round loses 60 %.
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.6, 1);
+    assert!(b.congested_lately(t), "no congestion");
+    assert_eq!(b.inflight_hi, before);
+    assert_eq!(b.up_growth, up_growth);
+    assert!(b.shared_cut_round.is_none());
+    assert!(b.bw_lo.is_some(), "the short-term bounds did not answer");
+}
