@@ -10,9 +10,13 @@
 //! through the join, it kept 80.9-88.0 % of the link over the minute. Here
 //! such a round cuts `inflight_hi` as to a shared queue's overflow
 //! ([`Bbr::take_shared_cut`]), whether it lost 6 % or 24 %, and gives no
-//! verdict of another flow's queue: a verdict starts Cruise's climb beside
-//! other flows, which takes a loss-based flow's share (with one, BBR kept
-//! 67.0-85.1 % in four runs against 60.5-72.1 without; session 103).
+//! verdict of another flow's queue of its own: a verdict starts Cruise's
+//! climb beside other flows, which takes a loss-based flow's share (with
+//! one, BBR kept 67.0-85.1 % in four runs against 57.4-72.1 without;
+//! session 103). The rule for an overflow under a standing queue
+//! ([`Bbr::overflow_says_another_flow`]) may still give one at the same
+//! round's end. An overflow that spans two rounds cuts in each, as loss
+//! in both says.
 
 use std::time::Instant;
 
@@ -29,14 +33,14 @@ const JOIN_MIN_EXCESS: f64 = 0.05;
 /// alone takes for another flow's overflow; more is a path that fell under
 /// its rate, congestion of its own.
 pub(super) const JOIN_MAX_EXCESS: f64 = 0.25;
-/// Rounds after a join's cut within which congestion of the flow's own
-/// says the path fell instead, and undoes the cut.
+/// Rounds after the one a join's cut began in within which congestion of
+/// the flow's own says the path fell instead, and undoes the cut.
 const JOIN_CUT_UNDO_ROUNDS: u64 = 2;
 
 /// What a cut for another flow's overflow replaced, kept to undo it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct JoinCut {
-    /// The round whose end cut.
+    /// The round the cut began (the one after the round that lost).
     round: u64,
     /// `inflight_hi` before the cut.
     inflight_hi: Option<u64>,
@@ -46,7 +50,8 @@ pub(super) struct JoinCut {
 
 impl Bbr {
     /// Whether this is a flow alone (no check found another flow's queue
-    /// lately) in its third Cruise round or later, past Startup's overshoot
+    /// lately) whose round ending is its second in Cruise or later (the
+    /// round Cruise began in counting as the first), past Startup's overshoot
     /// and its last probe's flights, with no congestion of its own lately,
     /// on a path whose rounds typically lose under
     /// [`RENO_COEXISTENCE_MAX_LOSS`] (where a loss-based flow can live
@@ -117,16 +122,23 @@ impl Bbr {
             lost,
             "bbr: a Cruise round of a flow alone overflowed: another flow joined"
         );
-        self.join_cut = Some(JoinCut {
-            round: self.round_count,
-            inflight_hi: self.inflight_hi,
-            up_growth: self.up_growth,
-        });
+        // A second cut while the first can still be undone keeps what the
+        // first replaced.
+        let undoable = self
+            .join_cut
+            .is_some_and(|cut| self.round_count <= cut.round + JOIN_CUT_UNDO_ROUNDS);
+        if !undoable {
+            self.join_cut = Some(JoinCut {
+                round: self.round_count,
+                inflight_hi: self.inflight_hi,
+                up_growth: self.up_growth,
+            });
+        }
         self.take_shared_cut();
     }
 
-    /// At congestion of this flow's own: within [`JOIN_CUT_UNDO_ROUNDS`] of
-    /// a cut for another flow's overflow, the path fell under the flow's
+    /// At congestion of this flow's own: in the round a cut for another
+    /// flow's overflow began or the [`JOIN_CUT_UNDO_ROUNDS`] after it, the path fell under the flow's
     /// rate instead (a fall's first round can lose as a join does): the cut
     /// is undone, and the short-term bounds answer the fall as they would
     /// have. Kept, the cut's bound held the flow at 0.7 of a flight the

@@ -2622,7 +2622,8 @@ fn a_flow_alone_cuts_to_another_flows_overflow_where_no_queue_shows() {
         lossy_rounds(&mut b, &mut t, &mut d, rate, random, 1);
         (b, t, before)
     };
-    for loss in [0.1, 0.2] {
+    // 22 %: over the high-loss threshold that judged it before.
+    for loss in [0.1, 0.22] {
         let (b, t, before) = after(0.0, loss);
         assert!(b.shared_cut_round.is_some(), "{loss}: no cut");
         assert!(
@@ -2674,4 +2675,18 @@ fn congestion_of_its_own_after_a_joins_cut_undoes_the_cut() {
     assert_eq!(b.up_growth, up_growth);
     assert!(b.shared_cut_round.is_none());
     assert!(b.bw_lo.is_some(), "the short-term bounds did not answer");
+    // Congestion of its own three rounds after the cut began leaves it.
+    let (mut b, mut t, mut d) = cruising_with_random_loss(rate, 0.0);
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.0, 2);
+    let before = b.inflight_hi.unwrap_or(u64::MAX);
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.15, 1);
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.0, 3);
+    assert!(b.shared_cut_round.is_some(), "no cut for the join");
+    lossy_rounds(&mut b, &mut t, &mut d, rate, 0.6, 1);
+    assert!(b.congested_lately(t), "no congestion");
+    assert!(
+        b.inflight_hi.is_some_and(|hi| hi <= rate / 10),
+        "undone after the window: {:?} (before the cut {before})",
+        b.inflight_hi
+    );
 }
