@@ -176,7 +176,12 @@ fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
 /// 23.5-24.0 %, CUBIC 68.2-68.6 % at seeds 1-3. BBR is then the flow under
 /// a quarter: the simulator moves further than the tools, where BBR took
 /// 66.6-88.3 % with the change; the test holds the direction and the 3/4
-/// bound.
+/// bound. Since session 104 a sender with a loss-based flow among its flows
+/// to a host makes up at most 5 ms of an absence
+/// (`pacer::BESIDE_LOSS_BASED_CATCH_UP` in pmdt-proto): BBR 19.5 %, CUBIC
+/// 73.0 % at seed 1. At 1 ms, BBR 8.9 % and CUBIC 80.0 %, over the bound:
+/// BBR's estimate decays where its pacer cannot make up absences of 6 ms,
+/// and CUBIC's window does not.
 #[test]
 fn cubic_joining_bbr_from_a_sender_sharing_its_core_gets_a_share() {
     const TICK: Duration = Duration::from_millis(100);

@@ -148,6 +148,12 @@ pub enum CongestionKind {
 }
 
 impl CongestionKind {
+    /// Whether the controller is loss-based: it takes loss for congestion
+    /// and backs off at a full queue's overflow (NewReno, CUBIC).
+    pub(crate) fn is_loss_based(&self) -> bool {
+        matches!(self, Self::NewReno | Self::Cubic)
+    }
+
     /// The controller's name, as the tools spell it (`bbr`, `cubic`, ...).
     pub fn name(&self) -> &'static str {
         match self {

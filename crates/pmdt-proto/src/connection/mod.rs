@@ -318,6 +318,9 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     cc: Box<dyn Controller>,
     /// Other connections of this endpoint to the same peer host.
     path_siblings: usize,
+    /// Whether a loss-based flow (NewReno, CUBIC) is among this endpoint's
+    /// connections to that host, this one included.
+    loss_based_on_path: bool,
     rate_sampler: DeliveryRateSampler,
     /// Packet window in force (grows with the congestion window).
     window_packets: u64,
@@ -477,6 +480,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
             rtt: RttEstimator::new(cfg.initial_rtt),
             cc: cfg.congestion.build(max_datagram),
             path_siblings: 0,
+            loss_based_on_path: false,
             rate_sampler: DeliveryRateSampler::new(cfg.starts_from_train()),
             window_packets: cfg.window_packets,
             recv_tune: RecvAutotune::with_capacity(window),
@@ -577,9 +581,12 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     /// The endpoint holds `siblings` other connections to this one's peer
     /// host (its congestion controller reads its RTTs accordingly, and its
-    /// receive credit covers an aging hole only alone).
-    pub(crate) fn set_path_siblings(&mut self, siblings: usize) {
+    /// receive credit covers an aging hole only alone), and `loss_based`
+    /// says whether a loss-based flow is among them or is this one (its
+    /// pacer then makes up little of an absence: [`Self::catch_up_limit`]).
+    pub(crate) fn set_path_siblings(&mut self, siblings: usize, loss_based: bool) {
         self.path_siblings = siblings;
+        self.loss_based_on_path = loss_based;
         self.cc.on_path_siblings(siblings);
         self.recv_tune.on_path_siblings(siblings);
     }
@@ -588,6 +595,26 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// host: flows from this sender that share the path with this one.
     pub fn path_siblings(&self) -> usize {
         self.path_siblings
+    }
+
+    /// Whether this connection's controller is loss-based (NewReno, CUBIC):
+    /// it backs off at a full queue's overflow.
+    pub(crate) fn is_loss_based(&self) -> bool {
+        self.cfg.congestion.is_loss_based()
+    }
+
+    /// Whether this endpoint holds other connections to this one's peer host
+    /// and a loss-based flow is among them or is this one.
+    pub(crate) fn beside_a_loss_based_flow(&self) -> bool {
+        self.path_siblings > 0 && self.loss_based_on_path
+    }
+
+    /// How much of an absence from its core the pacer makes up
+    /// ([`crate::pacer::catch_up_limit`]): a round trip, within 1-20 ms, and
+    /// at most [`crate::pacer::BESIDE_LOSS_BASED_CATCH_UP`] beside a
+    /// loss-based flow ([`Self::beside_a_loss_based_flow`]).
+    fn catch_up_limit(&self) -> std::time::Duration {
+        crate::pacer::catch_up_limit(self.rtt.smoothed(), self.beside_a_loss_based_flow())
     }
 
     /// Whether the handshake completed and the connection has not ended.
@@ -2001,7 +2028,7 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
                 return None;
             }
             if let Some(rate) = self.pacing_rate() {
-                let catch_up = crate::pacer::catch_up_limit(self.rtt.smoothed());
+                let catch_up = self.catch_up_limit();
                 let kept_queue = self.queue_kept_through_an_absence(now);
                 if let Some(t) = self.pacer.try_send(now, size, rate, catch_up, kept_queue) {
                     self.pacing_wait = Some(t);
@@ -2085,7 +2112,9 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// 1 MiB at 1 Gbit/s × 40 ms, the sender on a shared core), BBR took
     /// 69-88 % of the link with full catch-ups (median 82 %, one run of
     /// eight at or under 3/4), 67-88 % with this (median 72 %, five of
-    /// eight; session 101). A flow alone keeps its catch-up whole: its
+    /// eight; session 101); with a loss-based flow among them the catch-up
+    /// is also bounded to [`crate::pacer::BESIDE_LOSS_BASED_CATCH_UP`]
+    /// ([`Self::catch_up_limit`], session 104). A flow alone keeps its catch-up whole: its
     /// queue is the one its own last catch-up built, and what carries the
     /// link through the next absence. Read as a queue that stands, it took
     /// 42 % off the catch-ups on average (over `sim_core_share`'s three

@@ -394,13 +394,18 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     }
 
     /// Tells each connection to `host` how many others this endpoint holds to
-    /// it (flows that share the path, and stop with this sender). O(connections),
-    /// once per connection opened or released.
+    /// it (flows that share the path, and stop with this sender), and whether
+    /// a loss-based one is among them. O(connections), once per connection
+    /// opened or released.
     fn tell_siblings(&mut self, host: IpAddr) {
         let to_host = |s: &&mut Slot<S, R>| s.conn.remote().ip() == host;
-        let n = self.slots.iter_mut().flatten().filter(to_host).count();
+        let (mut n, mut loss_based) = (0, false);
         for slot in self.slots.iter_mut().flatten().filter(to_host) {
-            slot.conn.set_path_siblings(n - 1);
+            n += 1;
+            loss_based |= slot.conn.is_loss_based();
+        }
+        for slot in self.slots.iter_mut().flatten().filter(to_host) {
+            slot.conn.set_path_siblings(n - 1, loss_based);
         }
     }
 
@@ -815,6 +820,8 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
 #[cfg(test)]
 mod tests {
     use crate::config::TransportConfig;
+    use crate::congestion::CongestionKind;
+    use crate::connect_options::ConnectOptions;
     use crate::connection::{CloseReason, Event};
     use crate::pair::Pair;
 
@@ -885,5 +892,37 @@ mod tests {
         for h in [first, second] {
             assert_eq!(siblings(&p, h), 1);
         }
+    }
+
+    /// A loss-based flow among an endpoint's connections to a host bounds
+    /// every one of those connections' catch-ups (its own too), and only
+    /// while it is there and has company; flows of the default controller
+    /// among themselves, and a loss-based flow alone, keep theirs.
+    #[test]
+    fn a_loss_based_flow_on_the_path_bounds_its_siblings_catch_ups() {
+        let mut p = Pair::connected(TransportConfig::default());
+        let first = p.client_conn.expect("connected");
+        let server = p.client.connection(first).expect("live").remote();
+        let second = p.client.connect(p.now, server);
+        let beside = |p: &Pair, h| {
+            p.client
+                .connection(h)
+                .expect("live")
+                .beside_a_loss_based_flow()
+        };
+        assert!(!beside(&p, first) && !beside(&p, second));
+        let cubic = ConnectOptions::default().with_congestion(CongestionKind::Cubic);
+        let third = p.client.connect_with(p.now, server, &cubic).expect("valid");
+        let alone = "192.0.2.7:9000".parse().unwrap();
+        let elsewhere = p.client.connect_with(p.now, alone, &cubic).expect("valid");
+        for h in [first, second, third] {
+            assert!(beside(&p, h));
+        }
+        assert!(!beside(&p, elsewhere), "a loss-based flow alone");
+        p.client.connection_mut(third).expect("live").reset(1);
+        let mut buf = vec![0u8; 2048];
+        while p.client.poll_transmit(p.now, &mut buf).is_some() {}
+        assert!(p.client.release(third));
+        assert!(!beside(&p, first) && !beside(&p, second));
     }
 }
