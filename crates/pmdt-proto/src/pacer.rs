@@ -333,9 +333,17 @@ mod tests {
 
     /// As [`back_late_at`], the bottleneck having kept `kept_queue` all round.
     fn back_late_beside(rate: u64, kept_queue: Duration) -> (u64, Duration) {
+        back_late(
+            rate,
+            kept_queue,
+            catch_up_limit(Duration::from_millis(100), false),
+        )
+    }
+
+    /// As [`back_late_beside`], the pacer making up at most `catch_up`.
+    fn back_late(rate: u64, kept_queue: Duration, catch_up: Duration) -> (u64, Duration) {
         let t0 = Instant::now();
         let mut p = Pacer::new(3 * 1500, 3 * 1500);
-        let catch_up = catch_up_limit(Duration::from_millis(100), false);
         let mut now = t0;
         let due = loop {
             match p.try_send(now, 1500, GBIT, catch_up, Duration::ZERO) {
@@ -419,31 +427,11 @@ mod tests {
         }
         // 20 ms away at 1 Gbit/s: 5 ms of it are made up (on top of 100 ms
         // at the rate and the bucket), not the 20 a flow alone makes up.
-        let t0 = Instant::now();
-        let mut p = Pacer::new(3 * 1500, 3 * 1500);
         let limit = catch_up_limit(Duration::from_millis(40), true);
-        let mut now = t0;
-        let due = loop {
-            match p.try_send(now, 1500, GBIT, limit, Duration::ZERO) {
-                None => now += Duration::from_nanos(100),
-                Some(t) => break t,
-            }
-        };
-        now = due + Duration::from_millis(20);
-        let end = now + Duration::from_millis(100);
-        let mut sent = 0;
-        while now < end {
-            match p.try_send(now, 1500, GBIT, limit, Duration::ZERO) {
-                None => {
-                    sent += 1500;
-                    now += Duration::from_nanos(100);
-                }
-                Some(t) => now = t,
-            }
-        }
+        let (sent, late) = back_late(GBIT, Duration::ZERO, limit);
         assert!(sent >= GBIT / 1000 * 105 - 1500, "{sent}");
         assert!(sent <= GBIT / 1000 * 105 + 3 * 1500 + 1500, "{sent}");
-        assert_eq!(p.late_total(), Duration::from_millis(20));
+        assert_eq!(late, Duration::from_millis(20));
     }
 
     #[test]
