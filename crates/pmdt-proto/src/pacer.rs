@@ -420,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn beside_a_loss_based_flow_a_sender_makes_up_the_least() {
+    fn beside_a_loss_based_flow_a_sender_makes_up_at_most_5_ms() {
         let ms = Duration::from_millis;
         for (rtt, limit) in [(1, 1), (4, 4), (40, 5), (200, 5)] {
             assert_eq!(catch_up_limit(ms(rtt), true), ms(limit), "{rtt} ms");

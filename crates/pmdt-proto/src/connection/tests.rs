@@ -1322,3 +1322,68 @@ fn a_transfer_across_the_40_bit_wrap_of_packet_numbers_completes() {
         assert_eq!(c.stats.invalid_acks, 0);
     }
 }
+
+/// Bytes of data datagrams a connection sends at `t` with no time passing,
+/// its writer keeping its buffer full.
+fn data_sent_at<S: SendStorage, R: RecvStorage>(c: &mut Connection<S, R>, t: Instant) -> u64 {
+    let data = vec![7u8; 1 << 20];
+    let mut buf = vec![0u8; 2048];
+    let mut sent = 0;
+    loop {
+        // Full (`Blocked`) until some of it is sent.
+        let _ = c.write(&data);
+        let Some(tx) = c.poll_transmit(t, &mut buf) else {
+            return sent;
+        };
+        if matches!(
+            wire::decode(&buf[..tx.len]).unwrap().body,
+            Body::Data { .. }
+        ) {
+            sent += tx.len as u64;
+        }
+    }
+}
+
+/// The endpoint's word that a loss-based flow shares the path reaches the
+/// pacer. A paced sender back 30 ms late on a path not yet sampled (its round
+/// trip the initial 100 ms, clamped to the 20-ms ceiling) sends at once its
+/// bucket and 20 ms of its
+/// rate, alone or beside flows of a model-based controller; beside a
+/// loss-based flow, whose full queue the burst would overflow, its bucket and
+/// 5 ms ([`crate::pacer::catch_up_limit`]).
+#[test]
+fn beside_a_loss_based_flow_a_connection_makes_up_less_of_an_absence() {
+    const RATE: u64 = 100_000_000 / 8; // bytes per second
+    let cfg = TransportConfig {
+        congestion: crate::congestion::CongestionKind::Paced { rate_bps: RATE * 8 },
+        ..Default::default()
+    };
+    let datagram = cfg.max_datagram as u64;
+    let bucket = cfg.pacing_burst_packets * datagram;
+    let back_from_absence = |siblings: usize, loss_based: bool| {
+        let (mut c, t0) =
+            server_conn_with(cfg.clone(), ByteRing::new(4 << 20), RecvRing::new(1 << 16));
+        c.set_path_siblings(siblings, loss_based);
+        // On schedule for 10 ms: the sender polls at each pacing deadline.
+        let mut t = t0;
+        while t < t0 + Duration::from_millis(10) {
+            data_sent_at(&mut c, t);
+            t = c.poll_timeout().expect("a pacing deadline");
+        }
+        // Then off its core for 30 ms past the deadline.
+        data_sent_at(&mut c, t + Duration::from_millis(30))
+    };
+    let alone = back_from_absence(0, false);
+    let beside_bbr = back_from_absence(2, false);
+    let beside_cubic = back_from_absence(2, true);
+    println!("burst bytes: alone {alone}, beside BBR {beside_bbr}, beside CUBIC {beside_cubic}");
+    // The bucket and the catch-up's share of the rate, to a datagram.
+    let made_up = |ms: u64| bucket + RATE * ms / 1000;
+    for (burst, ms) in [(alone, 20), (beside_bbr, 20), (beside_cubic, 5)] {
+        assert!(
+            burst.abs_diff(made_up(ms)) <= datagram,
+            "{burst} bytes where {ms} ms make up {}",
+            made_up(ms)
+        );
+    }
+}
