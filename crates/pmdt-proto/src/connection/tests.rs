@@ -1347,10 +1347,9 @@ fn data_sent_at<S: SendStorage, R: RecvStorage>(c: &mut Connection<S, R>, t: Ins
 /// The endpoint's word that a loss-based flow shares the path reaches the
 /// pacer. A paced sender back 30 ms late on a path not yet sampled (its round
 /// trip the initial 100 ms, clamped to the 20-ms ceiling) sends at once its
-/// bucket and 20 ms of its
-/// rate, alone or beside flows of a model-based controller; beside a
-/// loss-based flow, whose full queue the burst would overflow, its bucket and
-/// 5 ms ([`crate::pacer::catch_up_limit`]).
+/// bucket and 20 ms of its rate, alone or beside flows of a model-based
+/// controller; beside a loss-based flow, whose full queue the burst would
+/// overflow, its bucket and 5 ms ([`crate::pacer::catch_up_limit`]).
 #[test]
 fn beside_a_loss_based_flow_a_connection_makes_up_less_of_an_absence() {
     const RATE: u64 = 100_000_000 / 8; // bytes per second
