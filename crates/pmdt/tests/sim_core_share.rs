@@ -4,8 +4,12 @@
 //! still fill it, as it does with a core of its own, its flows must share
 //! a bottleneck as evenly as a sender's with a core of its own, and a
 //! loss-based flow beside them must keep a share.
+//! `SIM_LOG=pmdt_proto::congestion::bbr=debug` prints the controller's log
+//! of the CUBIC-joining test (in the order of virtual time).
 
 use std::time::Duration;
+
+mod sim_log;
 
 use pmdt::sim::{
     jain_index, run_bulk, run_timed_send, stream_share_of_frames, BulkScenario, CoreShare,
@@ -184,6 +188,7 @@ fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
 /// and CUBIC's window does not.
 #[test]
 fn cubic_joining_bbr_from_a_sender_sharing_its_core_gets_a_share() {
+    sim_log::log_to_stderr();
     const TICK: Duration = Duration::from_millis(100);
     let from = 150; // 15 s, in ticks
     let rtt = Duration::from_millis(40);
