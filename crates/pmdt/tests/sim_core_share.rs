@@ -4,6 +4,7 @@
 //! still fill it, as it does with a core of its own, its flows must share
 //! a bottleneck as evenly as a sender's with a core of its own, and a
 //! loss-based flow beside them must keep a share.
+//!
 //! `SIM_LOG=pmdt_proto::congestion::bbr=debug` prints the controller's log
 //! of the CUBIC-joining test (in the order of virtual time).
 
