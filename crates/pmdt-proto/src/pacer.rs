@@ -18,7 +18,8 @@
 //! And lateness is owed only as far as the link lost it: a queue that stood at
 //! the bottleneck all of the last round carried the link through that much of
 //! the absence, and a catch-up that made it up too would only overflow that
-//! queue (the caller says how much queue stood; for a flow alone, none: see
+//! queue (the caller says how much queue stood; for a flow alone, or one
+//! behind its siblings beside a loss-based flow, none: see
 //! `Connection::queue_kept_through_an_absence`).
 
 use std::time::{Duration, Instant};

@@ -168,7 +168,7 @@ fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
 /// is off its core for 6 (`pmdt-bench adapt`'s
 /// bbr-vs-cubic-cubic-joins-shallow-queue-rtt40 cell runs both from one
 /// `pmdt-send`), through 1 Gbit/s × 40 ms and pmdt-wanem's 1 MiB queue for
-/// 60 s: from 15 s, neither takes more than 3/4 of the link, and CUBIC at
+/// 60 s: from 15 s, neither takes more than 3/4 of the link, and each at
 /// least a quarter.
 ///
 /// Both flows stop while the sender is away and catch up when it comes
@@ -178,15 +178,23 @@ fn four_flows_from_a_sender_sharing_its_core_share_fairly() {
 /// took over 3/4 in seven runs of eight, session 101). With the queue that
 /// stood all round taken off the catch-up of a sender with flows on the
 /// path (`Connection::queue_kept_through_an_absence` in pmdt-proto): BBR
-/// 23.5-24.0 %, CUBIC 68.2-68.6 % at seeds 1-3. BBR is then the flow under
-/// a quarter: the simulator moves further than the tools, where BBR took
-/// 66.6-88.3 % with the change; the test holds the direction and the 3/4
-/// bound. Since session 104 a sender with a loss-based flow among its flows
+/// 23.5-24.0 %, CUBIC 68.2-68.6 % at seeds 1-3. BBR was then the flow
+/// under a quarter: the simulator moved further than the tools, where BBR
+/// took 66.6-88.3 % with the change, and the test then held only CUBIC's
+/// quarter and the 3/4 bound. Since session 104 a sender with a loss-based flow among its flows
 /// to a host makes up at most 5 ms of an absence
 /// (`pacer::BESIDE_LOSS_BASED_CATCH_UP` in pmdt-proto): BBR 19.5 %, CUBIC
 /// 73.0 % at seed 1. At 1 ms, BBR 8.9 % and CUBIC 80.0 %, over the bound:
 /// BBR's estimate decays where its pacer cannot make up absences of 6 ms,
 /// and CUBIC's window does not.
+///
+/// Leaving the queue that stood out of BBR's catch-ups gave CUBIC's window
+/// the whole refill after every absence. Since session 106 a flow that
+/// delivered less than the average of the flows to its host, beside a
+/// loss-based flow, makes up its absences whole, up to the 5 ms
+/// (`endpoint::path_shares` in pmdt-proto): BBR 44.0 %, CUBIC 43.1 % at seed
+/// 1 (43.8 / 42.4 and 44.1 / 41.8 % at seeds 2 and 3). Together they use
+/// less of the link than before (87.1 % against 92.5 at seed 1).
 #[test]
 fn cubic_joining_bbr_from_a_sender_sharing_its_core_gets_a_share() {
     sim_log::log_to_stderr();
@@ -228,5 +236,5 @@ fn cubic_joining_bbr_from_a_sender_sharing_its_core_gets_a_share() {
     let (bbr, cubic) = (pct[0], pct[1]);
     println!("BBR {bbr:.1}%, CUBIC {cubic:.1}% of the link from 15 s");
     assert!(bbr.max(cubic) <= 75.0, "BBR {bbr:.1}%, CUBIC {cubic:.1}%");
-    assert!(cubic >= 25.0, "BBR {bbr:.1}%, CUBIC {cubic:.1}%");
+    assert!(bbr.min(cubic) >= 25.0, "BBR {bbr:.1}%, CUBIC {cubic:.1}%");
 }

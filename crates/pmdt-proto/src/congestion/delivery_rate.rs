@@ -257,6 +257,11 @@ impl DeliveryRateSampler {
         self.newest_one_way = Some((sent, one_way));
     }
 
+    /// Bytes delivered (acknowledged) so far ("C.delivered").
+    pub(crate) fn delivered(&self) -> u64 {
+        self.delivered
+    }
+
     /// `bytes` were declared lost.
     pub(crate) fn on_lost(&mut self, bytes: u64) {
         self.lost += bytes;
@@ -291,6 +296,12 @@ impl DeliveryRateSampler {
             Some((at, q)) if now.saturating_duration_since(at) <= round => q,
             _ => Duration::ZERO,
         }
+    }
+
+    /// Sets the kept queue as a sample at `at` would (connection tests).
+    #[cfg(test)]
+    pub(crate) fn set_kept_queue(&mut self, at: Instant, queue: Duration) {
+        self.kept_queue = Some((at, queue));
     }
 
     /// Builds the sample for the acks since the last call (draft §3.3,

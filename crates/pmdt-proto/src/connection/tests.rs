@@ -1386,3 +1386,38 @@ fn beside_a_loss_based_flow_a_connection_makes_up_less_of_an_absence() {
         );
     }
 }
+
+/// The queue that stood all round comes off a late sender's catch-up only
+/// for a sender with other flows on the path, and, beside a loss-based
+/// flow, not for a flow that delivered less than the average of the flows
+/// to its host: it makes up its absences whole (up to its bound), as the
+/// loss-based flow's window does.
+#[test]
+fn beside_a_loss_based_flow_the_flow_behind_leaves_no_kept_queue_out() {
+    let (mut c, t0) = server_conn_with(
+        TransportConfig::default(),
+        ByteRing::new(1 << 16),
+        RecvRing::new(1 << 16),
+    );
+    let queue = Duration::from_millis(6);
+    c.rate_sampler.set_kept_queue(t0, queue);
+    let mut left_out = |siblings: usize, loss_based: bool, share: ShareOnPath| {
+        c.set_path_siblings(siblings, loss_based);
+        c.set_share_on_path(share);
+        c.queue_kept_through_an_absence(t0)
+    };
+    use ShareOnPath::{Behind, Even};
+    assert_eq!(left_out(0, false, Even), Duration::ZERO, "alone");
+    assert_eq!(left_out(2, false, Even), queue, "beside BBR flows");
+    assert_eq!(
+        left_out(2, false, Behind),
+        queue,
+        "BBR flows are not compared"
+    );
+    assert_eq!(left_out(2, true, Even), queue, "level beside CUBIC");
+    assert_eq!(
+        left_out(2, true, Behind),
+        Duration::ZERO,
+        "behind beside CUBIC"
+    );
+}

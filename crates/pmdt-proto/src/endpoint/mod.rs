@@ -2,6 +2,7 @@
 //! (server) and opens (client) connections, and schedules transmissions fairly.
 
 mod connection_mut;
+pub(crate) mod path_shares;
 mod timer_heap;
 mod transmit;
 
@@ -21,6 +22,7 @@ use rand_chacha::ChaCha8Rng;
 
 use crate::config::{AddressValidation, ConfigError, EndpointConfig, TransportConfig};
 use crate::connect_options::ConnectOptions;
+use crate::connection::ShareOnPath;
 use crate::connection::{
     CloseReason, Connection, ConnectionParams, Event, Side, Transmit, REFUSED_CODE,
 };
@@ -30,6 +32,7 @@ use crate::recv_buffer::{RecvRing, RecvStorage};
 use crate::send_buffer::{ByteRing, SendStorage};
 use crate::stats::EndpointStats;
 use crate::wire::{self, Body, HandshakeParams, Header, Packet, PacketNumber, PacketType};
+use path_shares::PathShares;
 
 /// Most stateless answers (Retry, Reset) waiting to be sent: under a handshake
 /// flood the rest are dropped rather than queued without bound.
@@ -52,6 +55,9 @@ struct Slot<S: SendStorage, R: RecvStorage> {
     deficit: i64,
     init_key: Option<(SocketAddr, u64)>,
     address: PeerAddress,
+    /// The connection's delivered bytes at the last share check
+    /// ([`Endpoint::check_path_shares`]).
+    delivered_at_check: u64,
 }
 
 /// Whether a connection's peer proved it receives at its address.
@@ -112,6 +118,9 @@ pub struct Endpoint<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     /// Accepted connections whose address is not proven yet
     /// ([`PeerAddress::Unproven`]).
     unproven: usize,
+    /// The per-host sums of the last share check and when the next is due
+    /// ([`Endpoint::check_path_shares`]).
+    path_shares: PathShares,
 }
 
 impl Endpoint<ByteRing, RecvRing> {
@@ -173,6 +182,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             recv_storage,
             stats: EndpointStats::default(),
             unproven: 0,
+            path_shares: PathShares::default(),
         })
     }
 
@@ -249,6 +259,7 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
             deficit: 0,
             init_key,
             address,
+            delivered_at_check: 0,
         };
         let i = match self.free.pop() {
             Some(i) => {
@@ -406,6 +417,35 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         }
         for slot in self.slots.iter_mut().flatten().filter(to_host) {
             slot.conn.set_path_siblings(n - 1, loss_based);
+        }
+    }
+
+    /// At most every [`path_shares::CHECK_EVERY`] (at the first call at
+    /// least that long after the last): tells each connection beside a
+    /// loss-based flow on its path whether it delivered less than the flows
+    /// to its host did on average since the last check, and every other
+    /// connection that it is even (see [`path_shares`]). O(connections) per
+    /// check.
+    fn check_path_shares(&mut self, now: Instant) {
+        if !self.path_shares.begin(now) {
+            return;
+        }
+        let compared = |s: &&Slot<S, R>| s.conn.beside_a_loss_based_flow();
+        for slot in self.slots.iter().flatten().filter(compared) {
+            let delivered = slot.conn.delivered_bytes();
+            let since = delivered.saturating_sub(slot.delivered_at_check);
+            self.path_shares.add(slot.conn.remote().ip(), since);
+        }
+        for slot in self.slots.iter_mut().flatten() {
+            let delivered = slot.conn.delivered_bytes();
+            let share = if slot.conn.beside_a_loss_based_flow() {
+                let since = delivered.saturating_sub(slot.delivered_at_check);
+                self.path_shares.share(slot.conn.remote().ip(), since)
+            } else {
+                ShareOnPath::Even
+            };
+            slot.delivered_at_check = delivered;
+            slot.conn.set_share_on_path(share);
         }
     }
 
@@ -668,9 +708,13 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         None
     }
 
-    /// Runs every connection timer due at `now` (each connection once per call).
+    /// Runs every connection timer due at `now` (each connection once per
+    /// call), and at most every 100 ms compares the delivery of the flows to
+    /// each host that a loss-based flow shares (a flow behind makes up its
+    /// absences from the core whole).
     pub fn handle_timeout(&mut self, now: Instant) {
         self.collect_stale();
+        self.check_path_shares(now);
         let mut due = std::mem::take(&mut self.due);
         due.clear();
         while let Some(Reverse((t, i))) = self.timers.peek().copied() {
@@ -824,6 +868,10 @@ mod tests {
     use crate::connect_options::ConnectOptions;
     use crate::connection::{CloseReason, Event};
     use crate::pair::Pair;
+    use std::time::Duration;
+
+    use super::path_shares;
+    use crate::connection::ShareOnPath;
 
     /// `handle_timeout`'s list of due connections never grows while it runs:
     /// it holds at most one entry per slot, and inserting a connection sizes it
@@ -924,5 +972,46 @@ mod tests {
         while p.client.poll_transmit(p.now, &mut buf).is_some() {}
         assert!(p.client.release(third));
         assert!(!beside(&p, first) && !beside(&p, second));
+    }
+
+    /// Beside a loss-based flow, the endpoint tells a flow that delivered
+    /// less than its siblings that it is behind (it then makes up its
+    /// absences whole); flows of the default controller among themselves
+    /// are not compared.
+    #[test]
+    fn a_flow_behind_its_siblings_beside_a_loss_based_one_is_told_so() {
+        let mut p = Pair::connected(TransportConfig::default());
+        let bbr = p.client_conn.expect("connected");
+        let server = p.client.connection(bbr).expect("live").remote();
+        let other_bbr = p.client.connect(p.now, server);
+        let share = |p: &Pair, h| p.client.connection(h).expect("live").share_on_path();
+        // Only the first flow sends: it writes up to 1 MiB every 5 ms (the
+        // pair's path is 5 ms each way).
+        let data = vec![7u8; 1 << 20];
+        let sending = |p: &mut Pair, for_: Duration| {
+            let until = p.now + for_;
+            while p.now < until {
+                p.client_write(&data);
+                p.server_read_all();
+                p.drive_for(Duration::from_millis(5));
+            }
+        };
+        sending(&mut p, Duration::from_millis(300));
+        assert!(p.client.connection(bbr).expect("live").delivered_bytes() > 0);
+        assert_eq!(share(&p, other_bbr), ShareOnPath::Even, "BBR flows only");
+        let cubic = ConnectOptions::default().with_congestion(CongestionKind::Cubic);
+        let cubic = p.client.connect_with(p.now, server, &cubic).expect("valid");
+        sending(&mut p, 2 * path_shares::CHECK_EVERY);
+        assert_eq!(share(&p, bbr), ShareOnPath::Even, "the one delivering");
+        for h in [other_bbr, cubic] {
+            assert_eq!(share(&p, h), ShareOnPath::Behind);
+        }
+        // The loss-based flow gone, nobody is compared.
+        p.client.connection_mut(cubic).expect("live").reset(1);
+        let mut buf = vec![0u8; 2048];
+        while p.client.poll_transmit(p.now, &mut buf).is_some() {}
+        assert!(p.client.release(cubic));
+        sending(&mut p, 2 * path_shares::CHECK_EVERY);
+        assert_eq!(share(&p, other_bbr), ShareOnPath::Even);
     }
 }

@@ -1,0 +1,117 @@
+//! Which of an endpoint's flows to one host delivered less than the average
+//! of the flows to that host: beside a loss-based flow, a flow behind makes
+//! up its absences from the core in full (up to its bound), as the
+//! loss-based flow's window does; one level or ahead leaves out the queue
+//! that carried the link through them
+//! (`Connection::queue_kept_through_an_absence`).
+//!
+//! The flows of one sender stop together when it loses its core and come
+//! back together. The queue that stood at the bottleneck carried the link
+//! through the absence, but whoever refills it afterwards holds it: a
+//! loss-based flow's window refills its part at once, and a paced flow that
+//! leaves its catch-up out gives up its part, absence after absence. In the
+//! simulator (`sim_core_share`, CUBIC joining BBR from a sender on its core
+//! 14 ms of every 20), BBR kept 19.5 % of the link that way and CUBIC took
+//! 73.0 %; with the flow behind making up, 44.0 and 43.1 %. Through
+//! `pmdt-wanem`, where BBR takes most of the link in that cell, leaving the
+//! kept queue out holds it under 3/4 more often than making up whole does,
+//! and the rule keeps it there (docs/RESULTS.md, session 106).
+//!
+//! The check runs from [`crate::Endpoint::handle_timeout`], at the first
+//! call at least [`CHECK_EVERY`] after the last: a sending endpoint's timers
+//! fire far more often, and an idle one has nothing to compare.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use crate::connection::ShareOnPath;
+
+/// How often the shares are compared, at most: 2.5 round trips at 40 ms, one
+/// at 100 ms (BBR's phases last a round trip each), short beside the
+/// seconds its estimate takes to decay.
+pub(crate) const CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// The per-host sums of one check, and when the next is due.
+#[derive(Debug, Default)]
+pub(crate) struct PathShares {
+    next_check: Option<Instant>,
+    /// Per host: bytes delivered since the last check by the flows compared,
+    /// and how many flows.
+    hosts: HashMap<IpAddr, (u64, u64)>,
+}
+
+impl PathShares {
+    /// Whether a check is due at `now`; if so, the next is due [`CHECK_EVERY`]
+    /// later and the last check's sums are forgotten.
+    pub(crate) fn begin(&mut self, now: Instant) -> bool {
+        if self.next_check.is_some_and(|t| now < t) {
+            return false;
+        }
+        self.next_check = Some(now + CHECK_EVERY);
+        self.hosts.clear();
+        true
+    }
+
+    /// A flow to `host` delivered `bytes` since the last check.
+    pub(crate) fn add(&mut self, host: IpAddr, bytes: u64) {
+        let (sum, flows) = self.hosts.entry(host).or_default();
+        *sum += bytes;
+        *flows += 1;
+    }
+
+    /// How a flow to `host` that delivered `bytes` since the last check
+    /// compares with the flows [`Self::add`] counted there.
+    pub(crate) fn share(&self, host: IpAddr, bytes: u64) -> ShareOnPath {
+        match self.hosts.get(&host) {
+            Some(&(sum, flows)) if (bytes as u128 * flows as u128) < sum as u128 => {
+                ShareOnPath::Behind
+            }
+            _ => ShareOnPath::Even,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_under_its_hosts_average_is_behind() {
+        let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+        let t0 = Instant::now();
+        let mut s = PathShares::default();
+        assert!(s.begin(t0));
+        // Host a: 3 MB and 1 MB; host b: one flow of 1 byte.
+        s.add(a, 3_000_000);
+        s.add(a, 1_000_000);
+        s.add(b, 1);
+        assert_eq!(s.share(a, 1_000_000), ShareOnPath::Behind);
+        assert_eq!(s.share(a, 3_000_000), ShareOnPath::Even);
+        // Alone at its host, a flow is its own average.
+        assert_eq!(s.share(b, 1), ShareOnPath::Even);
+        // Two flows level: neither is behind.
+        assert!(s.begin(t0 + CHECK_EVERY));
+        s.add(a, 5);
+        s.add(a, 5);
+        assert_eq!(s.share(a, 5), ShareOnPath::Even);
+    }
+
+    #[test]
+    fn checks_come_every_interval_and_start_afresh() {
+        let t0 = Instant::now();
+        let host: IpAddr = "10.0.0.1".parse().unwrap();
+        let mut s = PathShares::default();
+        assert!(s.begin(t0), "the first call checks");
+        s.add(host, 10);
+        s.add(host, 0);
+        assert!(!s.begin(t0 + CHECK_EVERY / 2), "not before the interval");
+        assert_eq!(s.share(host, 0), ShareOnPath::Behind, "sums kept meanwhile");
+        assert!(s.begin(t0 + CHECK_EVERY));
+        assert_eq!(
+            s.share(host, 0),
+            ShareOnPath::Even,
+            "the last check's sums are forgotten"
+        );
+    }
+}
