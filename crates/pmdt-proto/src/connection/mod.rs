@@ -599,8 +599,8 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
 
     /// Sets how this connection's delivery compared with the average of the
     /// flows to its host at the endpoint's last check
-    /// ([`crate::endpoint::path_shares`]): beside a loss-based flow, a flow
-    /// behind makes up its absences whole
+    /// ([`crate::endpoint::path_shares`]): beside a loss-based flow, a
+    /// model-based flow behind makes up its absences whole
     /// ([`Self::queue_kept_through_an_absence`]).
     pub(crate) fn set_share_on_path(&mut self, share: ShareOnPath) {
         if share != self.share_on_path {
@@ -2152,13 +2152,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// schedules at 1 Gbit/s × 10 ms), and the link was used 76 % instead of
     /// 99 % by the sender on its core 6 ms of every 10.
     ///
-    /// Beside a loss-based flow, a flow that delivered less than the
-    /// average of the flows to its host ([`ShareOnPath::Behind`]) leaves
-    /// nothing out: the queue that stood is then mostly its siblings', who
-    /// refill it after every absence (a loss-based flow's window at once),
-    /// and leaving it out gave them the whole refill (`sim_core_share`, CUBIC
-    /// joining BBR: BBR 19.5 %, CUBIC 73.0 % of the link; with this, 44.0
-    /// and 43.1 %; see [`crate::endpoint::path_shares`]).
+    /// Beside a loss-based flow, a model-based flow that delivered less
+    /// than the average of the flows to its host ([`ShareOnPath::Behind`];
+    /// the endpoint does not tell a loss-based flow) leaves nothing out:
+    /// the queue that stood is then mostly its siblings', who refill it
+    /// after every absence (a loss-based flow's window at once), and leaving
+    /// it out gave them the whole refill (`sim_core_share`, CUBIC joining
+    /// BBR: BBR 19.5 %, CUBIC 73.0 % of the link; with this, 44.0 and
+    /// 42.6 %; see [`crate::endpoint::path_shares`]).
     fn queue_kept_through_an_absence(&self, now: Instant) -> Duration {
         if self.path_siblings == 0
             || (self.loss_based_on_path && self.share_on_path == ShareOnPath::Behind)

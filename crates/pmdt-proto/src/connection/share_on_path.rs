@@ -7,8 +7,8 @@
 pub(crate) enum ShareOnPath {
     /// It delivered less than the flows to its host did on average.
     Behind,
-    /// It delivered at least the average (or was not compared: alone, or no
-    /// loss-based flow on the path).
+    /// It delivered at least the average (or was not compared: alone, no
+    /// loss-based flow on the path, or loss-based itself).
     #[default]
     Even,
 }

@@ -1389,9 +1389,10 @@ fn beside_a_loss_based_flow_a_connection_makes_up_less_of_an_absence() {
 
 /// The queue that stood all round comes off a late sender's catch-up only
 /// for a sender with other flows on the path, and, beside a loss-based
-/// flow, not for a flow that delivered less than the average of the flows
-/// to its host: it makes up its absences whole (up to its bound), as the
-/// loss-based flow's window does.
+/// flow, not for a flow the endpoint found behind (a model-based flow that
+/// delivered less than the average of the flows to its host): it makes up
+/// its absences whole (up to its bound), as the loss-based flow's window
+/// does.
 #[test]
 fn beside_a_loss_based_flow_the_flow_behind_leaves_no_kept_queue_out() {
     let (mut c, t0) = server_conn_with(

@@ -421,24 +421,25 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     }
 
     /// At most every [`path_shares::CHECK_EVERY`] (at the first call at
-    /// least that long after the last): tells each connection beside a
-    /// loss-based flow on its path whether it delivered less than the flows
-    /// to its host did on average since the last check, and every other
-    /// connection that it is even (see [`path_shares`]). O(connections) per
-    /// check.
+    /// least that long after the last): tells each model-based connection
+    /// beside a loss-based flow on its path whether it delivered less than
+    /// the flows to its host (the loss-based ones among them) did on average
+    /// since the last check, and every other connection that it is even
+    /// (see [`path_shares`]). O(connections) per check.
     fn check_path_shares(&mut self, now: Instant) {
         if !self.path_shares.begin(now) {
             return;
         }
-        let compared = |s: &&Slot<S, R>| s.conn.beside_a_loss_based_flow();
-        for slot in self.slots.iter().flatten().filter(compared) {
+        let counted = |s: &&Slot<S, R>| s.conn.beside_a_loss_based_flow();
+        for slot in self.slots.iter().flatten().filter(counted) {
             let delivered = slot.conn.delivered_bytes();
             let since = delivered.saturating_sub(slot.delivered_at_check);
             self.path_shares.add(slot.conn.remote().ip(), since);
         }
         for slot in self.slots.iter_mut().flatten() {
             let delivered = slot.conn.delivered_bytes();
-            let share = if slot.conn.beside_a_loss_based_flow() {
+            let compared = slot.conn.beside_a_loss_based_flow() && !slot.conn.is_loss_based();
+            let share = if compared {
                 let since = delivered.saturating_sub(slot.delivered_at_check);
                 self.path_shares.share(slot.conn.remote().ip(), since)
             } else {
@@ -974,10 +975,11 @@ mod tests {
         assert!(!beside(&p, first) && !beside(&p, second));
     }
 
-    /// Beside a loss-based flow, the endpoint tells a flow that delivered
-    /// less than the average of the flows to its host that it is behind (it then makes up its
-    /// absences whole); flows of the default controller among themselves
-    /// are not compared.
+    /// Beside a loss-based flow, the endpoint tells a model-based flow that
+    /// delivered less than the average of the flows to its host that it is
+    /// behind (it then makes up its absences whole); the loss-based flow
+    /// counts in the average but is not told, and flows of the default
+    /// controller among themselves are not compared.
     #[test]
     fn a_flow_behind_its_siblings_beside_a_loss_based_one_is_told_so() {
         let mut p = Pair::connected(TransportConfig::default());
@@ -1003,9 +1005,8 @@ mod tests {
         let cubic = p.client.connect_with(p.now, server, &cubic).expect("valid");
         sending(&mut p, 2 * path_shares::CHECK_EVERY);
         assert_eq!(share(&p, bbr), ShareOnPath::Even, "the one delivering");
-        for h in [other_bbr, cubic] {
-            assert_eq!(share(&p, h), ShareOnPath::Behind);
-        }
+        assert_eq!(share(&p, other_bbr), ShareOnPath::Behind);
+        assert_eq!(share(&p, cubic), ShareOnPath::Even, "loss-based: not told");
         // The loss-based flow gone, nobody is compared.
         p.client.connection_mut(cubic).expect("live").reset(1);
         let mut buf = vec![0u8; 2048];
