@@ -324,7 +324,8 @@ pub struct Connection<S: SendStorage = ByteRing, R: RecvStorage = RecvRing> {
     /// connections to that host, this one included.
     loss_based_on_path: bool,
     /// How this connection's delivery compared with its siblings' at the
-    /// endpoint's last check (beside a loss-based flow only).
+    /// endpoint's last check (for a model-based flow beside a loss-based
+    /// one only).
     share_on_path: ShareOnPath,
     rate_sampler: DeliveryRateSampler,
     /// Packet window in force (grows with the congestion window).
