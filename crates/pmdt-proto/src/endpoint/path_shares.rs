@@ -19,7 +19,7 @@
 //! reason is a paced flow's estimate, and a loss-based flow's window refills
 //! its part at once whatever its pacer makes up. Through `pmdt-wanem`
 //! (CUBIC joining BBR), where CUBIC was the flow behind from its first
-//! millisecond, its catch-ups made whole or not made no difference the
+//! millisecond, whether its catch-ups were whole made no difference the
 //! tools could tell: over two sessions BBR took 67.7 % of the link on
 //! average in 26 runs with them whole and 66.1 % in 26 without
 //! (permutation p = 0.40), three runs over 3/4 in each; in the simulator
