@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::connection::ShareOnPath;
 use crate::rtt::RttEstimator;
 use crate::saved_path::Jump;
 use crate::stats::{ControllerState, QueueVerdicts};
@@ -102,6 +103,12 @@ pub(crate) trait Controller: Send + std::fmt::Debug {
     /// when it loses its core.
     fn on_path_siblings(&mut self, siblings: usize) {
         let _ = siblings;
+    }
+    /// How this flow's delivery compared with its siblings' at the
+    /// endpoint's last check (told only to a model-based flow beside a
+    /// loss-based one; [`ShareOnPath::Even`] otherwise).
+    fn on_share_on_path(&mut self, share: ShareOnPath) {
+        let _ = share;
     }
     /// The congestion window in bytes.
     fn window(&self) -> u64;

@@ -12,7 +12,7 @@ mod tests;
 mod timers;
 
 pub use events::{CloseReason, Event, PROTOCOL_VIOLATION_CODE, REFUSED_CODE};
-pub(crate) use share_on_path::ShareOnPath;
+pub(crate) use share_on_path::{ShareOnPath, AHEAD_OF_AVERAGE};
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -602,12 +602,14 @@ impl<S: SendStorage, R: RecvStorage> Connection<S, R> {
     /// flows to its host at the endpoint's last check
     /// ([`crate::endpoint::path_shares`]): beside a loss-based flow, a
     /// model-based flow behind makes up its absences whole
-    /// ([`Self::queue_kept_through_an_absence`]).
+    /// ([`Self::queue_kept_through_an_absence`]), and its controller, told
+    /// too, gives way when ahead (`congestion::bbr::ahead_on_path`).
     pub(crate) fn set_share_on_path(&mut self, share: ShareOnPath) {
         if share != self.share_on_path {
             tracing::debug!(cid = self.local_cid, ?share, "share on the path");
         }
         self.share_on_path = share;
+        self.cc.on_share_on_path(share);
     }
 
     /// How this connection's delivery compared with its siblings' at the

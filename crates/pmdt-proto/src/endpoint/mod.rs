@@ -424,7 +424,8 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     /// least that long after the last): tells each model-based connection
     /// beside a loss-based flow on its path whether it delivered less than
     /// the flows to its host (the loss-based ones among them) did on average
-    /// since the last check, and every other connection that it is even
+    /// since the last check, or more than 1.2 times it, and every other
+    /// connection that it is even
     /// (see [`path_shares`]). O(connections) per check.
     fn check_path_shares(&mut self, now: Instant) {
         if !self.path_shares.begin(now) {
@@ -977,9 +978,11 @@ mod tests {
 
     /// Beside a loss-based flow, the endpoint tells a model-based flow that
     /// delivered less than the average of the flows to its host that it is
-    /// behind (it then makes up its absences whole); the loss-based flow
-    /// counts in the average but is not told, and flows of the default
-    /// controller among themselves are not compared.
+    /// behind (it then makes up its absences whole), and one that delivered
+    /// more than [`crate::connection::AHEAD_OF_AVERAGE`] times it that it is ahead (it then
+    /// holds back); the loss-based flow counts in the average but is not
+    /// told, and flows of the default controller among themselves are not
+    /// compared.
     #[test]
     fn a_flow_behind_its_siblings_beside_a_loss_based_one_is_told_so() {
         let mut p = Pair::connected(TransportConfig::default());
@@ -1004,7 +1007,7 @@ mod tests {
         let cubic = ConnectOptions::default().with_congestion(CongestionKind::Cubic);
         let cubic = p.client.connect_with(p.now, server, &cubic).expect("valid");
         sending(&mut p, 2 * path_shares::CHECK_EVERY);
-        assert_eq!(share(&p, bbr), ShareOnPath::Even, "the one delivering");
+        assert_eq!(share(&p, bbr), ShareOnPath::Ahead, "the one delivering");
         assert_eq!(share(&p, other_bbr), ShareOnPath::Behind);
         assert_eq!(share(&p, cubic), ShareOnPath::Even, "loss-based: not told");
         // The loss-based flow gone, nobody is compared.

@@ -1,10 +1,14 @@
 //! Which of an endpoint's model-based flows to one host delivered less than
-//! the average of the flows to that host (a loss-based flow among them
-//! counts in the average): beside a loss-based flow, a model-based flow
-//! behind makes up its absences from the core in full (up to its bound), as
-//! the loss-based flow's window does; one level or ahead, and the
-//! loss-based flow itself, leave out the queue that carried the link
-//! through them (`Connection::queue_kept_through_an_absence`).
+//! the average of the flows to that host, or more than
+//! [`AHEAD_OF_AVERAGE`] times it (a loss-based flow among them counts in
+//! the average): beside a loss-based flow, a model-based flow behind makes
+//! up its absences from the core in full (up to its bound), as the
+//! loss-based flow's window does; one level or ahead, and the loss-based
+//! flow itself, leave out the queue that carried the link through them
+//! (`Connection::queue_kept_through_an_absence`). A flow ahead also gives
+//! way to the loss-based flow: while a queue stands it does not probe or
+//! regrow, and it cuts to the queue's overflows as the loss-based flow
+//! does (`congestion::bbr::ahead_on_path`, session 108).
 //!
 //! The flows of one sender stop together when it loses its core and come
 //! back together. The queue that stood at the bottleneck carried the link
@@ -34,7 +38,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
 
-use crate::connection::ShareOnPath;
+use crate::connection::{ShareOnPath, AHEAD_OF_AVERAGE};
 
 /// How often the shares are compared, at most: 2.5 round trips at 40 ms, one
 /// at 100 ms (BBR's phases last a round trip each), short beside the
@@ -77,6 +81,9 @@ impl PathShares {
             Some(&(sum, flows)) if (bytes as u128 * flows as u128) < sum as u128 => {
                 ShareOnPath::Behind
             }
+            Some(&(sum, flows)) if bytes as f64 * flows as f64 > sum as f64 * AHEAD_OF_AVERAGE => {
+                ShareOnPath::Ahead
+            }
             _ => ShareOnPath::Even,
         }
     }
@@ -87,17 +94,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_flow_under_its_hosts_average_is_behind() {
+    fn a_flow_under_its_hosts_average_is_behind_and_one_well_over_it_ahead() {
         let (a, b): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
         let t0 = Instant::now();
         let mut s = PathShares::default();
         assert!(s.begin(t0));
-        // Host a: 3 MB and 1 MB; host b: one flow of 1 byte.
+        // Host a: 3, 2.3 and 0.7 MB (2 MB on average); host b: one flow of
+        // 1 byte.
         s.add(a, 3_000_000);
-        s.add(a, 1_000_000);
+        s.add(a, 2_300_000);
+        s.add(a, 700_000);
         s.add(b, 1);
-        assert_eq!(s.share(a, 1_000_000), ShareOnPath::Behind);
-        assert_eq!(s.share(a, 3_000_000), ShareOnPath::Even);
+        assert_eq!(s.share(a, 700_000), ShareOnPath::Behind);
+        assert_eq!(s.share(a, 2_300_000), ShareOnPath::Even, "within 1.2 times");
+        assert_eq!(s.share(a, 3_000_000), ShareOnPath::Ahead);
         // Alone at its host, a flow is its own average.
         assert_eq!(s.share(b, 1), ShareOnPath::Even);
         // Two flows level: neither is behind.

@@ -145,7 +145,10 @@ impl Bbr {
                 let grew = self.max_bw as f64 >= self.bw_at_probe as f64 * self.found_more(now)
                     && self.bw_at_probe > 0;
                 let due = grew || self.rounds_in_phase() >= self.cruise_rounds;
-                if self.round_start && due && (grew || !self.probe_put_off_for_a_queue(now)) {
+                if self.round_start
+                    && due
+                    && (grew || !(self.probe_put_off_for_a_queue(now) || self.holds_back_ahead()))
+                {
                     self.rising_run_goes_on(now, grew);
                     self.enter(now, Mode::ProbeBw(Phase::Refill));
                 }

@@ -117,6 +117,7 @@ use super::delivery_rate::RateSample;
 use super::jump_flight::JumpFlight;
 use super::queue_owner::QueueOwner;
 use super::{Controller, ModelSnapshot};
+use crate::connection::ShareOnPath;
 use crate::rtt::RttEstimator;
 use crate::saved_path::Jump;
 use crate::stats::{ControllerState, QueueVerdicts};
@@ -126,6 +127,7 @@ use loss::Overshoot;
 use own_absence::Absences;
 use recent_peak::RecentPeak;
 
+mod ahead_on_path;
 mod cycle;
 mod join_overflow;
 mod loss;
@@ -555,6 +557,9 @@ pub(crate) struct Bbr {
     /// Bytes a round by which Cruise paces above the estimate beside other
     /// flows (`Self::climb_beside_others`).
     shared_climb_step: Option<u64>,
+    /// How this flow's delivery compared with its siblings' beside a
+    /// loss-based flow, as the endpoint last found it (`ahead_on_path`).
+    share_on_path: ShareOnPath,
 }
 
 impl Bbr {
@@ -651,6 +656,7 @@ impl Bbr {
             queue_drained_at: None,
             queue_yield: None,
             shared_climb_step: None,
+            share_on_path: ShareOnPath::Even,
         }
     }
 
@@ -1007,6 +1013,10 @@ impl Controller for Bbr {
 
     fn on_path_siblings(&mut self, siblings: usize) {
         self.siblings = siblings;
+    }
+
+    fn on_share_on_path(&mut self, share: ShareOnPath) {
+        self.share_on_path = share;
     }
 
     fn window(&self) -> u64 {

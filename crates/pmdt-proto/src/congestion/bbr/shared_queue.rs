@@ -20,7 +20,7 @@ const SHARED_PROBE_WAIT: Duration = Duration::from_secs(2);
 /// A queue a flow alone puts its next probe off for (see
 /// [`Bbr::probe_put_off_for_a_queue`]): the least rise of a round's every RTT
 /// over the minimum.
-const PROBE_PUT_OFF_QUEUE: Duration = Duration::from_micros(500);
+pub(super) const PROBE_PUT_OFF_QUEUE: Duration = Duration::from_micros(500);
 /// … for at most this many times the rounds its Cruise was to last.
 pub(super) const PROBE_PUT_OFF_MAX: u64 = 2;
 /// A round's delivery rate at least this share of the estimate it paced at
@@ -710,7 +710,9 @@ impl Bbr {
     /// (multiplicative decrease, additive increase).
     ///
     /// Only while a check has lately found another flow's queue
-    /// ([`Self::shares_the_bottleneck`]): a flow alone on a lossy path, whose
+    /// ([`Self::shares_the_bottleneck`]), or the endpoint finds this flow
+    /// ahead of its siblings beside a loss-based flow
+    /// ([`Self::ahead_beside_loss_based`]): a flow alone on a lossy path, whose
     /// probe left a queue that the probe's losses overflowed, cut its bound to
     /// 0.7 and took eight seconds to regrow it (1 Gbit/s × 100 ms, 1 % loss:
     /// 81 % of the link from 5 s instead of 94 %). Not within
@@ -737,7 +739,7 @@ impl Bbr {
             );
         }
         if !matches!(self.mode, Mode::ProbeBw(Phase::Cruise | Phase::Down))
-            || !self.shares_the_bottleneck(now)
+            || !(self.shares_the_bottleneck(now) || self.ahead_beside_loss_based())
             || !matches!(self.overshoot, Overshoot::Resolved { .. })
             || !self.standing_queue(self.round_min_rtt)
             || self
@@ -790,7 +792,8 @@ impl Bbr {
     /// flow alone paces at its estimate and does not push into a queue of
     /// its own), nor within [`OWN_CONGESTION_MEMORY`] of this flow's own
     /// congestion (a flow climbs only while it would also cut to the shared
-    /// queue's overflow).
+    /// queue's overflow), nor while it is ahead of its siblings beside a
+    /// loss-based flow with a queue standing ([`Self::holds_back_ahead`]).
     ///
     /// The same steps for every flow: additive increase, against the cut's
     /// multiplicative decrease. Without it, a flow paced at its own
@@ -824,7 +827,8 @@ impl Bbr {
         let climbing = self.mode == Mode::ProbeBw(Phase::Cruise)
             && self.shares_the_bottleneck(now)
             && !congested_lately
-            && self.queue_owner.checking().is_none();
+            && self.queue_owner.checking().is_none()
+            && !self.holds_back_ahead();
         if !climbing {
             self.shared_climb_step = None;
             return;
@@ -985,7 +989,9 @@ impl Bbr {
     /// the shares together. The same steps for every flow: a small one regains
     /// its share relatively faster. Growth stops where the flight no longer
     /// reaches the bound (the pacing rate limits it: a flow alone paces at its
-    /// estimate and does not push into a queue of its own).
+    /// estimate and does not push into a queue of its own), and while the
+    /// flow is ahead of its siblings beside a loss-based flow with a queue
+    /// standing ([`Self::holds_back_ahead`]).
     ///
     /// Stopping the growth while a queue stood (the steps starting over when
     /// it drained) left the next overflow to the next probe, seconds away, and
@@ -1006,6 +1012,7 @@ impl Bbr {
         };
         if self.mode != Mode::ProbeBw(Phase::Cruise)
             || self.shared_cut_round == Some(self.round_count)
+            || self.holds_back_ahead()
         {
             return;
         }

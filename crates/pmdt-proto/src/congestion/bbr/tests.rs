@@ -2690,3 +2690,88 @@ fn congestion_of_its_own_after_a_joins_cut_undoes_the_cut() {
         b.inflight_hi
     );
 }
+
+/// A flow its endpoint found ahead of its siblings beside a loss-based flow
+/// ([`ShareOnPath::Ahead`]) does not probe while a queue stands (the link is
+/// busy: a probe could only take from the flow behind), however long past
+/// its planned Cruise; level again, it probes at the next round, and ahead
+/// with no queue it probes when the Cruise ends. On a lossy path, where a
+/// flow alone does not put its probes off for a queue.
+#[test]
+fn a_flow_ahead_beside_a_loss_based_one_holds_its_probes_while_a_queue_stands() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = until_cruise_after_probe_losing(rate, LOSSY);
+    let planned = b.cruise_rounds;
+    b.on_share_on_path(ShareOnPath::Ahead);
+    lossy_queued_rounds(
+        &mut b,
+        &mut t,
+        &mut d,
+        rate,
+        101,
+        LOSSY,
+        4 * planned as usize,
+    );
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise), "probed while ahead");
+    b.on_share_on_path(ShareOnPath::Even);
+    let (after, checked) =
+        rounds_until_probe_losing(&mut b, &mut t, &mut d, rate, (101, 101), LOSSY);
+    assert!(!checked, "a millisecond is no standing queue to check");
+    assert!(after <= 2, "{after} rounds after it was level");
+    // Ahead on an idle link: the probe goes when due.
+    let (mut b, mut t, mut d) = until_cruise_after_probe_losing(rate, LOSSY);
+    b.on_share_on_path(ShareOnPath::Ahead);
+    let (idle, _) = rounds_until_probe_losing(&mut b, &mut t, &mut d, rate, (100, 100), LOSSY);
+    assert!(idle <= planned + 2, "{idle} rounds of {planned} planned");
+}
+
+/// A flow its endpoint found ahead of its siblings beside a loss-based flow
+/// cuts `inflight_hi` to a shared queue's overflow though no check found
+/// another flow's queue (3 ms stand, too little to check at 100 ms); not
+/// ahead, it does not. On a path with 1 % random loss, where a flow alone
+/// does not take an overflow for another flow's.
+#[test]
+fn a_flow_ahead_beside_a_loss_based_one_cuts_to_an_overflow_without_a_verdict() {
+    for ahead in [false, true] {
+        let rate = 8_000_000;
+        let (mut b, mut t, mut d) = cruising_with_random_loss(rate, LOSSY);
+        if ahead {
+            b.on_share_on_path(ShareOnPath::Ahead);
+        }
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 103, LOSSY, 4);
+        assert!(!b.shares_the_bottleneck(t), "ahead {ahead}");
+        lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 103, 0.03, 2);
+        assert!(!b.shares_the_bottleneck(t), "ahead {ahead}");
+        assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise), "ahead {ahead}");
+        assert_eq!(b.shared_cut_round.is_some(), ahead, "ahead {ahead}");
+    }
+}
+
+/// After a cut to a shared queue's overflow, a flow ahead of its siblings
+/// beside a loss-based flow keeps its bound while a queue stands; level, it
+/// regrows it as before.
+#[test]
+fn a_flow_ahead_beside_a_loss_based_one_keeps_its_cut_bound() {
+    let rate = 8_000_000;
+    let (mut b, mut t, mut d) = sharing_a_queue(rate);
+    b.on_share_on_path(ShareOnPath::Ahead);
+    lossy_queued_rounds(&mut b, &mut t, &mut d, rate, 110, 0.03, 2);
+    assert!(b.shared_cut_round.is_some(), "no cut to the shared queue");
+    let cut = b.inflight_hi.expect("a bound");
+    // Rounds that fill the bound, the queue standing.
+    let full = |b: &mut Bbr, t: &mut Instant, d: &mut u64, n: usize| {
+        for _ in 0..n {
+            round_with_flight(b, t, d, rate, 110, cut + 100 * b.mss);
+        }
+    };
+    full(&mut b, &mut t, &mut d, 6);
+    assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
+    assert_eq!(b.inflight_hi, Some(cut), "regrew while ahead");
+    b.on_share_on_path(ShareOnPath::Even);
+    full(&mut b, &mut t, &mut d, 3);
+    assert!(
+        b.inflight_hi.is_some_and(|hi| hi > cut),
+        "{:?}",
+        b.inflight_hi
+    );
+}
