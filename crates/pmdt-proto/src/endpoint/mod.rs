@@ -424,8 +424,10 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
     /// least that long after the last): tells each model-based connection
     /// beside a loss-based flow on its path whether it delivered less than
     /// the flows to its host (the loss-based ones among them) did on average
-    /// since the last check, or more than 1.2 times it, and every other
-    /// connection that it is even
+    /// since the last check, or more than
+    /// [`crate::connection::AHEAD_OF_AVERAGE`] times it while the
+    /// loss-based ones delivered a share, and every other connection that it
+    /// is even
     /// (see [`path_shares`]). O(connections) per check.
     fn check_path_shares(&mut self, now: Instant) {
         if !self.path_shares.begin(now) {
@@ -435,7 +437,8 @@ impl<S: SendStorage, R: RecvStorage> Endpoint<S, R> {
         for slot in self.slots.iter().flatten().filter(counted) {
             let delivered = slot.conn.delivered_bytes();
             let since = delivered.saturating_sub(slot.delivered_at_check);
-            self.path_shares.add(slot.conn.remote().ip(), since);
+            self.path_shares
+                .add(slot.conn.remote().ip(), since, slot.conn.is_loss_based());
         }
         for slot in self.slots.iter_mut().flatten() {
             let delivered = slot.conn.delivered_bytes();
@@ -978,11 +981,10 @@ mod tests {
 
     /// Beside a loss-based flow, the endpoint tells a model-based flow that
     /// delivered less than the average of the flows to its host that it is
-    /// behind (it then makes up its absences whole), and one that delivered
-    /// more than [`crate::connection::AHEAD_OF_AVERAGE`] times it that it is ahead (it then
-    /// holds back); the loss-based flow counts in the average but is not
-    /// told, and flows of the default controller among themselves are not
-    /// compared.
+    /// behind (it then makes up its absences whole), but not that it is
+    /// ahead beside a loss-based flow that delivers nothing; the loss-based
+    /// flow counts in the average but is not told, and flows of the default
+    /// controller among themselves are not compared.
     #[test]
     fn a_flow_behind_its_siblings_beside_a_loss_based_one_is_told_so() {
         let mut p = Pair::connected(TransportConfig::default());
@@ -1007,7 +1009,9 @@ mod tests {
         let cubic = ConnectOptions::default().with_congestion(CongestionKind::Cubic);
         let cubic = p.client.connect_with(p.now, server, &cubic).expect("valid");
         sending(&mut p, 2 * path_shares::CHECK_EVERY);
-        assert_eq!(share(&p, bbr), ShareOnPath::Ahead, "the one delivering");
+        // Far over the average, but the CUBIC flow delivers nothing: no
+        // competitor to give way to (`path_shares::LOSS_BASED_LEAST_SHARE`).
+        assert_eq!(share(&p, bbr), ShareOnPath::Even, "the one delivering");
         assert_eq!(share(&p, other_bbr), ShareOnPath::Behind);
         assert_eq!(share(&p, cubic), ShareOnPath::Even, "loss-based: not told");
         // The loss-based flow gone, nobody is compared.

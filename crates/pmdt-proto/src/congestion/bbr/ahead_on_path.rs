@@ -4,12 +4,17 @@
 //! every 100 ms (`endpoint::path_shares`) and tells a model-based flow
 //! beside a loss-based one that it is ahead when it delivered more than
 //! 1.2 times their average ([`ShareOnPath::Ahead`]: with two flows, over
-//! 60 % of their sum). Such a flow shares the bottleneck with the
-//! loss-based flow whatever its checks of whose queue stands found
-//! (`QueueOwner`), and already has the larger part of it:
-//! - while a queue stands (the link is busy), it does not probe, climb
-//!   above its estimate, or regrow `inflight_hi` after a cut: any of them
-//!   could only take from the flow behind ([`Bbr::holds_back_ahead`]);
+//! 60 % of their sum), while the loss-based flows delivered a share (5 % of
+//! the host's bytes at least: an idle one is no competitor). Such a flow
+//! shares the bottleneck with the loss-based flow whatever its checks of
+//! whose queue stands found (`QueueOwner`), and already has the larger part
+//! of it:
+//! - while a queue stands (the link is busy), it does not start a probe
+//!   (unless its estimate grew), climb above its estimate, or regrow
+//!   `inflight_hi` after a cut: any of them could only take from the flow
+//!   behind ([`Bbr::holds_back_ahead`]). The hold ends when the flow is
+//!   level again (the endpoint's next check) or the queue goes: a flow
+//!   ahead is above the average, so it never holds back below it;
 //! - it cuts `inflight_hi` to a shared queue's overflow as a flow whose
 //!   check found another flow's queue does
 //!   ([`Bbr::ahead_beside_loss_based`]): multiplicative decrease, as the

@@ -18,8 +18,9 @@ use crate::congestion::queue_owner::{CheckPurpose, QueueOwner};
 /// fewer rounds ([`MAX_SHARED_CRUISE_ROUNDS`]).
 const SHARED_PROBE_WAIT: Duration = Duration::from_secs(2);
 /// A queue a flow alone puts its next probe off for (see
-/// [`Bbr::probe_put_off_for_a_queue`]): the least rise of a round's every RTT
-/// over the minimum.
+/// [`Bbr::probe_put_off_for_a_queue`]), and a flow ahead of its siblings
+/// beside a loss-based flow holds back for (`Bbr::holds_back_ahead`): the
+/// least rise of a round's every RTT over the minimum.
 pub(super) const PROBE_PUT_OFF_QUEUE: Duration = Duration::from_micros(500);
 /// … for at most this many times the rounds its Cruise was to last.
 pub(super) const PROBE_PUT_OFF_MAX: u64 = 2;
@@ -722,7 +723,9 @@ impl Bbr {
     pub(super) fn cut_for_shared_queue(&mut self, now: Instant) {
         // What the round that overflowed showed, cut to or not (each of the
         // conditions below has let a round of a shared queue's overflow pass).
-        if self.round_lost_beyond_random() && self.shares_the_bottleneck(now) {
+        if self.round_lost_beyond_random()
+            && (self.shares_the_bottleneck(now) || self.ahead_beside_loss_based())
+        {
             let (datagrams, lost) = self.round_loss_packets();
             tracing::debug!(
                 mode = ?self.mode,

@@ -2748,8 +2748,8 @@ fn a_flow_ahead_beside_a_loss_based_one_cuts_to_an_overflow_without_a_verdict() 
 }
 
 /// After a cut to a shared queue's overflow, a flow ahead of its siblings
-/// beside a loss-based flow keeps its bound while a queue stands; level, it
-/// regrows it as before.
+/// beside a loss-based flow keeps its bound and does not climb above its
+/// estimate while a queue stands; level, it regrows the bound as before.
 #[test]
 fn a_flow_ahead_beside_a_loss_based_one_keeps_its_cut_bound() {
     let rate = 8_000_000;
@@ -2767,6 +2767,7 @@ fn a_flow_ahead_beside_a_loss_based_one_keeps_its_cut_bound() {
     full(&mut b, &mut t, &mut d, 6);
     assert_eq!(b.mode, Mode::ProbeBw(Phase::Cruise));
     assert_eq!(b.inflight_hi, Some(cut), "regrew while ahead");
+    assert!(b.shared_climb_step.is_none(), "climbed while ahead");
     b.on_share_on_path(ShareOnPath::Even);
     full(&mut b, &mut t, &mut d, 3);
     assert!(
